@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,16 @@
 #include "ua/generated/types.hpp"
 
 using namespace opcuad::ua;
+
+// Counts every allocation in the process, to show whether the warm codec loops allocate.
+static size_t g_allocations = 0;
+void* operator new(size_t n) {
+  ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace {
 
@@ -45,11 +56,15 @@ ReadResponse make_response(size_t n) {
   return r;
 }
 
+// Time per call and allocations per call of f, measured after one warm-up call.
 template <class F>
-double ns_per_op(F&& f, int iterations) {
+double ns_per_op(F&& f, int iterations, double& allocations_per_op) {
+  f();
+  const size_t before = g_allocations;
   auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) f();
   auto t1 = std::chrono::steady_clock::now();
+  allocations_per_op = static_cast<double>(g_allocations - before) / iterations;
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
 }
 
@@ -76,16 +91,16 @@ int main(int argc, char** argv) {
   struct Case {
     const char* name;
     std::vector<double> samples;
+    double allocations = 0;
   } cases[4] = {{"encode ReadRequest(100)", {}}, {"decode ReadRequest(100)", {}},
                 {"encode ReadResponse(100)", {}}, {"decode ReadResponse(100)", {}}};
   bool ok = true;
   for (int r = 0; r < rounds; ++r) {
-    cases[0].samples.push_back(ns_per_op([&] { out.clear(); ok &= encode_to(out, request).is_good(); }, iterations));
-    cases[1].samples.push_back(
-        ns_per_op([&] { ok &= decode_from(req_bytes.span(), decoded_req).is_good(); }, iterations));
-    cases[2].samples.push_back(ns_per_op([&] { out.clear(); ok &= encode_to(out, response).is_good(); }, iterations));
-    cases[3].samples.push_back(
-        ns_per_op([&] { ok &= decode_from(resp_bytes.span(), decoded_resp).is_good(); }, iterations));
+    auto run = [&](Case& c, auto&& f) { c.samples.push_back(ns_per_op(f, iterations, c.allocations)); };
+    run(cases[0], [&] { out.clear(); ok &= encode_to(out, request).is_good(); });
+    run(cases[1], [&] { ok &= decode_from(req_bytes.span(), decoded_req).is_good(); });
+    run(cases[2], [&] { out.clear(); ok &= encode_to(out, response).is_good(); });
+    run(cases[3], [&] { ok &= decode_from(resp_bytes.span(), decoded_resp).is_good(); });
   }
   if (!ok || !(decoded_req == request) || !(decoded_resp == response)) {
     std::fprintf(stderr, "codec_bench: round trip failed\n");
@@ -93,6 +108,8 @@ int main(int argc, char** argv) {
   }
   std::printf("codec_bench: %d rounds x %d iterations, median ns per message\n", rounds, iterations);
   std::printf("  request %zu bytes, response %zu bytes\n", req_bytes.size(), resp_bytes.size());
-  for (auto& c : cases) std::printf("  %-26s %9.0f ns\n", c.name, median(c.samples));
+  for (auto& c : cases) {
+    std::printf("  %-26s %9.0f ns  %5.2f allocations\n", c.name, median(c.samples), c.allocations);
+  }
   return 0;
 }
