@@ -13,6 +13,8 @@ import importlib
 import pathlib
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GENERATORS = ["gen_status_codes", "gen_node_ids", "gen_types"]
 
