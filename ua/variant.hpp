@@ -81,17 +81,13 @@ class Variant {
   template <class T>
     requires(!std::is_same_v<std::remove_cvref_t<T>, Variant> && std::is_constructible_v<Storage, T &&>)
   Variant(T&& v) : storage_(std::forward<T>(v)) {}  // NOLINT: implicit by design
-  Variant(const char* s) : storage_(String(s)) {}   // NOLINT
+  Variant(const char* s);                            // NOLINT
   Variant(DataValue v);                              // NOLINT
   Variant(DiagnosticInfo v);                         // NOLINT
 
   // A matrix: elements in row-major order; REQUIRES: the product of dims equals the element count.
   template <class T>
-  static Variant matrix(std::vector<T> elements, std::vector<int32_t> dims) {
-    Variant v(std::move(elements));
-    v.dims_ = std::move(dims);
-    return v;
-  }
+  static Variant matrix(std::vector<T> elements, std::vector<int32_t> dims);
 
   bool is_empty() const noexcept { return storage_.index() == 0; }
   bool is_array() const noexcept { return storage_.index() > kArrayBase; }
@@ -115,10 +111,7 @@ class Variant {
   }
   const Storage& storage() const noexcept { return storage_; }
   Storage& storage() noexcept { return storage_; }
-  void clear() noexcept {
-    storage_ = std::monostate{};
-    dims_.clear();
-  }
+  void clear() noexcept;
 
   friend bool operator==(const Variant& a, const Variant& b);
 
@@ -153,6 +146,18 @@ struct DiagnosticInfo {
   friend bool operator==(const DiagnosticInfo&, const DiagnosticInfo&) = default;
 };
 
+// Defined here, where every alternative of the storage is a complete type.
+inline Variant::Variant(const char* s) : storage_(String(s)) {}
+template <class T>
+Variant Variant::matrix(std::vector<T> elements, std::vector<int32_t> dims) {
+  Variant v(std::move(elements));
+  v.dims_ = std::move(dims);
+  return v;
+}
+inline void Variant::clear() noexcept {
+  storage_ = std::monostate{};
+  dims_.clear();
+}
 inline Variant::Variant(DataValue v) : storage_(Box<DataValue>(std::move(v))) {}
 inline Variant::Variant(DiagnosticInfo v) : storage_(Box<DiagnosticInfo>(std::move(v))) {}
 

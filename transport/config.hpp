@@ -1,0 +1,45 @@
+#pragma once
+// Transport settings. Defaults are what a production server offers; the config layer overrides them.
+
+#include <chrono>
+#include <cstdint>
+
+#include "ua/decoder.hpp"
+
+namespace opcuad::transport {
+
+struct TransportConfig {
+  // UA TCP negotiation (Part 6 §7.1.2.3). Our side's limits; the client's HEL may lower them.
+  uint32_t receive_buffer_size = 65535;    // largest chunk we accept
+  uint32_t send_buffer_size = 65535;       // largest chunk we send
+  uint32_t max_message_size = 16u << 20;   // largest request (all chunks' bodies)
+  uint32_t max_chunk_count = 0;            // 0: derived from max_message_size
+  // Connections.
+  uint32_t max_connections = 10000;
+  std::chrono::milliseconds hello_timeout{10000};
+  // Secure channel tokens (Part 4 §5.5.2): the requested lifetime is revised into these bounds.
+  uint32_t min_token_lifetime_ms = 10000;
+  uint32_t max_token_lifetime_ms = 3600000;
+  // Back-pressure (DESIGN.md): stop reading while more responses are owed than this, resume at half;
+  // stop reading while more bytes are queued for sending than the high watermark, resume below low.
+  uint32_t max_owed_responses = 100;
+  size_t write_high_watermark = 4u << 20;
+  size_t write_low_watermark = 1u << 20;
+  // A peer that accepts no bytes for this long while we have something to send is disconnected.
+  std::chrono::milliseconds send_timeout{30000};
+  // Housekeeping tick per channel: timeouts above are checked at this granularity.
+  std::chrono::milliseconds tick{1000};
+  // Limits for decoding request bodies.
+  ua::DecodeLimits decode_limits{};
+};
+
+// The secure-channel lifetime we grant: clamped into [min, max], but never below 600,000 ms when the
+// client asked for at least that much (some clients refuse shorter lifetimes).
+constexpr uint32_t revise_token_lifetime(uint32_t requested, const TransportConfig& c) noexcept {
+  uint32_t max = c.max_token_lifetime_ms < 600000 ? 600000 : c.max_token_lifetime_ms;
+  if (requested < c.min_token_lifetime_ms) return c.min_token_lifetime_ms;
+  if (requested > max) return max;
+  return requested;
+}
+
+}  // namespace opcuad::transport

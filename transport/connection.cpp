@@ -1,0 +1,76 @@
+#include "transport/connection.hpp"
+
+#include <asio/write.hpp>
+
+namespace opcuad::transport {
+
+Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const TransportConfig& config,
+                       ServiceHandler& handler, ChannelIdSource& ids, std::atomic<uint32_t>& total_connections)
+    : shard_(shard), socket_(std::move(socket)), total_connections_(total_connections) {
+  channel_ = std::make_shared<SecureChannel>(shard.context(), *this, *this, shard.buffers(), shard.stats(), config,
+                                             handler, ids);
+  shard_.load().fetch_add(1, std::memory_order_relaxed);
+  asio::error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+}
+
+Connection::~Connection() {
+  if (channel_) channel_->detach();
+  shard_.load().fetch_sub(1, std::memory_order_relaxed);
+  total_connections_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void Connection::start(bool reject) {
+  closer_key_ = shard_.add_closer([weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->stop();
+  });
+  TransportStats::add(reject ? shard_.stats().connections_rejected : shard_.stats().connections_accepted);
+  channel_->start();
+  if (reject) {
+    channel_->reject(ua::status::BadTcpNotEnoughResources, "too many connections");
+    return;
+  }
+  do_read();
+}
+
+void Connection::do_read() {
+  if (reading_ || closed_ || !channel_->reading_allowed()) return;
+  auto space = channel_->receive_space();
+  if (space.empty()) return;  // a full buffer means back-pressure: resume_reading() comes later
+  reading_ = true;
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
+                          [self = shared_from_this()](std::error_code ec, size_t n) {
+                            self->reading_ = false;
+                            if (self->closed_) return;
+                            if (ec) {
+                              self->close_transport();
+                              return;
+                            }
+                            self->channel_->on_received(n);
+                            self->do_read();
+                          });
+}
+
+void Connection::resume_reading() { do_read(); }
+
+void Connection::async_write(std::span<const asio::const_buffer> buffers, std::function<void(std::error_code)> done) {
+  asio::async_write(socket_, buffers,
+                    [self = shared_from_this(), done = std::move(done)](std::error_code ec, size_t) { done(ec); });
+}
+
+void Connection::close_transport() {
+  if (closed_) return;
+  closed_ = true;
+  shard_.remove_closer(closer_key_);
+  asio::error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+void Connection::stop() {
+  if (closed_) return;
+  channel_->detach();
+  close_transport();
+}
+
+}  // namespace opcuad::transport

@@ -1,0 +1,126 @@
+#pragma once
+// OutputWriter: the queue-based writer of one channel, after Kestrel's HTTP/2 frame writer
+// (ASP.NET Core PR #40925). See ../shared/DESIGN.md "Output".
+//
+// Producers (the channel itself, its sessions, their subscriptions) enqueue finished chunks: the
+// intent to write. The first enqueue in a loop turn posts one drain (`drain_scheduled_`), so many
+// enqueues cost one drain. The drain is the only place that
+//   - assigns sequence numbers (Part 6 §6.7.2.4: exactly +1 per chunk, in send order) and token ids,
+//     through the ChunkStamper (which will also sign and encrypt in place);
+//   - gathers as many chunks as fit into one write, with one write outstanding per socket.
+// Chunks of one message are never interleaved with another message's. Fairness is per message: each
+// producer has a stream, and the drain takes one whole message from each ready stream in turn.
+//
+// shard-local: every member is used only on the owning shard's thread.
+
+#include <asio/buffer.hpp>
+#include <asio/io_context.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/buffer_pool.hpp"
+#include "transport/stats.hpp"
+#include "ua/buffer.hpp"
+
+namespace opcuad::transport {
+
+enum class ChunkKind : uint8_t {
+  Raw,         // ACK, ERR: sent as is
+  Asymmetric,  // OPN: sequence number stamped at sequence_offset
+  Symmetric,   // MSG, CLO: token id and sequence number stamped
+};
+
+struct OutboundChunk {
+  ua::ByteBuffer buffer;  // the whole chunk, headers included
+  ChunkKind kind = ChunkKind::Raw;
+  uint32_t sequence_offset = 0;
+  bool ends_message = true;   // last chunk of its message
+  bool is_response = false;   // answers a request (counts against the owed responses)
+};
+
+// Fills in what is known only at send time. Called by the drain in send order.
+class ChunkStamper {
+ public:
+  virtual ~ChunkStamper() = default;
+  virtual void stamp(OutboundChunk& chunk) = 0;
+};
+
+// Where the bytes go: a socket, or memory in tests.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Starts writing all of `buffers`; calls done exactly once, never from inside this call.
+  virtual void async_write(std::span<const asio::const_buffer> buffers,
+                           std::function<void(std::error_code)> done) = 0;
+};
+
+class OutputWriter {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  OutputWriter(asio::io_context& ctx, Sink& sink, ChunkStamper& stamper, BufferPool& pool, TransportStats& stats);
+  ~OutputWriter();
+  OutputWriter(const OutputWriter&) = delete;
+  OutputWriter& operator=(const OutputWriter&) = delete;
+
+  // Queues a chunk on `stream` (0 for the channel itself, else a session's or subscription's key).
+  void enqueue(OutboundChunk chunk, uint64_t stream = 0);
+
+  // Called after each completed write with the number of responses it finished.
+  void on_written(std::function<void(size_t responses)> cb) { on_written_ = std::move(cb); }
+  // Called once when the writer fails (the peer went away); nothing more is sent.
+  void on_error(std::function<void(std::error_code)> cb) { on_error_ = std::move(cb); }
+
+  size_t queued_bytes() const noexcept { return queued_bytes_; }
+  bool idle() const noexcept { return !write_in_flight_ && ready_.empty(); }
+  // When the write in flight started (for the send timeout), or nullopt when none is in flight.
+  std::optional<Clock::time_point> write_started() const noexcept {
+    return write_in_flight_ ? std::optional<Clock::time_point>(write_started_) : std::nullopt;
+  }
+  // Drops everything queued and ignores later enqueues (the channel is closing).
+  void shut() noexcept;
+
+  // At most this many chunks / bytes go into one gathered write.
+  static constexpr size_t kMaxChunksPerWrite = 64;
+  static constexpr size_t kMaxBytesPerWrite = 1u << 20;
+
+ private:
+  struct Stream {
+    std::deque<OutboundChunk> chunks;
+    bool ready = false;  // listed in ready_
+  };
+
+  void schedule_drain();
+  void drain();
+  void write_done(std::error_code ec);
+
+  asio::io_context& ctx_;
+  Sink& sink_;
+  ChunkStamper& stamper_;
+  BufferPool& pool_;
+  TransportStats& stats_;
+  std::unordered_map<uint64_t, Stream> streams_;
+  std::deque<uint64_t> ready_;  // streams with queued chunks, in round-robin order
+  std::vector<OutboundChunk> in_flight_;
+  std::vector<asio::const_buffer> iov_;
+  size_t queued_bytes_ = 0;
+  bool drain_scheduled_ = false;
+  bool write_in_flight_ = false;
+  bool shut_ = false;
+  Clock::time_point write_started_{};
+  std::function<void(size_t)> on_written_;
+  std::function<void(std::error_code)> on_error_;
+  // Outlives the writer in posted handlers, so a drain posted before destruction does nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace opcuad::transport

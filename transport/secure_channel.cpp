@@ -1,0 +1,536 @@
+#include "transport/secure_channel.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+namespace opcuad::transport {
+
+namespace {
+
+using ua::StatusCode;
+namespace status = ua::status;
+
+// Part 6 §6.7.2.4: a sequence number may wrap only once it is above UInt32.MaxValue - 1024, and the first
+// number after the wrap is below 1024.
+constexpr uint32_t kWrapThreshold = 4294966271u;
+
+// A HEL is small (five numbers and a URL of at most 4096 bytes); nothing larger is read before it.
+constexpr uint32_t kMaxHelloSize = kHeaderSize + 20 + 4 + kMaxEndpointUrlLength;
+
+void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
+
+bool starts_with_opc_tcp(std::string_view url) noexcept {
+  constexpr std::string_view scheme = "opc.tcp://";
+  if (url.size() < scheme.size()) return false;
+  for (size_t i = 0; i < scheme.size(); ++i) {
+    char c = url[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != scheme[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+SecureChannel::SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool,
+                             TransportStats& stats, const TransportConfig& config, ServiceHandler& handler,
+                             ChannelIdSource& ids)
+    : ctx_(ctx),
+      events_(&events),
+      pool_(pool),
+      stats_(stats),
+      config_(config),
+      handler_(handler),
+      ids_(ids),
+      writer_(ctx, sink, *this, pool, stats),
+      timer_(ctx),
+      owner_(std::this_thread::get_id()),
+      created_(std::chrono::steady_clock::now()),
+      receive_buffer_size_(std::max(config.receive_buffer_size, kMinBufferSize)),
+      send_buffer_size_(std::max(config.send_buffer_size, kMinBufferSize)),
+      max_request_chunks_(0),
+      next_token_id_(ids.random_token_start()) {
+  rx_.resize(kMaxHelloSize * 2);
+  writer_.on_written([this](size_t responses) { written(responses); });
+  writer_.on_error([this](std::error_code) { finish(); });
+}
+
+SecureChannel::~SecureChannel() = default;
+
+void SecureChannel::assert_owner() const noexcept {
+  assert(std::this_thread::get_id() == owner_ && "a channel is touched only by its own shard's thread");
+}
+
+void SecureChannel::start() {
+  assert_owner();
+  timer_.expires_after(config_.tick);
+  timer_.async_wait([weak = weak_from_this()](std::error_code ec) {
+    if (auto self = weak.lock(); self && !ec) self->tick();
+  });
+}
+
+void SecureChannel::tick() {
+  if (state_ >= State::Closed) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (state_ == State::AwaitHello && now - created_ > config_.hello_timeout) {
+    close(status::BadTimeout, "no Hello received in time");
+  } else if (state_ == State::Open && now > current_.expires) {
+    close(status::BadSecureChannelTokenUnknown, "the security token expired without renewal");
+  }
+  if (auto started = writer_.write_started(); started && now - *started > config_.send_timeout) {
+    finish();  // the peer accepts no bytes: nothing more can be said to it
+    return;
+  }
+  start();
+}
+
+std::span<uint8_t> SecureChannel::receive_space() {
+  if (rx_begin_ > 0 && rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
+  return {rx_.data() + rx_end_, rx_.size() - rx_end_};
+}
+
+void SecureChannel::on_received(size_t n) {
+  assert_owner();
+  rx_end_ += n;
+  process();
+}
+
+void SecureChannel::process() {
+  if (processing_) return;  // a handler's synchronous reply re-entered: the outer loop carries on
+  processing_ = true;
+  auto self = shared_from_this();  // a handler may close the channel and drop the owner's reference
+  while (state_ < State::Closing && !paused_) {
+    std::span<const uint8_t> avail(rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+    FrameHeader h{};
+    StatusCode error;
+    ParseResult r = parse_frame_header(avail, h, error);
+    if (r == ParseResult::NeedMore) break;
+    if (r == ParseResult::Bad) {
+      close(error, "malformed message header");
+      break;
+    }
+    const uint32_t limit = state_ == State::AwaitHello ? kMaxHelloSize : receive_buffer_size_;
+    if (h.size > limit) {
+      close(status::BadTcpMessageTooLarge, "chunk larger than the negotiated receive buffer");
+      break;
+    }
+    if (avail.size() < h.size) break;
+    std::span<const uint8_t> chunk = avail.first(h.size);
+    rx_begin_ += h.size;
+    if (!handle_chunk(h, chunk)) break;
+  }
+  // Keep the unprocessed tail at the front so the next read has room for a whole chunk.
+  if (rx_begin_ > 0) {
+    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+    rx_end_ -= rx_begin_;
+    rx_begin_ = 0;
+  }
+  processing_ = false;
+}
+
+bool SecureChannel::handle_chunk(const FrameHeader& h, std::span<const uint8_t> chunk) {
+  switch (h.type) {
+    case MessageType::Hello:
+      if (state_ != State::AwaitHello || h.chunk != ChunkType::Final) {
+        close(status::BadTcpMessageTypeInvalid, "unexpected Hello");
+        return false;
+      }
+      return handle_hello(chunk.subspan(kHeaderSize));
+    case MessageType::Open:
+      if (state_ == State::AwaitHello || h.chunk != ChunkType::Final) {
+        close(status::BadTcpMessageTypeInvalid, "OpenSecureChannel before Hello, or in several chunks");
+        return false;
+      }
+      return handle_open(chunk);
+    case MessageType::Message:
+    case MessageType::Close:
+      if (state_ != State::Open) {
+        close(status::BadSecureChannelIdInvalid, "no secure channel is open");
+        return false;
+      }
+      return handle_symmetric(h, chunk);
+    default:
+      close(status::BadTcpMessageTypeInvalid, "a server does not accept this message type");
+      return false;
+  }
+}
+
+bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
+  HelloMessage hello;
+  StatusCode s = decode_hello(body, hello);
+  if (!s.is_good()) {
+    close(s == status::BadTcpEndpointUrlInvalid ? s : status::BadTcpMessageTypeInvalid, "malformed Hello");
+    return false;
+  }
+  if (hello.receive_buffer_size < kMinBufferSize || hello.send_buffer_size < kMinBufferSize) {
+    close(status::BadConnectionRejected, "buffer sizes below 8192 bytes");
+    return false;
+  }
+  if (!starts_with_opc_tcp(hello.endpoint_url.view())) {
+    close(status::BadTcpEndpointUrlInvalid, "the endpoint URL must start with opc.tcp://");
+    return false;
+  }
+  endpoint_url_ = std::string(hello.endpoint_url.view());
+  // Part 6 §7.1.2.4: each side's send size is at most the other side's receive size.
+  send_buffer_size_ = std::min(send_buffer_size_, hello.receive_buffer_size);
+  receive_buffer_size_ = std::min(receive_buffer_size_, hello.send_buffer_size);
+  peer_max_message_size_ = hello.max_message_size;
+  peer_max_chunk_count_ = hello.max_chunk_count;
+  const uint32_t body_per_chunk = receive_buffer_size_ - static_cast<uint32_t>(kSymmetricPrefix);
+  max_request_chunks_ = config_.max_chunk_count
+                            ? config_.max_chunk_count
+                            : (config_.max_message_size + body_per_chunk - 1) / body_per_chunk;
+  // Room for one whole chunk plus a batch of small ones behind it.
+  rx_.resize(static_cast<size_t>(receive_buffer_size_) + 65536);
+
+  AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size, max_request_chunks_};
+  std::string bytes = encode_acknowledge(ack);
+  ua::ByteBuffer buf = pool_.acquire();
+  buf.append(bytes.data(), bytes.size());
+  writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Raw, 0, true, false});
+  state_ = State::AwaitOpen;
+  return true;
+}
+
+SecurityToken SecureChannel::issue_token(uint32_t requested_lifetime_ms) {
+  SecurityToken t;
+  t.token_id = next_token_id_++;
+  if (t.token_id == 0) t.token_id = next_token_id_++;
+  t.created_at = ua::DateTime::now();
+  t.lifetime_ms = revise_token_lifetime(requested_lifetime_ms, config_);
+  t.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(t.lifetime_ms) * 5 / 4;
+  return t;
+}
+
+bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
+  ua::Decoder d(chunk.subspan(kHeaderSize), config_.decode_limits);
+  const uint32_t channel_id = d.read_u32();
+  ua::String policy;
+  ua::ByteString certificate, thumbprint;
+  ua::decode(d, policy);
+  ua::decode(d, certificate);
+  ua::decode(d, thumbprint);
+  const uint32_t sequence = d.read_u32();
+  const uint32_t request_id = d.read_u32();
+  ua::NodeId type;
+  ua::decode(d, type);
+  ua::OpenSecureChannelRequest request;
+  ua::decode(d, request);
+  if (!d.ok() || !type.is_ns0(ua::OpenSecureChannelRequest::binary_encoding_id)) {
+    close(status::BadDecodingError, "malformed OpenSecureChannel request");
+    return false;
+  }
+  if (policy.view() != kSecurityPolicyNone) {
+    close(status::BadSecurityPolicyRejected, "only SecurityPolicy None is offered");
+    return false;
+  }
+  if (!accept_sequence_number(sequence)) {
+    close(status::BadSequenceNumberInvalid, "sequence number out of order");
+    return false;
+  }
+  if (request.security_mode != ua::MessageSecurityMode::None) {
+    close(status::BadSecurityModeRejected, "only MessageSecurityMode None is offered");
+    return false;
+  }
+  if (request.request_type == ua::SecurityTokenRequestType::Issue) {
+    if (state_ != State::AwaitOpen) {
+      close(status::BadRequestTypeInvalid, "the secure channel is already open: renew it instead");
+      return false;
+    }
+    id_ = ids_.next();
+    current_ = issue_token(request.requested_lifetime);
+    send_token_id_ = current_.token_id;
+  } else if (request.request_type == ua::SecurityTokenRequestType::Renew) {
+    if (state_ != State::Open) {
+      close(status::BadRequestTypeInvalid, "nothing to renew: no secure channel is open");
+      return false;
+    }
+    if (channel_id != id_) {
+      close(status::BadSecureChannelIdInvalid, "renewal for another secure channel");
+      return false;
+    }
+    // The previous token stays valid until the client first uses the new one (Part 4 §5.5.2).
+    previous_ = current_;
+    current_ = issue_token(request.requested_lifetime);
+  } else {
+    close(status::BadRequestTypeInvalid, "unknown security token request type");
+    return false;
+  }
+  state_ = State::Open;
+
+  ua::OpenSecureChannelResponse response;
+  response.response_header.timestamp = ua::DateTime::now();
+  response.response_header.request_handle = request.request_header.request_handle;
+  response.server_protocol_version = 0;
+  response.security_token = ua::ChannelSecurityToken{id_, current_.token_id, current_.created_at, current_.lifetime_ms};
+  response.server_nonce = ua::ByteString("");
+
+  ua::ByteBuffer buf = pool_.acquire();
+  ua::Encoder e(buf);
+  e.write_u32(static_cast<uint32_t>(MessageType::Open) | uint32_t{'F'} << 24);
+  e.write_u32(0);  // size
+  e.write_u32(id_);
+  ua::encode(e, ua::String(kSecurityPolicyNone));
+  ua::encode(e, ua::ByteString());  // no certificate with None
+  ua::encode(e, ua::ByteString());  // no thumbprint
+  const auto sequence_offset = static_cast<uint32_t>(buf.size());
+  e.write_u32(0);  // sequence number, stamped at send time
+  e.write_u32(request_id);
+  ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelResponse::binary_encoding_id));
+  ua::encode(e, response);
+  put_u32(buf.data() + 4, static_cast<uint32_t>(buf.size()));
+  writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Asymmetric, sequence_offset, true, false});
+  return true;
+}
+
+bool SecureChannel::accept_sequence_number(uint32_t seq) noexcept {
+  if (!have_received_sequence_) {
+    have_received_sequence_ = true;
+    last_received_sequence_ = seq;
+    return true;
+  }
+  const uint32_t last = last_received_sequence_;
+  const bool next = seq == last + 1 && last != UINT32_MAX;
+  const bool wrapped = last > kWrapThreshold && seq < 1024;
+  if (!next && !wrapped) return false;
+  last_received_sequence_ = seq;
+  return true;
+}
+
+bool SecureChannel::accept_token(uint32_t token_id) noexcept {
+  if (token_id == current_.token_id) {
+    if (previous_.token_id != 0) previous_ = SecurityToken{};  // the client switched: drop the old one
+    send_token_id_ = token_id;
+    return true;
+  }
+  return previous_.token_id != 0 && token_id == previous_.token_id;
+}
+
+bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<const uint8_t> chunk) {
+  if (chunk.size() < kSymmetricPrefix) {
+    close(status::BadTcpMessageTypeInvalid, "chunk too short for its headers");
+    return false;
+  }
+  uint32_t channel_id, token_id, sequence, request_id;
+  std::memcpy(&channel_id, chunk.data() + 8, 4);
+  std::memcpy(&token_id, chunk.data() + 12, 4);
+  std::memcpy(&sequence, chunk.data() + 16, 4);
+  std::memcpy(&request_id, chunk.data() + 20, 4);
+  if (channel_id != id_) {
+    close(status::BadSecureChannelIdInvalid, "unknown secure channel id");
+    return false;
+  }
+  if (!accept_token(token_id)) {
+    close(status::BadSecureChannelTokenUnknown, "unknown security token");
+    return false;
+  }
+  if (!accept_sequence_number(sequence)) {
+    close(status::BadSequenceNumberInvalid, "sequence number out of order");
+    return false;
+  }
+  std::span<const uint8_t> body = chunk.subspan(kSymmetricPrefix);
+
+  if (h.type == MessageType::Close) {
+    // CloseSecureChannel has no response: flush what is queued, then close (Part 6 §6.7.6).
+    state_ = State::Closing;
+    if (writer_.idle()) finish();
+    return false;
+  }
+  if (reassembling_ && request_id != reassembly_request_id_) {
+    close(status::BadTcpMessageTypeInvalid, "chunks of two requests interleaved");
+    return false;
+  }
+  switch (h.chunk) {
+    case ChunkType::Abort:
+      // Part 6 §6.7.3: the sender abandoned the message; nothing is answered.
+      reassembling_ = false;
+      reassembly_.clear();
+      return true;
+    case ChunkType::Intermediate:
+      if (!reassembling_) {
+        reassembling_ = true;
+        reassembly_request_id_ = request_id;
+        reassembly_chunks_ = 0;
+        reassembly_too_large_ = false;
+        reassembly_.clear();
+      }
+      ++reassembly_chunks_;
+      if (reassembly_too_large_ || reassembly_chunks_ >= max_request_chunks_ ||
+          reassembly_.size() + body.size() > config_.max_message_size) {
+        // Keep reading the chunks but not their bytes; answer when the final chunk comes.
+        reassembly_too_large_ = true;
+        reassembly_.clear();
+        reassembly_.shrink_to_fit();
+      } else {
+        reassembly_.insert(reassembly_.end(), body.begin(), body.end());
+      }
+      return true;
+    case ChunkType::Final:
+      if (!reassembling_) {
+        dispatch(request_id, body);  // one chunk: decode in place, no copy
+        return true;
+      }
+      reassembling_ = false;
+      if (reassembly_too_large_ || reassembly_.size() + body.size() > config_.max_message_size) {
+        reassembly_.clear();
+        ++owed_;
+        send_fault(request_id, 0, status::BadRequestTooLarge);
+        return true;
+      }
+      reassembly_.insert(reassembly_.end(), body.begin(), body.end());
+      dispatch(request_id, reassembly_);
+      reassembly_.clear();
+      return true;
+  }
+  return true;
+}
+
+void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body) {
+  TransportStats::add(stats_.requests);
+  ++owed_;
+  update_pause();
+  ua::Decoder d(body, config_.decode_limits);
+  ua::NodeId type;
+  ua::decode(d, type);
+  if (!d.ok()) return send_fault(request_id, 0, status::BadDecodingError);
+  const uint8_t* after_type = d.position();
+  const size_t rest = d.remaining();
+  if (type.namespace_index() == 0 && type.type() == ua::IdType::Numeric &&
+      handler_.on_request(*this, RequestContext{request_id, type.numeric()}, d)) {
+    return;
+  }
+  // Nobody serves this request type: read its RequestHeader for the handle and answer with a fault.
+  ua::Decoder header_decoder({after_type, rest}, config_.decode_limits);
+  ua::RequestHeader header;
+  ua::decode(header_decoder, header);
+  send_fault(request_id, header_decoder.ok() ? header.request_handle : 0, status::BadServiceUnsupported);
+}
+
+ua::ByteBuffer SecureChannel::acquire_buffer() {
+  ua::ByteBuffer buf = pool_.acquire();
+  buf.resize(kSymmetricPrefix);
+  return buf;
+}
+
+void SecureChannel::write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t request_id) const noexcept {
+  uint8_t* p = buf.data();
+  put_u32(p, static_cast<uint32_t>(MessageType::Message) | static_cast<uint32_t>(chunk) << 24);
+  put_u32(p + 4, static_cast<uint32_t>(buf.size()));
+  put_u32(p + 8, id_);
+  put_u32(p + 12, 0);  // token id, stamped at send time
+  put_u32(p + 16, 0);  // sequence number, stamped at send time
+  put_u32(p + 20, request_id);
+}
+
+void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint64_t stream) {
+  assert_owner();
+  if (state_ >= State::Closing) {
+    pool_.release(std::move(buf));
+    return;
+  }
+  const size_t body = buf.size() - kSymmetricPrefix;
+  const size_t max_body = send_buffer_size_ - kSymmetricPrefix;
+  if (body <= max_body) {
+    write_symmetric_header(buf, ChunkType::Final, request_id);
+    writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Symmetric, 16, true, true}, stream);
+    return;
+  }
+  const size_t chunks = (body + max_body - 1) / max_body;
+  if ((peer_max_chunk_count_ && chunks > peer_max_chunk_count_) ||
+      (peer_max_message_size_ && body > peer_max_message_size_)) {
+    // Part 6 §6.7.2.2: the response does not fit the client's limits; say so in a ServiceFault. Every
+    // response starts with its type NodeId and a ResponseHeader {Timestamp, RequestHandle, ...}.
+    ua::Decoder d({buf.data() + kSymmetricPrefix, body});
+    ua::NodeId type;
+    ua::decode(d, type);
+    d.read_u64();
+    const uint32_t handle = d.read_u32();
+    pool_.release(std::move(buf));
+    return send_fault(request_id, handle, status::BadResponseTooLarge, stream);
+  }
+  for (size_t i = 0; i < chunks; ++i) {
+    const size_t offset = i * max_body;
+    const size_t n = std::min(max_body, body - offset);
+    ua::ByteBuffer c = acquire_buffer();
+    c.append(buf.data() + kSymmetricPrefix + offset, n);
+    const bool last = i + 1 == chunks;
+    write_symmetric_header(c, last ? ChunkType::Final : ChunkType::Intermediate, request_id);
+    writer_.enqueue(OutboundChunk{std::move(c), ChunkKind::Symmetric, 16, last, last}, stream);
+  }
+  pool_.release(std::move(buf));
+}
+
+void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, StatusCode error, uint64_t stream) {
+  ua::ServiceFault fault;
+  fault.response_header.timestamp = ua::DateTime::now();
+  fault.response_header.request_handle = request_handle;
+  fault.response_header.service_result = error;
+  ua::ByteBuffer buf = acquire_buffer();
+  ua::Encoder e(buf);
+  ua::encode(e, ua::NodeId(0, ua::ServiceFault::binary_encoding_id));
+  ua::encode(e, fault);
+  send_response(request_id, std::move(buf), stream);
+}
+
+void SecureChannel::stamp(OutboundChunk& chunk) {
+  if (chunk.kind == ChunkKind::Raw) return;
+  if (chunk.kind == ChunkKind::Symmetric) put_u32(chunk.buffer.data() + 12, send_token_id_);
+  const uint32_t seq = next_send_sequence_;
+  next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
+  put_u32(chunk.buffer.data() + chunk.sequence_offset, seq);
+}
+
+void SecureChannel::written(size_t responses) {
+  owed_ -= std::min<uint32_t>(owed_, static_cast<uint32_t>(responses));
+  if (state_ == State::Closing) {
+    if (writer_.idle()) finish();
+    return;
+  }
+  const bool was_paused = paused_;
+  update_pause();
+  if (was_paused && !paused_) {
+    process();  // requests already buffered go first
+    if (!paused_ && events_ && state_ < State::Closing) events_->resume_reading();
+  }
+}
+
+void SecureChannel::update_pause() noexcept {
+  if (!paused_) {
+    paused_ = owed_ > config_.max_owed_responses || writer_.queued_bytes() > config_.write_high_watermark;
+  } else {
+    paused_ = !(owed_ <= config_.max_owed_responses / 2 && writer_.queued_bytes() <= config_.write_low_watermark);
+  }
+}
+
+void SecureChannel::close(StatusCode error, std::string_view reason) {
+  if (state_ >= State::Closing) return;
+  state_ = State::Closing;
+  TransportStats::add(stats_.errors_sent);
+  std::string bytes = encode_error(error, reason);
+  ua::ByteBuffer buf = pool_.acquire();
+  buf.append(bytes.data(), bytes.size());
+  writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Raw, 0, true, false});
+}
+
+void SecureChannel::finish() {
+  if (state_ == State::Closed) return;
+  auto self = shared_from_this();
+  const bool had_channel = id_ != 0;
+  state_ = State::Closed;
+  writer_.shut();
+  timer_.cancel();
+  if (had_channel) handler_.on_channel_closed(*this);
+  if (events_) events_->close_transport();
+}
+
+void SecureChannel::detach() noexcept {
+  events_ = nullptr;
+  if (state_ == State::Closed) return;
+  state_ = State::Closed;
+  writer_.shut();
+  timer_.cancel();
+  if (id_ != 0) handler_.on_channel_closed(*this);
+}
+
+}  // namespace opcuad::transport

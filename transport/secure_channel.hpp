@@ -1,0 +1,170 @@
+#pragma once
+// SecureChannel: one UA TCP connection's protocol engine (Part 6 §6.7, §7.1), socket-free.
+//
+// Bytes arrive through receive_space()/on_received(); complete chunks are handled at once:
+//   HEL -> ACK (limits negotiated)        OPN -> OpenSecureChannel issue / renew
+//   MSG -> chunks reassembled, the request handed to the ServiceHandler
+//   CLO -> the channel closes             anything malformed -> ERR, then close
+// Responses go out through the channel's OutputWriter, which stamps token ids and sequence numbers at
+// send time (the ChunkStamper below) so signing and encryption can later happen in place there.
+//
+// SecurityPolicy None only for now; the chunk layout already reserves the headers in front of every body.
+//
+// shard-local: created, used and destroyed on one shard's thread (checked in debug builds).
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "transport/buffer_pool.hpp"
+#include "transport/channel_id.hpp"
+#include "transport/config.hpp"
+#include "transport/output_writer.hpp"
+#include "transport/service_handler.hpp"
+#include "transport/stats.hpp"
+#include "transport/uatcp.hpp"
+#include "ua/codec.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::transport {
+
+// What the channel needs from whoever owns the socket.
+class ChannelEvents {
+ public:
+  virtual ~ChannelEvents() = default;
+  virtual void resume_reading() = 0;   // back-pressure released: read again
+  virtual void close_transport() = 0;  // the channel is done (flushed or abandoned): close the socket
+};
+
+struct SecurityToken {
+  uint32_t token_id = 0;
+  ua::DateTime created_at;
+  uint32_t lifetime_ms = 0;
+  std::chrono::steady_clock::time_point expires;  // created + lifetime * 1.25 (renewal grace)
+};
+
+class SecureChannel final : public ChunkStamper, public std::enable_shared_from_this<SecureChannel> {
+ public:
+  enum class State { AwaitHello, AwaitOpen, Open, Closing, Closed };
+
+  SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool, TransportStats& stats,
+                const TransportConfig& config, ServiceHandler& handler, ChannelIdSource& ids);
+  ~SecureChannel() override;
+
+  // Starts the housekeeping timer (hello timeout, token expiry, send timeout).
+  void start();
+  // Refuses the connection (e.g. too many connections): ERR, then close.
+  void reject(ua::StatusCode error, std::string_view reason) { close(error, reason); }
+
+  // Receive path. The owner reads into receive_space() and reports how many bytes arrived.
+  std::span<uint8_t> receive_space();
+  void on_received(size_t n);
+  // False while back-pressure holds reading (too many owed responses or queued bytes) or when closing.
+  bool reading_allowed() const noexcept { return !paused_ && state_ < State::Closing; }
+
+  // Responses. A handler encodes into a buffer from acquire_buffer() (headroom reserved for the chunk
+  // headers), then hands it to send_response(). `stream` keys the fairness of the output writer:
+  // 0 for the channel, otherwise one per session (or per subscription for Publish responses).
+  ua::ByteBuffer acquire_buffer();
+  void send_response(uint32_t request_id, ua::ByteBuffer encoded, uint64_t stream = 0);
+  template <class T>
+  void send(uint32_t request_id, const T& response, uint64_t stream = 0) {
+    ua::ByteBuffer buf = acquire_buffer();
+    ua::Encoder e(buf);
+    ua::encode(e, ua::NodeId(0, T::binary_encoding_id));
+    ua::encode(e, response);
+    if (!e.status().is_good()) {
+      pool_.release(std::move(buf));
+      return send_fault(request_id, response.response_header.request_handle, e.status());
+    }
+    send_response(request_id, std::move(buf), stream);
+  }
+  void send_fault(uint32_t request_id, uint32_t request_handle, ua::StatusCode error, uint64_t stream = 0);
+
+  // ERR with the status, then close once it is flushed. Later calls do nothing.
+  void close(ua::StatusCode error, std::string_view reason);
+  // The owner is going away: stop everything now, tell nobody.
+  void detach() noexcept;
+
+  // ChunkStamper: the writer calls this in send order.
+  void stamp(OutboundChunk& chunk) override;
+
+  State state() const noexcept { return state_; }
+  uint32_t id() const noexcept { return id_; }
+  const std::string& endpoint_url() const noexcept { return endpoint_url_; }
+  uint32_t send_buffer_size() const noexcept { return send_buffer_size_; }
+  uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
+  uint32_t owed_responses() const noexcept { return owed_; }
+  const SecurityToken& current_token() const noexcept { return current_; }
+  const OutputWriter& writer() const noexcept { return writer_; }
+  asio::io_context& context() noexcept { return ctx_; }
+
+ private:
+  void process();
+  bool handle_chunk(const FrameHeader& h, std::span<const uint8_t> chunk);
+  bool handle_hello(std::span<const uint8_t> body);
+  bool handle_open(std::span<const uint8_t> chunk);
+  bool handle_symmetric(const FrameHeader& h, std::span<const uint8_t> chunk);
+  void dispatch(uint32_t request_id, std::span<const uint8_t> body);
+  bool accept_sequence_number(uint32_t seq) noexcept;
+  bool accept_token(uint32_t token_id) noexcept;
+  SecurityToken issue_token(uint32_t requested_lifetime_ms);
+  void write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t request_id) const noexcept;
+  void written(size_t responses);
+  void update_pause() noexcept;
+  void finish();
+  void tick();
+  void assert_owner() const noexcept;
+
+  asio::io_context& ctx_;
+  ChannelEvents* events_;
+  BufferPool& pool_;
+  TransportStats& stats_;
+  const TransportConfig& config_;
+  ServiceHandler& handler_;
+  ChannelIdSource& ids_;
+  OutputWriter writer_;
+  asio::steady_timer timer_;
+  std::thread::id owner_;
+
+  State state_ = State::AwaitHello;
+  std::chrono::steady_clock::time_point created_;
+  std::string endpoint_url_;
+  uint32_t id_ = 0;
+  // Negotiated in HEL/ACK.
+  uint32_t receive_buffer_size_;
+  uint32_t send_buffer_size_;
+  uint32_t max_request_chunks_;
+  uint32_t peer_max_message_size_ = 0;  // 0: no limit
+  uint32_t peer_max_chunk_count_ = 0;   // 0: no limit
+  // Tokens: the newest, and the one before it until the client switches (Part 4 §5.5.2).
+  SecurityToken current_;
+  SecurityToken previous_;
+  uint32_t send_token_id_ = 0;  // the token the client last used: responses are sent with it
+  uint32_t next_token_id_;
+  // Sequence numbers.
+  bool have_received_sequence_ = false;
+  uint32_t last_received_sequence_ = 0;
+  uint32_t next_send_sequence_ = 1;
+  // Receive buffer: bytes [rx_begin_, rx_end_) are unprocessed.
+  std::vector<uint8_t> rx_;
+  size_t rx_begin_ = 0;
+  size_t rx_end_ = 0;
+  // Reassembly of a multi-chunk request.
+  std::vector<uint8_t> reassembly_;
+  uint32_t reassembly_request_id_ = 0;
+  uint32_t reassembly_chunks_ = 0;
+  bool reassembling_ = false;
+  bool reassembly_too_large_ = false;
+  // Back-pressure.
+  uint32_t owed_ = 0;
+  bool paused_ = false;
+  bool processing_ = false;
+};
+
+}  // namespace opcuad::transport

@@ -1,0 +1,78 @@
+#pragma once
+// ShardPool: one asio::io_context per shard (concurrency hint 1), each run by one thread. A connection
+// and everything it owns live on one shard for their whole life; nothing inside a shard takes a lock.
+// See ../shared/DESIGN.md "Threads".
+
+#include <asio/executor_work_guard.hpp>
+#include <asio/io_context.hpp>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/buffer_pool.hpp"
+#include "transport/stats.hpp"
+
+namespace opcuad::transport {
+
+class Shard {
+ public:
+  explicit Shard(uint32_t index) : index_(index), ctx_(1) {}
+
+  uint32_t index() const noexcept { return index_; }
+  asio::io_context& context() noexcept { return ctx_; }
+  // shard-local: only this shard's thread touches the pool.
+  BufferPool& buffers() noexcept { return buffers_; }
+  TransportStats& stats() noexcept { return stats_; }
+  // Live connections on this shard; read by the acceptor to pick the least-loaded shard.
+  std::atomic<uint32_t>& load() noexcept { return load_; }
+  bool on_own_thread() const noexcept { return std::this_thread::get_id() == thread_id_; }
+
+  // shard-local: things to stop on shutdown (connections register themselves).
+  uint64_t add_closer(std::function<void()> close);
+  void remove_closer(uint64_t key);
+
+ private:
+  friend class ShardPool;
+  uint32_t index_;
+  asio::io_context ctx_;
+  BufferPool buffers_;
+  TransportStats stats_;
+  std::atomic<uint32_t> load_{0};
+  std::thread::id thread_id_;
+  std::unordered_map<uint64_t, std::function<void()>> closers_;
+  uint64_t next_closer_ = 1;
+};
+
+class ShardPool {
+ public:
+  // threads == 0: one shard per core.
+  explicit ShardPool(uint32_t threads = 0, bool pin_threads = false);
+  ~ShardPool();
+
+  void start();
+  // Runs every registered closer on its shard (channels close properly), waits for the shards to run out
+  // of work, and joins the threads. Idempotent.
+  void stop();
+
+  size_t size() const noexcept { return shards_.size(); }
+  Shard& shard(size_t i) noexcept { return *shards_[i]; }
+  Shard& least_loaded() noexcept;
+  // Connections across all shards, for the configured maximum.
+  std::atomic<uint32_t>& connections() noexcept { return connections_; }
+
+ private:
+  std::vector<std::unique_ptr<Shard>> shards_;
+  std::vector<std::thread> threads_;
+  std::vector<std::optional<asio::executor_work_guard<asio::io_context::executor_type>>> guards_;
+  std::atomic<uint32_t> connections_{0};
+  std::atomic<uint32_t> round_robin_{0};
+  bool pin_;
+  bool started_ = false;
+};
+
+}  // namespace opcuad::transport
