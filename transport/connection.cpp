@@ -21,6 +21,7 @@ Connection::~Connection() {
 }
 
 void Connection::start(bool reject) {
+  self_ = shared_from_this();
   closer_key_ = shard_.add_closer([weak = weak_from_this()] {
     if (auto self = weak.lock()) self->stop();
   });
@@ -65,6 +66,7 @@ void Connection::close_transport() {
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
+  auto keep = std::move(self_);  // may be the last reference: nothing touches members after this
 }
 
 void Connection::stop() {

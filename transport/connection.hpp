@@ -38,6 +38,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   asio::ip::tcp::socket socket_;
   std::atomic<uint32_t>& total_connections_;
   std::shared_ptr<SecureChannel> channel_;
+  // The connection keeps itself alive from start() until close_transport(), whatever is pending.
+  std::shared_ptr<Connection> self_;
   uint64_t closer_key_ = 0;
   bool reading_ = false;
   bool closed_ = false;

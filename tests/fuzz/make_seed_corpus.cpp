@@ -3,8 +3,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <cstring>
 #include <string>
 
+#include "tests/fuzz/fuzz_ids.hpp"
+#include "transport/channel_id.hpp"
+#include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
@@ -40,6 +44,85 @@ RequestHeader header() {
   h.request_handle = 7;
   h.timeout_hint = 10000;
   return h;
+}
+
+// A client's byte stream: HEL, OPN, then MSG chunks (one request whole, one split, one aborted) and CLO.
+// The ids the fuzz target's channel will use: its first draw is the token, the second the channel.
+struct FuzzIds {
+  uint32_t token, channel;
+};
+FuzzIds fuzz_ids() {
+  opcuad::transport::ChannelIdSource ids(kFuzzIdKeys, 1);
+  uint32_t token = ids.next();
+  return {token, ids.next()};
+}
+
+std::string symmetric(const char* type, char chunk, uint32_t seq, uint32_t rid, const ByteBuffer& body) {
+  ByteBuffer b;
+  Encoder e(b);
+  e.write_raw(type, 3);
+  e.write_u8(static_cast<uint8_t>(chunk));
+  e.write_u32(static_cast<uint32_t>(24 + body.size()));
+  e.write_u32(fuzz_ids().channel);
+  e.write_u32(fuzz_ids().token);
+  e.write_u32(seq);
+  e.write_u32(rid);
+  b.append(body.data(), body.size());
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+void write_stream_seeds(const std::filesystem::path& dir) {
+  using namespace opcuad::transport;
+  std::filesystem::create_directories(dir);
+  std::string hello = encode_hello(HelloMessage{0, 65535, 65535, 0, 0, String("opc.tcp://localhost:4840")});
+  ByteBuffer open;
+  {
+    Encoder e(open);
+    e.write_raw("OPNF\0\0\0\0", 8);
+    e.write_u32(0);
+    encode(e, String(kSecurityPolicyNone));
+    encode(e, ByteString());
+    encode(e, ByteString());
+    e.write_u32(1);
+    e.write_u32(1);
+    OpenSecureChannelRequest req;
+    req.security_mode = MessageSecurityMode::None;
+    req.requested_lifetime = 600000;
+    encode(e, NodeId(0, OpenSecureChannelRequest::binary_encoding_id));
+    encode(e, req);
+    const auto size = static_cast<uint32_t>(open.size());
+    std::memcpy(open.data() + 4, &size, 4);
+  }
+  ByteBuffer read;
+  {
+    Encoder e(read);
+    ReadRequest r;
+    r.request_header = header();
+    r.nodes_to_read.push_back(ReadValueId{NodeId(2, 1), 13, String(), {}});
+    encode(e, NodeId(0, ReadRequest::binary_encoding_id));
+    encode(e, r);
+  }
+  ByteBuffer first_half, second_half;
+  first_half.append(read.data(), read.size() / 2);
+  second_half.append(read.data() + read.size() / 2, read.size() - read.size() / 2);
+  const std::string opened = hello + std::string(reinterpret_cast<const char*>(open.data()), open.size());
+  const std::string seeds[] = {
+      hello,
+      opened,
+      opened + symmetric("MSG", 'F', 2, 2, read),
+      opened + symmetric("MSG", 'C', 2, 2, first_half) + symmetric("MSG", 'F', 3, 2, second_half),
+      opened + symmetric("MSG", 'C', 2, 2, first_half) + symmetric("MSG", 'A', 3, 2, second_half) +
+          symmetric("CLO", 'F', 4, 3, ByteBuffer()),
+  };
+  int n = 0;
+  for (const auto& seed : seeds) {
+    for (uint8_t step : {uint8_t{0}, uint8_t{5}}) {
+      std::ofstream f(dir / ("seed-" + std::to_string(n++)), std::ios::binary);
+      f.put(static_cast<char>(step));
+      f.write(seed.data(), static_cast<std::streamsize>(seed.size()));
+    }
+  }
+  std::printf("wrote %d stream seeds\n", n);
 }
 
 }  // namespace
@@ -97,6 +180,7 @@ int main(int argc, char** argv) {
   s.add(4, ExpandedNodeId{NodeId(1, String("x")), String("urn:ns"), 2});
   s.add(5, std::vector<Variant>{Variant(true), Variant(std::vector<float>{1, 2})});
   s.add(6, LocalizedText{String("de"), String("Temperatur")});
-  std::printf("wrote %d seeds\n", s.count());
+  std::printf("wrote %d decoder seeds\n", s.count());
+  write_stream_seeds(std::filesystem::path(argv[1]) / "uatcp_stream_fuzz");
   return 0;
 }
