@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: unit tests under ASan+UBSan, the generated-code check, the
-# fuzz-corpus replay, and each libFuzzer target for a bounded time. CI runs exactly this (.ci/run).
+# fuzz-corpus replay, the multi-threaded tests under TSan, and each libFuzzer target for a bounded time.
+# CI runs exactly this (.ci/run).
 #   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 60)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,11 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPCUAD_SANITIZE=add
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+echo "== concurrency tests (ThreadSanitizer)"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPCUAD_SANITIZE=thread >/dev/null
+cmake --build build/tsan -j "$jobs" --target unit_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/unit_tests '[live],[concurrency]'
 
 echo "== release build (the daemon starts and reports its version)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DOPCUAD_BUILD_TESTS=OFF >/dev/null

@@ -399,3 +399,69 @@ TEST_CASE("transport: channel ids are unique and not sequential", "[transport]")
   ChannelIdSource a, b;  // random keys: two processes do not produce the same sequence
   CHECK(a.next() != b.next());
 }
+
+namespace {
+
+// Runs the harness's loop until `done()` or five seconds pass.
+template <class F>
+void run_until(Harness& h, F done) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    h.ctx.restart();
+    h.ctx.run_for(std::chrono::milliseconds(10));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("transport: a token that expires unrenewed closes the channel", "[transport]") {
+  TransportConfig c;
+  c.min_token_lifetime_ms = 40;
+  c.tick = std::chrono::milliseconds(10);
+  Harness h(c);
+  h.open(40);
+  CHECK(h.revised_lifetime == 40);
+  run_until(h, [&] { return h.events.closed; });
+  REQUIRE(h.events.closed);
+  CHECK(error_of(h.messages().back()) == status::BadSecureChannelTokenUnknown);
+  CHECK(h.handler.closed == 1);
+}
+
+TEST_CASE("transport: a peer that accepts no bytes is dropped after the send timeout", "[transport][writer]") {
+  TransportConfig c;
+  c.send_timeout = std::chrono::milliseconds(40);
+  c.tick = std::chrono::milliseconds(10);
+  Harness h(c);
+  h.open();
+  h.sink.stalled = true;
+  h.feed(h.msg(encode_request(read_request(1, 1))));
+  run_until(h, [&] { return h.events.closed; });
+  CHECK(h.events.closed);
+  CHECK(h.channel->state() == SecureChannel::State::Closed);
+}
+
+TEST_CASE("transport: a whole conversation fed one byte at a time", "[transport]") {
+  Harness h;
+  h.feed(hello(), 1);
+  h.feed(open_request(1, 1), 1);
+  auto opened = h.messages();
+  REQUIRE(opened.size() == 2);
+  ua::OpenSecureChannelResponse o;
+  REQUIRE(decode_body(opened[1], o));
+  h.channel_id = o.security_token.channel_id;
+  h.token_id = o.security_token.token_id;
+  h.next_sequence = 2;
+  h.sink.out.clear();
+  std::string body = encode_request(read_request(12, 30));
+  // One statement per chunk: the sequence numbers must be drawn in order.
+  std::string stream = h.msg(body.substr(0, 50), 'C', 7);
+  stream += h.msg(body.substr(50), 'F', 7);
+  stream += h.msg(encode_request(read_request(13, 2)), 'F', 8);
+  h.feed(stream, 1);
+  auto m = h.messages();
+  REQUIRE(m.size() == 2);
+  ua::ReadResponse r;
+  REQUIRE(decode_body(m[0], r));
+  CHECK(r.results.size() == 30);
+  CHECK(m[1].request_id == 8);
+}
