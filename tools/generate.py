@@ -16,7 +16,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the tree
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-GENERATORS = ["gen_status_codes", "gen_node_ids", "gen_types"]
+GENERATORS = ["gen_status_codes", "gen_node_ids", "gen_types", "gen_ns0"]
 
 
 def produce(schema_dir: pathlib.Path) -> dict[str, str]:

@@ -1,0 +1,277 @@
+#include "addressspace/node_store_builder.hpp"
+
+#include <functional>
+
+namespace opcuad::addressspace {
+
+namespace {
+constexpr uint32_t kHasSubtype = 45;
+constexpr uint32_t kHierarchicalReferences = 33;
+constexpr uint32_t kBaseDataType = 24;
+constexpr uint32_t kNumber = 26, kInteger = 27, kUInteger = 28, kEnumeration = 29;
+}  // namespace
+
+NodeStoreBuilder::NodeStoreBuilder(ValueStore& values, EpochReclaimer::Participant& p, const NodeStore* previous)
+    : values_(values), participant_(p), previous_(previous), store_(std::make_unique<NodeStore>()) {
+  string_slots_.assign(1024, 0);
+}
+
+NodeStoreBuilder::~NodeStoreBuilder() = default;
+
+StringId NodeStoreBuilder::intern(std::string_view s) {
+  auto& pool = store_->strings_;
+  if ((string_count_ + 1) * 2 > string_slots_.size()) {
+    std::vector<uint32_t> old = std::move(string_slots_);
+    string_slots_.assign(old.size() * 2, 0);
+    const size_t mask = string_slots_.size() - 1;
+    for (uint32_t id : old) {
+      if (id == 0) continue;
+      size_t i = std::hash<std::string_view>{}(pool.view(id)) & mask;
+      while (string_slots_[i] != 0) i = (i + 1) & mask;
+      string_slots_[i] = id;
+    }
+  }
+  const size_t mask = string_slots_.size() - 1;
+  size_t i = std::hash<std::string_view>{}(s) & mask;
+  for (; string_slots_[i] != 0; i = (i + 1) & mask) {
+    if (pool.view(string_slots_[i]) == s) return string_slots_[i];
+  }
+  const StringId id = pool.append(s);
+  string_slots_[i] = id;
+  ++string_count_;
+  return id;
+}
+
+NodeIndex NodeStoreBuilder::intern_node(const ua::NodeId& id) {
+  NodeStore& s = *store_;
+  NodeIndex n = s.index_.find(id, s.ids_);
+  if (n != kNoNode) return n;
+  n = static_cast<NodeIndex>(s.ids_.size());
+  s.ids_.push_back(id);
+  s.nodes_.emplace_back();
+  s.index_.insert(id, n, s.ids_);
+  return n;
+}
+
+bool NodeStoreBuilder::contains(const ua::NodeId& id) const {
+  const NodeIndex n = store_->index_.find(id, store_->ids_);
+  return n != kNoNode && store_->nodes_[n].node_class != NodeClass::Unspecified;
+}
+
+bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
+  NodeStore& s = *store_;
+  const NodeIndex n = intern_node(spec.node_id);
+  if (s.nodes_[n].node_class != NodeClass::Unspecified) return false;
+  ++defined_;
+  NodeRecord& r = s.nodes_[n];
+  r.node_class = spec.node_class;
+  r.browse_ns = spec.browse_name.namespace_index;
+  r.browse_name = intern(spec.browse_name.name);
+  r.display_name = intern(spec.display_name);
+  r.description = intern(spec.description);
+  r.write_mask = spec.write_mask;
+  r.event_notifier = spec.event_notifier;
+  uint8_t f = 0;
+  if (spec.is_abstract) f |= flag::kIsAbstract;
+  switch (spec.node_class) {
+    case NodeClass::View:
+      if (spec.contains_no_loops) f |= flag::kContainsNoLoops;
+      break;
+    case NodeClass::Method:
+      if (spec.executable) f |= flag::kExecutable | flag::kUserExecutable;
+      break;
+    case NodeClass::ReferenceType:
+      if (spec.symmetric) f |= flag::kSymmetric;
+      r.detail = static_cast<uint32_t>(s.reference_types_.size());
+      s.reference_types_.push_back({n, intern(spec.inverse_name)});
+      break;
+    case NodeClass::DataType: {
+      r.detail = static_cast<uint32_t>(s.data_types_.size());
+      DataTypeAttributes d;
+      d.node = n;
+      if (spec.definition) {
+        d.definition = static_cast<uint32_t>(s.definitions_.size());
+        s.definitions_.push_back(*spec.definition);
+      }
+      s.data_types_.push_back(d);
+      break;
+    }
+    case NodeClass::Variable:
+    case NodeClass::VariableType: {
+      if (spec.historizing) f |= flag::kHistorizing;
+      r.detail = static_cast<uint32_t>(s.variables_.size());
+      VariableAttributes v;
+      v.data_type = intern_node(spec.data_type);
+      v.value_rank = spec.value_rank;
+      v.access_level = spec.access_level;
+      v.user_access_level = spec.user_access_level;
+      v.access_level_ex = spec.access_level_ex;
+      v.minimum_sampling_interval = spec.minimum_sampling_interval;
+      v.dims_begin = static_cast<uint32_t>(s.dims_.size());
+      v.dims_count = static_cast<uint16_t>(spec.array_dimensions.size());
+      s.dims_.insert(s.dims_.end(), spec.array_dimensions.begin(), spec.array_dimensions.end());
+      if (previous_) {
+        const NodeIndex old = previous_->find(spec.node_id);
+        const VariableAttributes* ov = old == kNoNode ? nullptr : previous_->variable(old);
+        if (ov) v.cell = ov->cell;  // a reload keeps the live value
+      }
+      if (!v.cell) {
+        v.cell = values_.allocate(spec.node_id);
+        if (v.cell && spec.value) values_.write(*v.cell, *spec.value, participant_);
+      }
+      s.variables_.push_back(v);
+      break;
+    }
+    default:
+      break;
+  }
+  r.flags = f;
+  return true;
+}
+
+void NodeStoreBuilder::add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target,
+                                     bool forward) {
+  const NodeIndex a = intern_node(source);
+  const NodeIndex t = intern_node(type);
+  const NodeIndex b = intern_node(target);
+  refs_.push_back(forward ? PendingRef{a, t, b} : PendingRef{b, t, a});
+}
+
+bool NodeStoreBuilder::set_value(const ua::NodeId& node, const ua::DataValue& value) {
+  const NodeIndex n = store_->index_.find(node, store_->ids_);
+  if (n == kNoNode) return false;
+  const VariableAttributes* v = store_->variable(n);
+  if (!v || !v->cell) return false;
+  values_.write(*v->cell, value, participant_);
+  return true;
+}
+
+bool NodeStoreBuilder::set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition) {
+  NodeStore& s = *store_;
+  const NodeIndex n = s.index_.find(data_type, s.ids_);
+  if (n == kNoNode || s.nodes_[n].node_class != NodeClass::DataType) return false;
+  DataTypeAttributes& d = s.data_types_[s.nodes_[n].detail];
+  if (d.definition == kNoNode) {
+    d.definition = static_cast<uint32_t>(s.definitions_.size());
+    s.definitions_.push_back(std::move(definition));
+  } else {
+    s.definitions_[d.definition] = std::move(definition);
+  }
+  return true;
+}
+
+NodeStoreBuilder::Result NodeStoreBuilder::build() {
+  Result result;
+  NodeStore& s = *store_;
+  for (NodeIndex n = 0; n < s.nodes_.size(); ++n) {
+    if (s.nodes_[n].node_class == NodeClass::Unspecified) {
+      result.errors.push_back("node " + s.ids_[n].to_string() + " is referenced but not defined");
+    }
+  }
+  for (const VariableAttributes& v : s.variables_) {
+    if (v.data_type != kNoNode && s.nodes_[v.data_type].node_class != NodeClass::DataType &&
+        s.nodes_[v.data_type].node_class != NodeClass::Unspecified) {
+      result.errors.push_back("DataType " + s.ids_[v.data_type].to_string() + " is not a DataType node");
+    }
+  }
+  // References: each one is stored at its source (forward) and at its target (inverse).
+  std::vector<uint32_t> count(s.nodes_.size() + 1, 0);
+  for (const PendingRef& r : refs_) {
+    if (s.nodes_[r.type].node_class != NodeClass::ReferenceType) {
+      if (s.nodes_[r.type].node_class != NodeClass::Unspecified) {
+        result.errors.push_back("reference from " + s.ids_[r.source].to_string() + " has type " +
+                                s.ids_[r.type].to_string() + ", which is not a ReferenceType");
+      }
+      continue;
+    }
+    ++count[r.source];
+    ++count[r.target];
+  }
+  if (!result.errors.empty()) return result;
+
+  uint32_t at = 0;
+  for (NodeIndex n = 0; n < s.nodes_.size(); ++n) {
+    s.nodes_[n].refs_begin = at;
+    s.nodes_[n].refs_end = at;
+    at += count[n];
+  }
+  s.refs_.resize(at);
+  for (const PendingRef& r : refs_) {
+    const auto t = static_cast<uint16_t>(s.nodes_[r.type].detail);
+    s.refs_[s.nodes_[r.source].refs_end++] = Reference{r.target, t, false};
+    s.refs_[s.nodes_[r.target].refs_end++] = Reference{r.source, t, true};
+  }
+  close_hierarchies(result.errors);
+  refs_.clear();
+  refs_.shrink_to_fit();
+  string_slots_.clear();
+  string_slots_.shrink_to_fit();
+  s.ids_.shrink_to_fit();
+  s.nodes_.shrink_to_fit();
+  s.variables_.shrink_to_fit();
+  s.dims_.shrink_to_fit();
+  s.strings_.shrink_to_fit();
+  if (result.errors.empty()) result.store = std::move(store_);
+  store_ = std::make_unique<NodeStore>();
+  return result;
+}
+
+void NodeStoreBuilder::close_hierarchies(std::vector<std::string>& errors) {
+  NodeStore& s = *store_;
+  const NodeIndex has_subtype = s.find(ua::NodeId(0, kHasSubtype));
+  const NodeIndex hierarchical = s.find(ua::NodeId(0, kHierarchicalReferences));
+  if (has_subtype != kNoNode && s.nodes_[has_subtype].node_class == NodeClass::ReferenceType) {
+    s.has_subtype_ = static_cast<uint16_t>(s.nodes_[has_subtype].detail);
+  }
+  if (hierarchical != kNoNode && s.nodes_[hierarchical].node_class == NodeClass::ReferenceType) {
+    s.hierarchical_ = static_cast<uint16_t>(s.nodes_[hierarchical].detail);
+  }
+  // Supertype of each node by HasSubtype (Part 3 §5.3.3.3 and §5.8.3: single inheritance).
+  std::vector<NodeIndex> super(s.nodes_.size(), kNoNode);
+  if (has_subtype != kNoNode) {
+    for (NodeIndex n = 0; n < s.nodes_.size(); ++n) {
+      for (const Reference& r : s.references(n)) {
+        if (r.is_inverse && r.type == s.has_subtype_) super[n] = r.target;
+      }
+    }
+  }
+  auto close = [&](SubtypeMatrix& m, size_t count, auto node_of, NodeClass cls) {
+    m.reset(count);
+    for (size_t i = 0; i < count; ++i) {
+      NodeIndex n = node_of(i);
+      for (size_t depth = 0; n != kNoNode && depth <= count; ++depth) {
+        if (s.nodes_[n].node_class != cls) break;
+        m.set(i, s.nodes_[n].detail);
+        n = super[n];
+        if (depth == count) errors.push_back("HasSubtype loop at " + s.ids_[node_of(i)].to_string());
+      }
+    }
+  };
+  close(s.ref_subtypes_, s.reference_types_.size(), [&](size_t i) { return s.reference_types_[i].node; },
+        NodeClass::ReferenceType);
+  close(s.data_type_subtypes_, s.data_types_.size(), [&](size_t i) { return s.data_types_[i].node; },
+        NodeClass::DataType);
+
+  // The built-in type a DataType's values encode as (Part 3 §8.1 / Part 6 §5.1.2): the nearest ns=0
+  // built-in ancestor; Int32 for enumerations; 0 for the abstract roots that accept any subtype.
+  for (DataTypeAttributes& d : s.data_types_) {
+    uint8_t builtin = 0;
+    for (NodeIndex n = d.node; n != kNoNode; n = super[n]) {
+      const ua::NodeId& id = s.ids_[n];
+      if (id.namespace_index() != 0 || id.type() != ua::IdType::Numeric) continue;
+      const uint32_t v = id.numeric();
+      if (v == kEnumeration) {
+        builtin = n == d.node ? 0 : static_cast<uint8_t>(ua::BuiltinType::Int32);
+        break;
+      }
+      if (v == kBaseDataType || v == kNumber || v == kInteger || v == kUInteger) break;
+      if (v >= 1 && v <= ua::kMaxBuiltinType) {
+        builtin = static_cast<uint8_t>(v);
+        break;
+      }
+    }
+    d.builtin = builtin;
+  }
+}
+
+}  // namespace opcuad::addressspace

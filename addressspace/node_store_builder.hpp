@@ -1,0 +1,97 @@
+#pragma once
+// NodeStoreBuilder: assembles a NodeStore from node descriptions and references (namespace 0, then the
+// configured nodes), then closes the type hierarchies and freezes it.
+//
+// Values: a Variable or VariableType gets a value cell when it is added, and its initial value is
+// written at once. When the builder is given the previous store (a reload), a node whose NodeId existed
+// before keeps its cell and its live value.
+//
+// References may name nodes that are added later; build() reports any that never were.
+// Threads: one builder is used by one thread (the control plane), never by the shards.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "addressspace/node_store.hpp"
+#include "addressspace/value_store.hpp"
+#include "ua/variant.hpp"
+
+namespace opcuad::addressspace {
+
+// Everything a node can have; the fields that do not belong to spec.node_class are ignored.
+struct NodeSpec {
+  ua::NodeId node_id;
+  NodeClass node_class = NodeClass::Object;
+  ua::QualifiedName browse_name;
+  ua::LocalizedText display_name;
+  ua::LocalizedText description;
+  uint32_t write_mask = 0;
+  uint8_t event_notifier = 0;      // Object, View
+  bool contains_no_loops = false;  // View
+  bool is_abstract = false;        // types
+  bool symmetric = false;          // ReferenceType
+  ua::LocalizedText inverse_name;  // ReferenceType
+  bool executable = true;          // Method
+  // Variable, VariableType
+  ua::NodeId data_type = ua::NodeId(0, 24);  // BaseDataType
+  int32_t value_rank = -2;
+  std::vector<uint32_t> array_dimensions;
+  uint8_t access_level = access::kCurrentRead;
+  uint8_t user_access_level = access::kCurrentRead;
+  uint32_t access_level_ex = 0;
+  double minimum_sampling_interval = 0;
+  bool historizing = false;
+  std::optional<ua::DataValue> value;  // initial Value
+  // DataType
+  std::optional<ua::ExtensionObject> definition;
+};
+
+class NodeStoreBuilder {
+ public:
+  // `p` is the calling thread's participant of values.reclaimer(); `previous` the store being replaced.
+  NodeStoreBuilder(ValueStore& values, EpochReclaimer::Participant& p, const NodeStore* previous = nullptr);
+  ~NodeStoreBuilder();
+
+  // False (and nothing added) when a node with this NodeId was already added.
+  bool add_node(const NodeSpec& spec);
+  // A reference from `source` to `target`; forward == false means target --type--> source.
+  void add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target, bool forward = true);
+  // Writes the Value of a Variable or VariableType added before. False when there is none.
+  bool set_value(const ua::NodeId& node, const ua::DataValue& value);
+  // Sets the DataTypeDefinition of a DataType added before. False when there is none.
+  bool set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition);
+
+  // Whether a node with this id was added (not merely referenced).
+  bool contains(const ua::NodeId& id) const;
+  size_t node_count() const noexcept { return defined_; }
+
+  struct Result {
+    std::unique_ptr<NodeStore> store;  // null when errors is not empty
+    std::vector<std::string> errors;
+  };
+  // Consumes the builder's contents.
+  Result build();
+
+ private:
+  NodeIndex intern_node(const ua::NodeId& id);
+  StringId intern(std::string_view s);
+  StringId intern(const ua::String& s) { return s.is_null() ? kNullString : intern(s.view()); }
+  LocalizedTextRef intern(const ua::LocalizedText& t) { return {intern(t.locale), intern(t.text)}; }
+  void close_hierarchies(std::vector<std::string>& errors);
+
+  struct PendingRef {
+    NodeIndex source, type, target;
+  };
+  ValueStore& values_;
+  EpochReclaimer::Participant& participant_;
+  const NodeStore* previous_;
+  std::unique_ptr<NodeStore> store_;
+  std::vector<PendingRef> refs_;
+  std::vector<uint32_t> string_slots_;  // open addressing over StringIds, for interning
+  size_t string_count_ = 0;
+  size_t defined_ = 0;
+};
+
+}  // namespace opcuad::addressspace

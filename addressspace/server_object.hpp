@@ -1,0 +1,64 @@
+#pragma once
+// Live values of the Server object (i=2253, Part 5 §6.3.1): ServerStatus and its children, the
+// NamespaceArray and ServerArray, ServiceLevel, Auditing, ServerCapabilities with the real configured
+// operation limits, ServerRedundancy and the ServerDiagnostics summary counters.
+//
+// install_server_object_values() writes them once after the store is built (control plane). The daemon
+// then calls update_server_current_time() from a timer on one shard, and the session/subscription
+// layers publish counters with update_server_diagnostics().
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "addressspace/node_store.hpp"
+#include "addressspace/value_store.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::addressspace {
+
+struct OperationLimits {
+  uint32_t max_nodes_per_read = 10000;
+  uint32_t max_nodes_per_write = 10000;
+  uint32_t max_nodes_per_method_call = 1000;
+  uint32_t max_nodes_per_browse = 10000;
+  uint32_t max_nodes_per_register_nodes = 10000;
+  uint32_t max_nodes_per_translate_browse_paths = 10000;
+  uint32_t max_nodes_per_node_management = 0;
+  uint32_t max_monitored_items_per_call = 10000;
+  uint32_t max_nodes_per_history_read_data = 0;
+  uint32_t max_nodes_per_history_read_events = 0;
+  uint32_t max_nodes_per_history_update_data = 0;
+  uint32_t max_nodes_per_history_update_events = 0;
+};
+
+struct ServerInfo {
+  std::vector<std::string> namespace_uris;  // [0] is http://opcfoundation.org/UA/, [1] the server's URI
+  std::vector<std::string> server_uris;     // ServerArray; [0] is the server's application URI
+  ua::BuildInfo build_info;
+  ua::DateTime start_time;
+  uint8_t service_level = 255;
+  std::vector<std::string> locale_ids{"en"};
+  std::vector<std::string> server_profiles{"http://opcfoundation.org/UA-Profile/Server/StandardUA2017"};
+  uint16_t max_browse_continuation_points = 100;
+  uint32_t max_array_length = 65535;
+  uint32_t max_string_length = 1 << 20;
+  uint32_t max_byte_string_length = 1 << 20;
+  double min_supported_sample_rate = 0;  // ms; 0 = exception-based sampling supported
+  uint32_t max_sessions = 100;
+  uint32_t max_subscriptions = 1000;
+  uint32_t max_monitored_items = 100000;
+  OperationLimits operation_limits;
+};
+
+// REQUIRES: `store` contains namespace 0. Values whose node is absent are skipped.
+void install_server_object_values(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                                  const ServerInfo& info);
+void update_server_current_time(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                                ua::DateTime now);
+void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                      ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason);
+void update_server_diagnostics(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                               const ua::ServerDiagnosticsSummaryDataType& summary);
+
+}  // namespace opcuad::addressspace

@@ -1,0 +1,59 @@
+#include "addressspace/type_check.hpp"
+
+namespace opcuad::addressspace {
+
+bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept {
+  if (value.is_empty()) return true;
+  const DataTypeAttributes* d = store.data_type(data_type);
+  if (!d) return false;
+  const auto t = static_cast<uint32_t>(value.type());
+  NodeIndex value_type = kNoNode;
+  if (value.type() == ua::BuiltinType::ExtensionObject && value.is_scalar()) {
+    const auto* eo = value.get_if<ua::ExtensionObject>();
+    if (eo && eo->is_decoded()) value_type = store.find(ua::NodeId(0, eo->structure_type()->data_type_id));
+  }
+  if (value_type == kNoNode) value_type = store.find(ua::NodeId(0, t));
+  if (value_type != kNoNode && store.is_data_type_subtype(value_type, data_type)) return true;
+  if (value_type != kNoNode && value.type() == ua::BuiltinType::ExtensionObject && value.is_scalar() &&
+      value_type != store.find(ua::NodeId(0, t))) {
+    return false;  // a decoded structure of another type
+  }
+  if (value.type() == ua::BuiltinType::ExtensionObject && value.is_array()) {
+    // Each element must be of a structure the DataType accepts.
+    const auto* items = value.get_if<std::vector<ua::ExtensionObject>>();
+    if (!items) return false;
+    for (const auto& eo : *items) {
+      NodeIndex et = eo.is_decoded() ? store.find(ua::NodeId(0, eo.structure_type()->data_type_id)) : kNoNode;
+      if (et == kNoNode || !store.is_data_type_subtype(et, data_type)) return d->builtin == t;
+    }
+    return true;
+  }
+  return d->builtin != 0 && d->builtin == t;
+}
+
+bool value_rank_accepts(int32_t value_rank, std::span<const uint32_t> array_dimensions,
+                        const ua::Variant& value) noexcept {
+  if (value.is_empty()) return true;
+  if (value.is_scalar()) return value_rank == -1 || value_rank == -2 || value_rank == -3;
+  const size_t n = value.dimensions().empty() ? 1 : value.dimensions().size();
+  bool ok = value_rank == -2 || (value_rank == -3 && n == 1) || (value_rank == 0 && n >= 1) ||
+            (value_rank > 0 && n == static_cast<size_t>(value_rank));
+  if (!ok) return false;
+  // A non-zero ArrayDimensions entry is the maximum length of that dimension (Part 3 §5.6.2).
+  if (!array_dimensions.empty() && array_dimensions.size() == n) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t len = value.dimensions().empty() ? value.array_length()
+                                                     : static_cast<size_t>(value.dimensions()[i]);
+      if (array_dimensions[i] != 0 && len > array_dimensions[i]) return false;
+    }
+  }
+  return true;
+}
+
+ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var, const ua::Variant& value) noexcept {
+  if (!data_type_accepts(store, var.data_type, value)) return ua::status::BadTypeMismatch;
+  if (!value_rank_accepts(var.value_rank, store.array_dimensions(var), value)) return ua::status::BadTypeMismatch;
+  return ua::status::Good;
+}
+
+}  // namespace opcuad::addressspace

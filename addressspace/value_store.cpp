@@ -1,0 +1,191 @@
+#include "addressspace/value_store.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace opcuad::addressspace {
+
+namespace {
+template <class T>
+uint64_t to_bits(T v) noexcept {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  return bits;
+}
+template <class T>
+T from_bits(uint64_t bits) noexcept {
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+bool encode_inline(const ua::Variant& v, uint8_t& kind, uint64_t& payload) noexcept {
+  if (v.is_empty()) {
+    kind = ValueCell::kEmpty;
+    payload = 0;
+    return true;
+  }
+  if (!v.is_scalar() || !v.dimensions().empty()) return false;
+  kind = static_cast<uint8_t>(v.type());
+  return std::visit(
+      [&](const auto& x) -> bool {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_arithmetic_v<T>) {
+          payload = to_bits(x);
+          return true;
+        } else if constexpr (std::is_same_v<T, ua::DateTime>) {
+          payload = to_bits(x.ticks);
+          return true;
+        } else if constexpr (std::is_same_v<T, ua::StatusCode>) {
+          payload = x.value();
+          return true;
+        } else {
+          return false;
+        }
+      },
+      v.storage());
+}
+
+void decode_inline(uint8_t kind, uint64_t payload, ua::Variant& out) {
+  using B = ua::BuiltinType;
+  switch (static_cast<B>(kind)) {
+    case B::Boolean: out = from_bits<bool>(payload); return;
+    case B::SByte: out = from_bits<int8_t>(payload); return;
+    case B::Byte: out = from_bits<uint8_t>(payload); return;
+    case B::Int16: out = from_bits<int16_t>(payload); return;
+    case B::UInt16: out = from_bits<uint16_t>(payload); return;
+    case B::Int32: out = from_bits<int32_t>(payload); return;
+    case B::UInt32: out = from_bits<uint32_t>(payload); return;
+    case B::Int64: out = from_bits<int64_t>(payload); return;
+    case B::UInt64: out = from_bits<uint64_t>(payload); return;
+    case B::Float: out = from_bits<float>(payload); return;
+    case B::Double: out = from_bits<double>(payload); return;
+    case B::DateTime: out = ua::DateTime{from_bits<int64_t>(payload)}; return;
+    case B::StatusCode: out = ua::StatusCode(static_cast<uint32_t>(payload)); return;
+    default: out.clear(); return;
+  }
+}
+
+void ValueSnapshot::to_data_value(ua::DataValue& out) const {
+  if (kind == ValueCell::kBoxed) {
+    out.value = *boxed;
+  } else {
+    decode_inline(kind, payload, out.value);
+  }
+  out.status = status;
+  out.source_timestamp = source_timestamp;
+  out.server_timestamp = server_timestamp;
+  out.source_picoseconds = source_picoseconds;
+  out.server_picoseconds = server_picoseconds;
+}
+
+ValueStore::ValueStore(size_t partitions) : partitions_(partitions == 0 ? 1 : partitions), reclaimer_(kMaxParticipants) {
+  for (auto& p : partitions_) p.chunks.reserve(kMaxChunks);
+}
+
+ValueStore::~ValueStore() {
+  for (auto& p : partitions_) {
+    for (size_t c = 0; c < p.chunks.size(); ++c) {
+      const size_t n = c + 1 == p.chunks.size() ? p.used : kChunkCells;
+      for (size_t i = 0; i < n; ++i) delete p.chunks[c][i].boxed_.load(std::memory_order_relaxed);
+    }
+  }
+}
+
+ValueCell* ValueStore::allocate(const ua::NodeId& id) {
+  Partition& p = partitions_[id.hash() % partitions_.size()];
+  if (p.chunks.empty() || p.used == kChunkCells) {
+    if (p.chunks.size() == kMaxChunks) return nullptr;
+    p.chunks.push_back(std::make_unique<ValueCell[]>(kChunkCells));
+    p.used = 0;
+  }
+  return &p.chunks.back()[p.used++];
+}
+
+size_t ValueStore::cell_count() const noexcept {
+  size_t n = 0;
+  for (const auto& p : partitions_) n += p.chunks.empty() ? 0 : (p.chunks.size() - 1) * kChunkCells + p.used;
+  return n;
+}
+
+size_t ValueStore::bytes() const noexcept {
+  size_t n = 0;
+  for (const auto& p : partitions_) n += p.chunks.size() * kChunkCells * sizeof(ValueCell);
+  return n;
+}
+
+void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaimer::Participant& p) {
+  uint8_t kind = 0;
+  uint64_t payload = 0;
+  const ua::Variant* fresh = nullptr;
+  if (!encode_inline(value.value, kind, payload)) {
+    kind = ValueCell::kBoxed;
+    fresh = new ua::Variant(value.value);  // built before the critical section: it may allocate
+  }
+
+  // Enter: even -> odd. A CAS lets several writers of one cell take turns.
+  uint32_t seq = cell.sequence_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (seq & 1u) {
+      cpu_relax();
+      seq = cell.sequence_.load(std::memory_order_relaxed);
+      continue;
+    }
+    if (cell.sequence_.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire, std::memory_order_relaxed)) break;
+  }
+  // The field stores are releases and the reader's field loads acquires (instead of fences, which
+  // ThreadSanitizer does not model): a reader that sees any new field also sees the odd sequence on its
+  // re-check.
+  cell.kind_.store(kind, std::memory_order_release);
+  cell.payload_.store(payload, std::memory_order_release);
+  cell.source_ts_.store(value.source_timestamp.ticks, std::memory_order_release);
+  cell.server_ts_.store(value.server_timestamp.ticks, std::memory_order_release);
+  cell.status_.store(value.status.value(), std::memory_order_release);
+  cell.picoseconds_.store(uint32_t{value.source_picoseconds} << 16 | value.server_picoseconds,
+                          std::memory_order_release);
+  const ua::Variant* old = cell.boxed_.exchange(fresh, std::memory_order_acq_rel);
+  cell.version_.store(cell.version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+
+  cell.sequence_.store(seq + 2, std::memory_order_release);  // leave: odd -> even
+  if (old) reclaimer_.retire(p, old);
+}
+
+ValueSnapshot ValueStore::snapshot(const ValueCell& cell) noexcept {
+  ValueSnapshot s;
+  for (;;) {
+    const uint32_t before = cell.sequence_.load(std::memory_order_acquire);
+    if (before & 1u) {
+      cpu_relax();
+      continue;
+    }
+    s.kind = cell.kind_.load(std::memory_order_acquire);
+    s.payload = cell.payload_.load(std::memory_order_acquire);
+    s.source_timestamp.ticks = cell.source_ts_.load(std::memory_order_acquire);
+    s.server_timestamp.ticks = cell.server_ts_.load(std::memory_order_acquire);
+    s.status = ua::StatusCode(cell.status_.load(std::memory_order_acquire));
+    const uint32_t ps = cell.picoseconds_.load(std::memory_order_acquire);
+    s.boxed = cell.boxed_.load(std::memory_order_acquire);
+    s.version = cell.version_.load(std::memory_order_acquire);
+    if (cell.sequence_.load(std::memory_order_relaxed) == before) {
+      s.source_picoseconds = static_cast<uint16_t>(ps >> 16);
+      s.server_picoseconds = static_cast<uint16_t>(ps & 0xFFFF);
+      return s;
+    }
+  }
+}
+
+bool ValueStore::read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out) {
+  if (version(cell) == last_version) return false;
+  const ValueSnapshot s = snapshot(cell);
+  s.to_data_value(out);
+  last_version = s.version;
+  return true;
+}
+
+}  // namespace opcuad::addressspace

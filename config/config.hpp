@@ -1,0 +1,148 @@
+#pragma once
+// The validated configuration: what the JSON server file and node files say, as plain structs.
+//
+// load_config() reads the server file, expands its node-file globs, parses every node file and checks
+// everything it can before the daemon touches a socket: unknown keys, wrong JSON types, unknown
+// namespaces, DataTypes and type definitions, duplicate NodeIds, dangling parents, initial values that
+// do not fit their DataType. Every problem is collected (file, JSON pointer, reason); the daemon refuses
+// to start when there is any. docs/CONFIGURATION.md describes the format; config/opcuad.schema.json is
+// its JSON Schema.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "addressspace/server_object.hpp"
+#include "ua/node_id.hpp"
+#include "ua/variant.hpp"
+
+namespace opcuad::config {
+
+struct ConfigError {
+  std::string file;  // "<default>" for the built-in configuration
+  std::string path;  // JSON pointer, e.g. /nodes/0/children/3/value
+  std::string reason;
+  std::string to_string() const { return file + ": " + (path.empty() ? "/" : path) + ": " + reason; }
+  friend bool operator==(const ConfigError&, const ConfigError&) = default;
+};
+
+struct Endpoint {
+  std::string url = "opc.tcp://0.0.0.0:4840";
+  std::vector<std::string> security_policies{"None"};  // None, Basic256Sha256, Aes128_Sha256_RsaOaep, ...
+  std::vector<std::string> security_modes{"None"};     // None, Sign, SignAndEncrypt
+};
+
+struct User {
+  std::string name;
+  std::string password_hash;  // pbkdf2-sha256$<iterations>$<salt>$<hash> (config/password.hpp)
+};
+
+struct Limits {
+  uint32_t max_sessions = 100;
+  uint32_t max_subscriptions = 1000;
+  uint32_t max_monitored_items = 100000;
+  uint32_t max_message_size = 16 * 1024 * 1024;
+  uint32_t max_chunk_count = 4096;
+  uint32_t max_array_length = 65535;
+  uint32_t max_string_length = 1 << 20;
+  uint32_t max_byte_string_length = 1 << 20;
+  uint16_t max_browse_continuation_points = 100;
+  double min_sampling_interval_ms = 0;
+  addressspace::OperationLimits operations;
+};
+
+struct Logging {
+  std::string level = "info";  // trace, debug, info, warn, error
+  std::string file;            // empty: standard error
+};
+
+enum class SimulationKind : uint8_t { Counter, Ramp, Sine, Square, Random };
+
+struct Simulation {
+  SimulationKind kind = SimulationKind::Sine;
+  double interval_ms = 1000;  // how often the timer updates the value
+  double period_ms = 10000;   // ramp, sine, square
+  double min = 0;
+  double max = 100;
+  double step = 1;  // counter
+};
+
+enum class NodeKind : uint8_t { Folder, Object, Variable, Property };
+
+// One node of a node file, resolved: ids, types and the initial value are final.
+struct NodeDecl {
+  NodeKind kind = NodeKind::Object;
+  ua::NodeId node_id;
+  ua::NodeId parent;
+  ua::NodeId reference_type;  // HasComponent, Organizes (under folders) or HasProperty
+  ua::QualifiedName browse_name;
+  ua::LocalizedText display_name;
+  ua::LocalizedText description;
+  ua::NodeId type_definition;
+  // Variables and properties
+  ua::NodeId data_type;
+  int32_t value_rank = -1;
+  std::vector<uint32_t> array_dimensions;
+  ua::Variant value;
+  uint8_t access_level = 1;
+  double minimum_sampling_interval = 0;
+  bool historizing = false;
+  std::optional<Simulation> simulation;
+  // Bulk: `count` nodes whose name, display name and derived id have {n} replaced by start .. start+count-1.
+  uint32_t count = 0;
+  uint32_t start = 0;
+  std::string id_pattern;  // an explicit bulk NodeId with {n}, e.g. "ns=2;s=Sensor{n}"; else derived ids
+  std::string type_name;  // a type definition named by a file's object_types, resolved by check_references()
+  std::string file;       // where it was declared, for messages
+  std::string path;
+  bool is_type = false;  // an ObjectType declared by the file (kind is Object)
+  bool is_abstract = false;
+};
+
+struct ServerConfig {
+  std::string application_uri = "urn:opcuad:server";
+  std::string product_uri = "https://github.com/opcuad/opcuad";
+  std::string application_name = "opcuad";
+  std::vector<Endpoint> endpoints{Endpoint{}};
+  uint32_t threads = 0;  // 0: one shard per core
+  Limits limits;
+  std::string pki_directory = "pki";
+  bool allow_anonymous = true;
+  std::vector<User> users;
+  Logging logging;
+  std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
+  std::vector<std::string> node_file_patterns;
+  std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted
+  std::vector<NodeDecl> nodes;                     // in declaration order (parents before children)
+};
+
+struct LoadResult {
+  ServerConfig config;
+  std::vector<ConfigError> errors;
+  bool ok() const noexcept { return errors.empty(); }
+};
+
+// Reads and validates a server file and the node files it names (paths relative to the server file).
+LoadResult load_config(const std::filesystem::path& server_file);
+// The same from text (node file patterns are resolved against base_dir).
+LoadResult load_config_text(const std::string& json, const std::string& file_name,
+                            const std::filesystem::path& base_dir);
+// Node files given as text, added to a server configuration (used by tests and the default config).
+void load_node_file_text(const std::string& json, const std::string& file_name, LoadResult& into);
+// Checks that need every node file at once: duplicate NodeIds and dangling parents. load_config() calls it.
+void check_references(LoadResult& result);
+
+// The NodeId of element n of a bulk declaration.
+ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::NamespaceResolver& resolver);
+
+// The built-in configuration used when opcuad runs without --config: opc.tcp://0.0.0.0:4840,
+// SecurityPolicy None, anonymous access, and a demo namespace with simulated and writable variables of
+// every built-in type.
+ServerConfig default_config();
+
+// Files matching a glob (`*` and `?` in the last path component only, e.g. nodes.d/*.json), sorted.
+std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir, const std::string& pattern);
+
+}  // namespace opcuad::config

@@ -1,0 +1,300 @@
+// The server file, node-file globs and the checks that span files.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "addressspace/namespace0.hpp"
+#include "config/config.hpp"
+#include "config/json_reader.hpp"
+#include "config/password.hpp"
+#include "config/type_names.hpp"
+#include "ua/generated/node_ids.hpp"
+
+namespace opcuad::config {
+
+namespace {
+bool glob_match(std::string_view pattern, std::string_view name) {
+  size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == name[n])) {
+      ++p;
+      ++n;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+void read_limits(ObjectReader& parent, Limits& l) {
+  const Json* j = parent.member("limits");
+  if (!j) return;
+  ObjectReader r(parent.context(), *j, parent.path_of("limits"));
+  r.read_int("max_sessions", l.max_sessions);
+  r.read_int("max_subscriptions", l.max_subscriptions);
+  r.read_int("max_monitored_items", l.max_monitored_items);
+  r.read_int("max_message_size", l.max_message_size);
+  r.read_int("max_chunk_count", l.max_chunk_count);
+  r.read_int("max_array_length", l.max_array_length);
+  r.read_int("max_string_length", l.max_string_length);
+  r.read_int("max_byte_string_length", l.max_byte_string_length);
+  r.read_int("max_browse_continuation_points", l.max_browse_continuation_points);
+  r.read("min_sampling_interval_ms", l.min_sampling_interval_ms);
+  auto& o = l.operations;
+  r.read_int("max_nodes_per_read", o.max_nodes_per_read);
+  r.read_int("max_nodes_per_write", o.max_nodes_per_write);
+  r.read_int("max_nodes_per_browse", o.max_nodes_per_browse);
+  r.read_int("max_nodes_per_method_call", o.max_nodes_per_method_call);
+  r.read_int("max_nodes_per_register_nodes", o.max_nodes_per_register_nodes);
+  r.read_int("max_nodes_per_translate_browse_paths", o.max_nodes_per_translate_browse_paths);
+  r.read_int("max_monitored_items_per_call", o.max_monitored_items_per_call);
+}
+
+void read_server(ObjectReader& r, ServerConfig& c) {
+  Context& ctx = r.context();
+  r.read("application_uri", c.application_uri);
+  r.read("product_uri", c.product_uri);
+  r.read("application_name", c.application_name);
+  if (const Json* eps = r.member("endpoints")) {
+    if (!eps->is_array() || eps->empty()) {
+      ctx.error(r.path_of("endpoints"), "expected a non-empty array, got " + json_type_name(*eps));
+    } else {
+      c.endpoints.clear();
+      for (size_t i = 0; i < eps->size(); ++i) {
+        ObjectReader e(ctx, (*eps)[i], pointer(r.path_of("endpoints"), i));
+        Endpoint ep;
+        if (e.require("url") && e.read("url", ep.url) && !ep.url.starts_with("opc.tcp://")) {
+          ctx.error(e.path_of("url"), "endpoint URL must start with opc.tcp://");
+        }
+        e.read("security_policies", ep.security_policies);
+        for (const auto& p : ep.security_policies) {
+          static constexpr std::string_view kPolicies[] = {"None", "Basic128Rsa15", "Basic256", "Basic256Sha256",
+                                                           "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
+          if (std::find(std::begin(kPolicies), std::end(kPolicies), p) == std::end(kPolicies)) {
+            ctx.error(e.path_of("security_policies"), "unknown security policy \"" + p + "\"");
+          }
+        }
+        e.read("security_modes", ep.security_modes);
+        for (const auto& m : ep.security_modes) {
+          if (m != "None" && m != "Sign" && m != "SignAndEncrypt") {
+            ctx.error(e.path_of("security_modes"), "unknown security mode \"" + m + "\" (None, Sign, SignAndEncrypt)");
+          }
+        }
+        c.endpoints.push_back(std::move(ep));
+      }
+    }
+  }
+  r.read_int("threads", c.threads);
+  read_limits(r, c.limits);
+  if (const Json* s = r.member("security")) {
+    ObjectReader sr(ctx, *s, r.path_of("security"));
+    sr.read("pki_directory", c.pki_directory);
+    sr.read("allow_anonymous", c.allow_anonymous);
+  }
+  if (const Json* users = r.member("users")) {
+    if (!users->is_array()) {
+      ctx.error(r.path_of("users"), "expected an array, got " + json_type_name(*users));
+    } else {
+      for (size_t i = 0; i < users->size(); ++i) {
+        ObjectReader u(ctx, (*users)[i], pointer(r.path_of("users"), i));
+        User user;
+        u.require("name");
+        u.read("name", user.name);
+        // Never a clear-text password: only the salted hash, which is checked for its form here.
+        if (u.member("password")) ctx.error(u.path_of("password"), "clear-text passwords are not accepted: use password_hash");
+        if (u.require("password_hash") && u.read("password_hash", user.password_hash) &&
+            !is_password_hash(user.password_hash)) {
+          ctx.error(u.path_of("password_hash"), "not a pbkdf2-sha256$<iterations>$<salt>$<hash> string");
+        }
+        for (const auto& other : c.users) {
+          if (other.name == user.name) ctx.error(u.path_of("name"), "duplicate user \"" + user.name + "\"");
+        }
+        c.users.push_back(std::move(user));
+      }
+    }
+  }
+  if (const Json* l = r.member("logging")) {
+    ObjectReader lr(ctx, *l, r.path_of("logging"));
+    if (lr.read("level", c.logging.level)) {
+      static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error"};
+      if (std::find(std::begin(kLevels), std::end(kLevels), c.logging.level) == std::end(kLevels)) {
+        ctx.error(lr.path_of("level"), "unknown log level \"" + c.logging.level + "\" (trace, debug, info, warn, error)");
+      }
+    }
+    lr.read("file", c.logging.file);
+  }
+  c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};
+  std::vector<std::string> extra;
+  if (r.read("namespaces", extra)) {
+    for (auto& u : extra) {
+      if (std::find(c.namespaces.begin(), c.namespaces.end(), u) == c.namespaces.end()) c.namespaces.push_back(u);
+    }
+  }
+  r.read("node_files", c.node_file_patterns);
+}
+}  // namespace
+
+std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir, const std::string& pattern) {
+  namespace fs = std::filesystem;
+  fs::path p(pattern);
+  if (p.is_relative()) p = base_dir / p;
+  std::vector<fs::path> out;
+  const std::string leaf = p.filename().string();
+  if (leaf.find_first_of("*?") == std::string::npos) {
+    if (fs::is_regular_file(p)) out.push_back(p);
+    return out;
+  }
+  std::error_code ec;
+  for (fs::directory_iterator it(p.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file() && glob_match(leaf, it->path().filename().string())) out.push_back(it->path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+LoadResult load_config_text(const std::string& text, const std::string& file_name, const std::filesystem::path& base_dir) {
+  LoadResult result;
+  Context ctx(file_name, result.errors);
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    ctx.error("", std::string("invalid JSON: ") + e.what());
+    return result;
+  }
+  {
+    ObjectReader r(ctx, j, "");
+    read_server(r, result.config);
+  }
+  for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
+    const auto& pattern = result.config.node_file_patterns[i];
+    const auto files = expand_glob(base_dir, pattern);
+    if (files.empty() && pattern.find_first_of("*?") == std::string::npos) {
+      ctx.error(pointer("/node_files", i), "node file \"" + pattern + "\" does not exist");
+    }
+    for (const auto& f : files) {
+      if (std::find(result.config.node_files.begin(), result.config.node_files.end(), f) != result.config.node_files.end()) continue;
+      result.config.node_files.push_back(f);
+      std::ifstream in(f);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      load_node_file_text(ss.str(), f.string(), result);
+    }
+  }
+  check_references(result);
+  return result;
+}
+
+LoadResult load_config(const std::filesystem::path& server_file) {
+  std::ifstream in(server_file);
+  if (!in) {
+    LoadResult r;
+    r.errors.push_back({server_file.string(), "", "cannot open file"});
+    return r;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return load_config_text(ss.str(), server_file.string(), server_file.parent_path());
+}
+
+void check_references(LoadResult& result) {
+  auto& nodes = result.config.nodes;
+  struct Where {
+    size_t index;
+    uint32_t n;
+  };
+  std::unordered_map<ua::NodeId, Where> seen;
+  std::map<std::string, size_t> types;  // object types by browse name
+  std::unordered_map<ua::NodeId, size_t> bulk_patterns;  // a bulk declaration's own id: parent of its properties
+  auto resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
+    for (size_t i = 0; i < result.config.namespaces.size(); ++i) {
+      if (result.config.namespaces[i] == uri) return static_cast<uint16_t>(i);
+    }
+    return std::nullopt;
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeDecl& d = nodes[i];
+    if (d.is_type) types.emplace(std::string(d.browse_name.name.view()), i);
+    const uint32_t count = d.count ? d.count : 1;
+    if (d.count) bulk_patterns.emplace(d.node_id, i);
+    for (uint32_t k = 0; k < count; ++k) {
+      ua::NodeId id = d.node_id;
+      if (d.count) id = bulk_node_id(d, d.start + k, resolver);
+      if (ns0_store().find(id) != addressspace::kNoNode) {
+        result.errors.push_back({d.file, d.path, "NodeId " + id.to_string() + " is already used by namespace 0"});
+        break;
+      }
+      auto [it, inserted] = seen.emplace(id, Where{i, k});
+      if (!inserted) {
+        const NodeDecl& first = nodes[it->second.index];
+        result.errors.push_back({d.file, d.path, "duplicate NodeId " + id.to_string() + ", first declared in " +
+                                                     first.file + " at " + first.path});
+        break;
+      }
+    }
+  }
+  for (NodeDecl& d : nodes) {
+    if (!d.type_name.empty()) {
+      auto it = types.find(d.type_name);
+      if (it == types.end()) {
+        result.errors.push_back({d.file, d.path + (d.is_type ? "/base" : "/type_definition"),
+                                 (d.is_type ? "unknown base type \"" : "unknown type definition \"") + d.type_name + "\""});
+      } else if (d.is_type) {
+        d.parent = nodes[it->second].node_id;
+      } else {
+        d.type_definition = nodes[it->second].node_id;
+      }
+    }
+    if (d.is_type) continue;
+    // The parent: namespace 0 or a node of a node file.
+    const addressspace::NodeIndex p0 = ns0_store().find(d.parent);
+    auto pit = seen.find(d.parent);
+    if (pit == seen.end() && d.count) {
+      auto bit = bulk_patterns.find(d.parent);
+      if (bit != bulk_patterns.end()) pit = seen.find(bulk_node_id(nodes[bit->second], nodes[bit->second].start, resolver));
+    }
+    if (p0 == addressspace::kNoNode && pit == seen.end()) {
+      result.errors.push_back({d.file, d.path + "/parent", "parent " + d.parent.to_string() + " does not exist"});
+      continue;
+    }
+    if (d.reference_type.is_null()) {
+      bool folder = false;
+      if (p0 != addressspace::kNoNode) {
+        folder = ns0_store().forward_target(p0, ns0_store().find(ua::NodeId(0, ua::id::HasTypeDefinition))) ==
+                 ns0_store().find(ua::NodeId(0, ua::id::FolderType));
+      } else {
+        folder = nodes[pit->second.index].kind == NodeKind::Folder;
+      }
+      d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property ? ua::id::HasProperty
+                                       : folder                     ? ua::id::Organizes
+                                                                    : ua::id::HasComponent);
+    }
+  }
+}
+
+ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::NamespaceResolver& resolver) {
+  std::string text;
+  if (!d.id_pattern.empty()) {
+    text = d.id_pattern;
+  } else {
+    text = std::string(d.node_id.string());
+  }
+  const auto at = text.find("{n}");
+  if (at != std::string::npos) text.replace(at, 3, std::to_string(n));
+  if (!d.id_pattern.empty()) {
+    auto parsed = ua::NodeId::parse(text, resolver);
+    return parsed ? *parsed.value : ua::NodeId();
+  }
+  return ua::NodeId(d.node_id.namespace_index(), ua::String(text));
+}
+
+}  // namespace opcuad::config

@@ -1,0 +1,205 @@
+// Seqlock value cells and epoch reclamation: no torn values while writers write (run under TSan too).
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "addressspace/address_space.hpp"
+#include "addressspace/node_store_builder.hpp"
+#include "addressspace/value_store.hpp"
+
+using namespace opcuad;
+using namespace opcuad::addressspace;
+
+namespace {
+ua::DataValue dv(ua::Variant v, int64_t ts = 0) {
+  ua::DataValue d;
+  d.value = std::move(v);
+  d.source_timestamp = ua::DateTime{ts};
+  return d;
+}
+}  // namespace
+
+TEST_CASE("addressspace: value cell is one cache line and round-trips every kind of value", "[addressspace][values]") {
+  STATIC_REQUIRE(sizeof(ValueCell) == 64);
+  STATIC_REQUIRE(alignof(ValueCell) == 64);
+  ValueStore store(4);
+  auto* p = store.reclaimer().register_participant();
+  ValueCell* cell = store.allocate(ua::NodeId(1, 7));
+  REQUIRE(cell);
+  for (const ua::Variant& v :
+       {ua::Variant(true), ua::Variant(int8_t{-3}), ua::Variant(uint16_t{7}), ua::Variant(int64_t{-1} << 40),
+        ua::Variant(2.5f), ua::Variant(-1e300), ua::Variant(ua::DateTime{12345}),
+        ua::Variant(ua::StatusCode(0x80340000u)), ua::Variant(ua::String("text")), ua::Variant(std::vector<double>{1, 2}),
+        ua::Variant::matrix(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3}), ua::Variant(ua::LocalizedText{"en", "x"}),
+        ua::Variant()}) {
+    ua::DataValue in = dv(v, 99);
+    in.status = ua::status::UncertainLastUsableValue;
+    in.source_picoseconds = 5;
+    in.server_picoseconds = 6;
+    store.write(*cell, in, *p);
+    ua::DataValue out;
+    ValueStore::read(*cell, out);
+    CHECK(out == in);
+  }
+  store.reclaimer().quiescent(*p);
+}
+
+TEST_CASE("addressspace: version counts writes so sampling copies only on change", "[addressspace][values]") {
+  ValueStore store;
+  auto* p = store.reclaimer().register_participant();
+  ValueCell* cell = store.allocate(ua::NodeId(0, 1));
+  uint64_t seen = ValueStore::version(*cell);
+  ua::DataValue out;
+  CHECK_FALSE(ValueStore::read_if_changed(*cell, seen, out));
+  store.write(*cell, dv(1.0), *p);
+  CHECK(ValueStore::read_if_changed(*cell, seen, out));
+  CHECK(*out.value.get_if<double>() == 1.0);
+  CHECK_FALSE(ValueStore::read_if_changed(*cell, seen, out));
+  store.write(*cell, dv(1.0), *p);  // the same value written again is still a write
+  CHECK(ValueStore::read_if_changed(*cell, seen, out));
+  CHECK(seen == 2);
+}
+
+TEST_CASE("addressspace: cells keep their address while the store grows", "[addressspace][values]") {
+  ValueStore store(2);
+  auto* p = store.reclaimer().register_participant();
+  ValueCell* first = store.allocate(ua::NodeId(0, 1));
+  store.write(*first, dv(int32_t{42}), *p);
+  for (uint32_t i = 0; i < 20000; ++i) REQUIRE(store.allocate(ua::NodeId(2, i)) != nullptr);
+  ua::DataValue out;
+  ValueStore::read(*first, out);
+  CHECK(*out.value.get_if<int32_t>() == 42);
+  CHECK(store.cell_count() == 20001);
+  CHECK(store.bytes() >= 20001 * sizeof(ValueCell));
+}
+
+TEST_CASE("addressspace: epoch reclaimer frees only after every participant passed a quiescent point",
+          "[addressspace][epoch]") {
+  EpochReclaimer r(4);
+  auto* writer = r.register_participant();
+  auto* reader = r.register_participant();
+  static int freed = 0;
+  freed = 0;
+  r.retire(*writer, new int(1), [](void* o) noexcept {
+    delete static_cast<int*>(o);
+    ++freed;
+  });
+  for (int i = 0; i < 5; ++i) r.quiescent(*writer);
+  CHECK(freed == 0);  // the reader has not passed a quiescent point: it may still hold the pointer
+  r.quiescent(*reader);
+  r.quiescent(*writer);
+  r.quiescent(*reader);
+  r.quiescent(*writer);
+  CHECK(freed == 1);
+  // An offline participant does not hold the epoch back.
+  r.go_offline(*reader);
+  r.retire(*writer, new int(2), [](void* o) noexcept {
+    delete static_cast<int*>(o);
+    ++freed;
+  });
+  for (int i = 0; i < 3; ++i) r.quiescent(*writer);
+  CHECK(freed == 2);
+  r.go_online(*reader);
+  CHECK(writer->retired_count() == 0);
+}
+
+TEST_CASE("addressspace: publishing a new store retires the old one safely", "[addressspace][epoch]") {
+  AddressSpace space;
+  auto* control = space.reclaimer().register_participant();
+  auto* shard = space.reclaimer().register_participant();
+  auto make = [&](uint32_t id) {
+    NodeStoreBuilder b(space.values(), *control, space.current());
+    NodeSpec spec;
+    spec.node_id = ua::NodeId(1, id);
+    spec.node_class = NodeClass::Object;
+    spec.browse_name = {1, "N"};
+    REQUIRE(b.add_node(spec));
+    auto r = b.build();
+    REQUIRE(r.errors.empty());
+    return std::move(r.store);
+  };
+  space.publish(make(1), *control);
+  const NodeStore* seen = space.current();  // a shard holds it during its loop turn
+  space.publish(make(2), *control);
+  for (int i = 0; i < 4; ++i) space.reclaimer().quiescent(*control);
+  CHECK(control->retired_count() == 1);
+  CHECK(seen->find(ua::NodeId(1, 1)) == 0);  // still readable: the shard has not passed a quiescent point
+  space.reclaimer().quiescent(*shard);
+  for (int i = 0; i < 3; ++i) {
+    space.reclaimer().quiescent(*control);
+    space.reclaimer().quiescent(*shard);
+  }
+  CHECK(control->retired_count() == 0);
+  CHECK(space.current()->find(ua::NodeId(1, 2)) == 0);
+}
+
+TEST_CASE("addressspace: concurrent readers never see a torn value", "[addressspace][values][concurrency]") {
+  ValueStore store(4);
+  constexpr int kCells = 4;
+  constexpr int kWriters = 2, kReaders = 3;
+  constexpr int kWrites = 20000;
+  std::vector<ValueCell*> cells;
+  auto* init = store.reclaimer().register_participant();
+  for (int i = 0; i < kCells; ++i) {
+    cells.push_back(store.allocate(ua::NodeId(1, static_cast<uint32_t>(i))));
+    ua::DataValue d = dv(ua::Variant(std::vector<int64_t>{0, 0, 0, 0}), 0);
+    store.write(*cells.back(), d, *init);
+  }
+  store.reclaimer().go_offline(*init);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> torn{0}, reads{0};
+  // Each write stores k in the source timestamp, k in every array element (boxed) or an inline Int64, so
+  // a reader can tell a consistent snapshot from a torn one.
+  auto writer = [&](int w) {
+    auto* p = store.reclaimer().register_participant();
+    for (int64_t k = 1; k <= kWrites; ++k) {
+      const int64_t v = k * 2 + w;
+      ValueCell& c = *cells[static_cast<size_t>(k) % kCells];
+      if (k % 3 == 0) {
+        store.write(c, dv(ua::Variant(v), v), *p);
+      } else {
+        store.write(c, dv(ua::Variant(std::vector<int64_t>{v, v, v, v}), v), *p);
+      }
+      if (k % 64 == 0) store.reclaimer().quiescent(*p);
+    }
+    store.reclaimer().go_offline(*p);
+  };
+  auto reader = [&] {
+    auto* p = store.reclaimer().register_participant();
+    while (!done.load()) {
+      for (ValueCell* c : cells) {
+        const ValueSnapshot s = ValueStore::snapshot(*c);
+        const int64_t ts = s.source_timestamp.ticks;
+        if (s.kind == ValueCell::kBoxed) {
+          const auto* a = s.boxed->get_if<std::vector<int64_t>>();
+          if (!a || a->size() != 4) {
+            ++torn;
+          } else {
+            for (int64_t x : *a) torn += x != ts;
+          }
+        } else if (static_cast<ua::BuiltinType>(s.kind) == ua::BuiltinType::Int64) {
+          torn += static_cast<int64_t>(s.payload) != ts;
+        } else {
+          ++torn;
+        }
+        ++reads;
+      }
+      store.reclaimer().quiescent(*p);
+    }
+    store.reclaimer().go_offline(*p);
+  };
+  // Registration is control-plane: do it before starting the threads (each thread registers here in turn).
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kReaders; ++i) threads.emplace_back(reader);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::vector<std::thread> writers;
+  for (int i = 0; i < kWriters; ++i) writers.emplace_back(writer, i);
+  for (auto& t : writers) t.join();
+  done = true;
+  for (auto& t : threads) t.join();
+  CHECK(torn.load() == 0);
+  CHECK(reads.load() > 0);
+  uint64_t versions = 0;
+  for (ValueCell* c : cells) versions += ValueStore::version(*c);
+  CHECK(versions == kCells + uint64_t{kWriters} * kWrites);
+}

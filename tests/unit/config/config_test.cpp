@@ -1,0 +1,271 @@
+// Configuration: the examples and the built-in default load and build; each validation rule reports
+// its exact message; passwords, simulation and globs.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "addressspace/type_check.hpp"
+#include "config/address_space_loader.hpp"
+#include "config/config.hpp"
+#include "config/password.hpp"
+#include "config/simulation.hpp"
+#include "ua/generated/node_ids.hpp"
+
+using namespace opcuad;
+using namespace opcuad::config;
+
+namespace {
+const std::filesystem::path kRoot = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+
+std::string errors_of(const std::vector<ConfigError>& errors) {
+  std::string s;
+  for (const auto& e : errors) s += e.to_string() + "\n";
+  return s;
+}
+
+// Builds the address space of a configuration and checks every configured variable's value fits.
+void build_and_check(const ServerConfig& c) {
+  addressspace::AddressSpace space;
+  auto* p = space.reclaimer().register_participant();
+  const auto errors = build_address_space(c, space, *p);
+  INFO(errors_of(errors));
+  REQUIRE(errors.empty());
+  const auto& store = *space.current();
+  for (const NodeDecl& d : c.nodes) {
+    if (d.count || d.is_type) continue;
+    const auto n = store.find(d.node_id);
+    INFO(d.node_id.to_string());
+    REQUIRE(n != addressspace::kNoNode);
+    if (const auto* v = store.variable(n)) {
+      ua::DataValue dv;
+      addressspace::ValueStore::read(*v->cell, dv);
+      CHECK(dv.value == d.value);
+      CHECK(addressspace::check_value(store, *v, dv.value).is_good());
+    }
+  }
+}
+
+// A server file with one node file given as text.
+LoadResult load_nodes(const std::string& nodes) {
+  LoadResult r = load_config_text(R"({"namespaces": ["urn:t"]})", "server.json", ".");
+  load_node_file_text(nodes, "nodes.json", r);
+  check_references(r);
+  return r;
+}
+
+std::string only_error(const LoadResult& r) {
+  INFO(errors_of(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  return r.errors[0].to_string();
+}
+}  // namespace
+
+TEST_CASE("config: the built-in default configuration", "[config]") {
+  const ServerConfig c = default_config();
+  REQUIRE(c.endpoints.size() == 1);
+  CHECK(c.endpoints[0].url == "opc.tcp://0.0.0.0:4840");
+  CHECK(c.endpoints[0].security_policies == std::vector<std::string>{"None"});
+  CHECK(c.allow_anonymous);
+  CHECK(c.namespaces == std::vector<std::string>{"http://opcfoundation.org/UA/", "urn:opcuad:server", "urn:opcuad:demo"});
+  // Every built-in type 1..21 and ExtensionObject has a writable demo variable.
+  std::set<uint32_t> types;
+  size_t simulated = 0;
+  for (const auto& d : c.nodes) {
+    if (d.kind != NodeKind::Variable) continue;
+    if (d.simulation) ++simulated;
+    if (d.access_level & addressspace::access::kCurrentWrite) types.insert(d.data_type.numeric());
+  }
+  for (uint32_t t = 1; t <= 22; ++t) {
+    if (t == 22) t = ua::id::Range;
+    INFO(t);
+    CHECK(types.count(t) == 1);
+  }
+  CHECK(simulated >= 6);
+  build_and_check(c);
+  addressspace::AddressSpace space;
+  auto* p = space.reclaimer().register_participant();
+  REQUIRE(build_address_space(c, space, *p).empty());
+  const auto& s = *space.current();
+  CHECK(s.find(ua::NodeId(2, "Demo.Sensors.Sensor100")) != addressspace::kNoNode);
+  const auto temp = s.find(ua::NodeId(2, "Demo.Simulation.Temperature"));
+  REQUIRE(temp != addressspace::kNoNode);
+  CHECK(s.forward_target(temp, s.find(ua::NodeId(0, ua::id::HasTypeDefinition))) == s.find(ua::NodeId(0, ua::id::AnalogItemType)));
+  CHECK(s.child(temp, 0, "EURange") != addressspace::kNoNode);
+  CHECK(s.child(temp, 0, "EngineeringUnits") != addressspace::kNoNode);
+  CHECK(s.parent(s.find(ua::NodeId(2, "Demo"))) == s.find(ua::NodeId(0, ua::id::ObjectsFolder)));
+}
+
+TEST_CASE("config: every example configuration loads and builds", "[config][examples]") {
+  for (const char* file : {"config/examples/minimal.json", "config/examples/plant/opcuad.json"}) {
+    INFO(file);
+    const LoadResult r = load_config(kRoot / file);
+    INFO(errors_of(r.errors));
+    REQUIRE(r.ok());
+    build_and_check(r.config);
+  }
+  const LoadResult plant = load_config(kRoot / "config/examples/plant/opcuad.json");
+  CHECK(plant.config.node_files.size() == 2);
+  CHECK(plant.config.limits.operations.max_nodes_per_read == 5000);
+  CHECK(plant.config.users.size() == 1);
+  CHECK(verify_password("secret", plant.config.users[0].password_hash));
+  addressspace::AddressSpace space;
+  auto* p = space.reclaimer().register_participant();
+  REQUIRE(build_address_space(plant.config, space, *p).empty());
+  const auto& s = *space.current();
+  CHECK(s.find(ua::NodeId(2, "Line1.Sensors.Sensor1000")) != addressspace::kNoNode);
+  CHECK(s.find(ua::NodeId(2, 1001)) != addressspace::kNoNode);
+  const auto pump = s.find(ua::NodeId(2, "Line1.Pump1"));
+  const auto pump_type = s.find(ua::NodeId(2, "PumpType"));
+  REQUIRE(pump_type != addressspace::kNoNode);
+  CHECK(s.node_class(pump_type) == addressspace::NodeClass::ObjectType);
+  CHECK(s.forward_target(pump, s.find(ua::NodeId(0, ua::id::HasTypeDefinition))) == pump_type);
+  CHECK(s.is_type_subtype(pump_type, s.find(ua::NodeId(0, ua::id::BaseObjectType))));
+  // OperationLimits come from the configuration.
+  ua::DataValue dv;
+  addressspace::ValueStore::read(
+      *s.variable(s.find(ua::NodeId(0, ua::id::Server_ServerCapabilities_OperationLimits_MaxNodesPerRead)))->cell, dv);
+  CHECK(*dv.value.get_if<uint32_t>() == 5000);
+}
+
+TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config][examples]") {
+  std::ifstream in(kRoot / "docs/CONFIGURATION.md");
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  size_t blocks = 0;
+  for (size_t at = doc.find("```json\n"); at != std::string::npos; at = doc.find("```json\n", at)) {
+    at += 8;
+    const size_t end = doc.find("```", at);
+    const std::string block = doc.substr(at, end - at);
+    ++blocks;
+    INFO(block);
+    const bool server = block.find("\"endpoints\"") != std::string::npos || block.find("\"application_uri\"") != std::string::npos;
+    LoadResult r = server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
+    INFO(errors_of(r.errors));
+    CHECK(r.ok());
+    if (r.ok() && !server) build_and_check(r.config);
+    at = end + 3;
+  }
+  CHECK(blocks >= 3);
+}
+
+TEST_CASE("config: one message per validation rule", "[config][validation]") {
+  CHECK(only_error(load_nodes(R"({"nodes": [{"kind": "folder", "name": "A", "colour": "red"}]})")) ==
+        "nodes.json: /nodes/0/colour: unknown key \"colour\"");
+  CHECK(only_error(load_nodes(R"({"nodes": [{"kind": "folder", "name": 7}]})")) ==
+        "nodes.json: /nodes/0/name: expected a string, got an integer");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "folder", "name": "A", "node_id": "s=X"}, {"kind": "folder", "name": "B", "node_id": "s=X"}]})")) ==
+        "nodes.json: /nodes/1: duplicate NodeId ns=2;s=X, first declared in nodes.json at /nodes/0");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"parent": "nsu=urn:t;s=Nowhere", "kind": "folder", "name": "A"}]})")) ==
+        "nodes.json: /nodes/0/parent: parent ns=2;s=Nowhere does not exist");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Int32", "value": 1.5}]})")) ==
+        "nodes.json: /nodes/0/value: value does not fit DataType Int32");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "folder", "name": "A", "namespace": "urn:nope"}]})")) ==
+        "nodes.json: /nodes/0/namespace: unknown namespace \"urn:nope\"");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Dubble"}]})")) ==
+        "nodes.json: /nodes/0/data_type: unknown DataType \"Dubble\"");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "object", "name": "O", "type_definition": "PumpTyp"}]})")) ==
+        "nodes.json: /nodes/0/type_definition: unknown type definition \"PumpTyp\"");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder"}]})")) ==
+        "nodes.json: /nodes/0: missing required key \"name\"");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Double", "value": [1, 2]}]})")) ==
+        "nodes.json: /nodes/0/value: value must be a scalar: ValueRank is -1");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Double", "simulation": {"kind": "saw"}}]})")) ==
+        "nodes.json: /nodes/0/simulation/kind: unknown simulation kind \"saw\" (counter, ramp, sine, square, random)");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Byte", "value": 300}]})")) ==
+        "nodes.json: /nodes/0/value: value does not fit DataType Byte");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "Sensor", "count": 3, "data_type": "Double"}]})")) ==
+        "nodes.json: /nodes/0/name: a bulk declaration's name must contain {n}");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "A",)")).starts_with(
+      "nodes.json: /: invalid JSON: "));
+  CHECK(only_error(load_config_text(R"({"endpoints": [{"url": "http://x"}]})", "s.json", ".")) ==
+        "s.json: /endpoints/0/url: endpoint URL must start with opc.tcp://");
+  CHECK(only_error(load_config_text(R"({"users": [{"name": "a", "password": "x", "password_hash": "pbkdf2-sha256$1$YQ==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}]})", "s.json", ".")) ==
+        "s.json: /users/0/password: clear-text passwords are not accepted: use password_hash");
+  CHECK(only_error(load_config_text(R"({"threads": -1})", "s.json", ".")) ==
+        "s.json: /threads: out of range: must be between 0 and 4294967295");
+  CHECK(only_error(load_config_text(R"({"node_files": ["missing.json"]})", "s.json", ".")) ==
+        "s.json: /node_files/0: node file \"missing.json\" does not exist");
+}
+
+TEST_CASE("config: all errors are reported at once", "[config][validation]") {
+  const LoadResult r = load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+      {"kind": "folder", "name": "A", "x": 1},
+      {"kind": "variable", "name": "V", "data_type": "Int32", "value": "no"},
+      {"parent": "nsu=urn:t;s=Gone", "kind": "folder", "name": "B"}]})");
+  CHECK(r.errors.size() == 3);
+}
+
+TEST_CASE("config: passwords are stored as PBKDF2-HMAC-SHA256 hashes", "[config][password]") {
+  const std::string h = hash_password("correct horse", 1000);
+  CHECK(h.starts_with("pbkdf2-sha256$1000$"));
+  CHECK(is_password_hash(h));
+  CHECK(verify_password("correct horse", h));
+  CHECK_FALSE(verify_password("correct horsE", h));
+  CHECK(hash_password("x", 1000) != hash_password("x", 1000));  // salted
+  // RFC 7914 §11 test vector for PBKDF2-HMAC-SHA256 ("passwd", "salt", 1 iteration), first 32 bytes.
+  CHECK(hash_password_with_salt("passwd", "salt", 1) ==
+        "pbkdf2-sha256$1$c2FsdA==$VawEblbjCJ/sFpHCJUS2BflBhSFt3gRl5oudV8INrLw=");
+  CHECK_FALSE(is_password_hash("plain"));
+  CHECK_FALSE(verify_password("", "pbkdf2-sha256$0$c2FsdA==$AA=="));
+}
+
+TEST_CASE("config: simulated values as a function of time", "[config][simulation]") {
+  Simulation s;
+  s.min = 0;
+  s.max = 10;
+  s.period_ms = 1000;
+  s.interval_ms = 100;
+  s.kind = SimulationKind::Sine;
+  CHECK(simulate(s, 0) == Approx(5));
+  CHECK(simulate(s, 250) == Approx(10));
+  CHECK(simulate(s, 750) == Approx(0).margin(1e-9));
+  s.kind = SimulationKind::Ramp;
+  CHECK(simulate(s, 0) == Approx(0));
+  CHECK(simulate(s, 500) == Approx(5));
+  CHECK(simulate(s, 1500) == Approx(5));
+  s.kind = SimulationKind::Square;
+  CHECK(simulate(s, 100) == 10);
+  CHECK(simulate(s, 600) == 0);
+  s.kind = SimulationKind::Counter;
+  s.step = 5;
+  CHECK(simulate(s, 0) == 0);
+  CHECK(simulate(s, 150) == 5);
+  CHECK(simulate(s, 250) == 10);
+  CHECK(simulate(s, 300) == 0);  // wraps after max
+  s.kind = SimulationKind::Random;
+  const double a = simulate(s, 10, 1), b = simulate(s, 20, 1), c = simulate(s, 110, 1);
+  CHECK(a == b);  // same interval, same value
+  CHECK(a != c);
+  CHECK(simulate(s, 10, 2) != a);
+  for (int t = 0; t < 100000; t += 100) {
+    const double v = simulate(s, t, 3);
+    CHECK((v >= 0 && v < 10));
+  }
+  CHECK(*simulate_as(s, ua::BuiltinType::Byte, 0, 1).get_if<uint8_t>() <= 10);
+  s.kind = SimulationKind::Ramp;
+  s.max = 1000;
+  CHECK(*simulate_as(s, ua::BuiltinType::Int16, 500).get_if<int16_t>() == 500);
+}
+
+TEST_CASE("config: node file globs", "[config]") {
+  const auto files = expand_glob(kRoot / "config/examples/plant", "nodes.d/*.json");
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].filename() == "10-line1.json");
+  CHECK(files[1].filename() == "20-sensors.json");
+  CHECK(expand_glob(kRoot / "config/examples/plant", "nodes.d/2?-*.json").size() == 1);
+  CHECK(expand_glob(kRoot / "config/examples/plant", "nodes.d/*.yaml").empty());
+}
