@@ -1,5 +1,8 @@
 #include "addressspace/node_store_builder.hpp"
 
+#include <algorithm>
+#include <tuple>
+
 #include <functional>
 
 namespace opcuad::addressspace {
@@ -173,6 +176,26 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
         s.nodes_[v.data_type].node_class != NodeClass::Unspecified) {
       result.errors.push_back("DataType " + s.ids_[v.data_type].to_string() + " is not a DataType node");
     }
+  }
+  // A reference may be declared at both of its ends (Opc.Ua.NodeSet2.xml lists each one on its source
+  // and, as IsForward="false", on its target): keep the first declaration of each (source, type, target),
+  // in declaration order, so Browse never returns a reference twice.
+  {
+    std::vector<uint32_t> order(refs_.size());
+    for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto key = [&](uint32_t i) { return std::tuple(refs_[i].source, refs_[i].type, refs_[i].target, i); };
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    std::vector<bool> duplicate(refs_.size(), false);
+    for (size_t k = 1; k < order.size(); ++k) {
+      const PendingRef& prev = refs_[order[k - 1]];
+      const PendingRef& cur = refs_[order[k]];
+      if (prev.source == cur.source && prev.type == cur.type && prev.target == cur.target) duplicate[order[k]] = true;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < refs_.size(); ++i) {
+      if (!duplicate[i]) refs_[kept++] = refs_[i];
+    }
+    refs_.resize(kept);
   }
   // References: each one is stored at its source (forward) and at its target (inverse).
   std::vector<uint32_t> count(s.nodes_.size() + 1, 0);

@@ -49,6 +49,9 @@ struct Limits {
   uint32_t max_string_length = 1 << 20;
   uint32_t max_byte_string_length = 1 << 20;
   uint16_t max_browse_continuation_points = 100;
+  // CreateSession revises the requested session timeout into [min, max] (Part 4 §5.6.2).
+  double min_session_timeout_ms = 10000;
+  double max_session_timeout_ms = 3600000;
   double min_sampling_interval_ms = 0;
   addressspace::OperationLimits operations;
 };

@@ -49,6 +49,12 @@ void read_limits(ObjectReader& parent, Limits& l) {
   r.read_int("max_byte_string_length", l.max_byte_string_length);
   r.read_int("max_browse_continuation_points", l.max_browse_continuation_points);
   r.read("min_sampling_interval_ms", l.min_sampling_interval_ms);
+  r.read("min_session_timeout_ms", l.min_session_timeout_ms);
+  r.read("max_session_timeout_ms", l.max_session_timeout_ms);
+  if (l.min_session_timeout_ms <= 0 || l.max_session_timeout_ms < l.min_session_timeout_ms) {
+    parent.context().error(parent.path_of("limits") + "/min_session_timeout_ms",
+                           "min_session_timeout_ms must be positive and not above max_session_timeout_ms");
+  }
   auto& o = l.operations;
   r.read_int("max_nodes_per_read", o.max_nodes_per_read);
   r.read_int("max_nodes_per_write", o.max_nodes_per_write);

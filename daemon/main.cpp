@@ -1,30 +1,33 @@
-// opcuad: parse flags, load the configuration, wire the layers, run. Nothing here that a test would want.
-//
-// Until the transport and services land (issues 3-5) the daemon validates its flags, says what it is and
-// exits; the command line stays the same when it serves.
+// opcuad: parse flags, load the configuration, wire, run. Nothing here that a test would want.
 #include <fmt/core.h>
 
-#include <cstring>
+#include <iostream>
+#include <string>
 #include <string_view>
 
+#include "config/config.hpp"
+#include "config/password.hpp"
 #include "daemon/build_info.hpp"
+#include "daemon/daemon.hpp"
+#include "daemon/log.hpp"
 
 namespace {
 
-void print_help() {
-  fmt::print(
-      "Usage: opcuad [--config FILE] [--check-config] [--version] [--help]\n"
-      "\n"
-      "  --config FILE    server configuration (JSON); without it, the built-in default\n"
-      "  --check-config   validate the configuration and exit\n"
-      "  --version        print the version and exit\n"
-      "  --help           print this help and exit\n");
-}
+constexpr const char* kUsage =
+    "Usage: opcuad [--config FILE] [--check-config] [--hash-password] [--version] [--help]\n"
+    "\n"
+    "  --config FILE    server configuration (JSON, see docs/CONFIGURATION.md);\n"
+    "                   without it, the built-in default: opc.tcp://0.0.0.0:4840, SecurityPolicy None,\n"
+    "                   anonymous access, a demo namespace\n"
+    "  --check-config   validate the configuration, report every problem, and exit\n"
+    "  --hash-password  read a password from standard input and print its hash for the users list\n"
+    "  --version        print the version and exit\n"
+    "  --help           print this help and exit\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string_view config_path;
+  std::string config_path;
   bool check_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
@@ -32,23 +35,46 @@ int main(int argc, char** argv) {
       fmt::print("opcuad {}\n", opcuad::build::kVersion);
       return 0;
     } else if (arg == "--help" || arg == "-h") {
-      print_help();
+      fmt::print("{}", kUsage);
+      return 0;
+    } else if (arg == "--hash-password") {
+      std::string password;
+      std::getline(std::cin, password);
+      std::string hash = opcuad::config::hash_password(password);
+      if (hash.empty()) return 1;
+      fmt::print("{}\n", hash);
       return 0;
     } else if (arg == "--check-config") {
       check_only = true;
     } else if (arg == "--config" && i + 1 < argc) {
       config_path = argv[++i];
     } else {
-      fmt::print(stderr, "opcuad: unknown or incomplete option '{}' (see --help)\n", arg);
+      fmt::print(stderr, "opcuad: unknown or incomplete option '{}'\n\n{}", arg, kUsage);
       return 2;
     }
   }
-  fmt::print(stderr, "opcuad {} ({} build)\n", opcuad::build::kVersion, opcuad::build::kBuildType);
-  fmt::print(stderr, "configuration: {}\n", config_path.empty() ? "built-in default" : config_path);
+
+  opcuad::log::info("opcuad {} ({} build)", opcuad::build::kVersion, opcuad::build::kBuildType);
+  opcuad::config::LoadResult loaded;
+  if (config_path.empty()) {
+    opcuad::log::info("configuration: built-in default (opc.tcp://0.0.0.0:4840, SecurityPolicy None, anonymous, "
+                      "demo namespace); use --config FILE for your own");
+    loaded.config = opcuad::config::default_config();
+  } else {
+    opcuad::log::info("configuration: {}", config_path);
+    loaded = opcuad::config::load_config(config_path);
+  }
+  if (!loaded.ok()) {
+    for (const auto& e : loaded.errors) opcuad::log::error("{}", e.to_string());
+    opcuad::log::error("the configuration has {} problem(s): not starting", loaded.errors.size());
+    return 1;
+  }
   if (check_only) {
-    fmt::print(stderr, "configuration checking arrives with the config layer (issue 4); nothing to check yet\n");
+    opcuad::log::info("configuration is valid: {} node declaration(s) in {} file(s)", loaded.config.nodes.size(),
+                      loaded.config.node_files.size());
     return 0;
   }
-  fmt::print(stderr, "the OPC UA transport is not built yet (issue 3): exiting\n");
-  return 0;
+  opcuad::Daemon daemon(loaded.config);
+  if (!daemon.start()) return 1;
+  return daemon.run();
 }

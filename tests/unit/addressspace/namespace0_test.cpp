@@ -1,6 +1,9 @@
 // Namespace 0 as generated from Opc.Ua.NodeSet2.xml: the folders, the Server object, the hierarchies.
 #include <catch2/catch.hpp>
 
+#include <set>
+#include <tuple>
+
 #include "addressspace/namespace0.hpp"
 #include "addressspace/server_object.hpp"
 #include "addressspace/type_check.hpp"
@@ -237,4 +240,19 @@ TEST_CASE("addressspace: live Server object values", "[addressspace][ns0]") {
     const auto* var = n.store->variable(n.at(id));
     CHECK(check_value(*n.store, *var, read(id)).is_good());
   }
+}
+
+TEST_CASE("addressspace: no reference is stored twice", "[addressspace][ns0]") {
+  // The nodeset declares most references at both ends; each must still appear once per direction.
+  const NodeStore& s = *ns0().store;
+  size_t duplicates = 0;
+  for (NodeIndex n = 0; n < s.size(); ++n) {
+    std::set<std::tuple<NodeIndex, uint16_t, bool>> seen;
+    for (const auto& r : s.references(n)) duplicates += !seen.insert({r.target, r.type, r.is_inverse}).second;
+  }
+  CHECK(duplicates == 0);
+  const NodeIndex server = s.find(ua::NodeId(0, 2253));
+  size_t server_status = 0;
+  for (const auto& r : s.references(server)) server_status += s.node_id(r.target) == ua::NodeId(0, 2256);
+  CHECK(server_status == 1);
 }

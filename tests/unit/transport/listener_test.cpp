@@ -6,6 +6,7 @@
 #include <asio/write.hpp>
 
 #include <atomic>
+#include <stdexcept>
 #include <random>
 #include <thread>
 
@@ -59,7 +60,12 @@ struct Server {
   std::thread accept_thread;
 };
 
-// A blocking client speaking just enough UA TCP.
+// A blocking client speaking just enough UA TCP. It runs on client threads, where Catch2's assertions
+// must not be used (they are not thread-safe): failures throw, and the main thread checks.
+void expect(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(what);
+}
+
 struct Client {
   explicit Client(uint16_t port) : socket(ctx) {
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
@@ -73,18 +79,16 @@ struct Client {
     std::string rest(size - 8, '\0');
     asio::read(socket, asio::buffer(rest.data(), rest.size()));
     std::vector<ServerMessage> m;
-    REQUIRE(parse_output(header + rest, m));
-    REQUIRE(m.size() == 1);
+    expect(parse_output(header + rest, m) && m.size() == 1, "malformed server message");
     return m[0];
   }
   void open() {
     send(hello());
-    REQUIRE(receive().type == "ACK");
+    expect(receive().type == "ACK", "no ACK");
     send(open_request(1, 1));
     auto m = receive();
-    REQUIRE(m.type == "OPN");
     ua::OpenSecureChannelResponse r;
-    REQUIRE(decode_body(m, r));
+    expect(m.type == "OPN" && decode_body(m, r), "no OpenSecureChannel response");
     channel_id = r.security_token.channel_id;
     token_id = r.security_token.token_id;
   }
@@ -93,7 +97,7 @@ struct Client {
                          encode_request(read_request(handle, nodes))));
     auto m = receive();
     ua::ReadResponse r;
-    REQUIRE(decode_body(m, r));
+    expect(decode_body(m, r), "no ReadResponse");
     return r;
   }
   asio::io_context ctx;
@@ -106,19 +110,24 @@ struct Client {
 TEST_CASE("transport: many concurrent connections spread over the shards", "[transport][live]") {
   Server server;
   const uint16_t port = server.listener->port();
-  std::atomic<int> good{0};
+  std::atomic<int> good{0}, failed{0};
   std::vector<std::thread> clients;
   for (int t = 0; t < 8; ++t) {
     clients.emplace_back([&, t] {
-      Client c(port);
-      c.open();
-      for (uint32_t i = 0; i < 50; ++i) {
-        auto r = c.read(i, 1 + t);
-        if (r.response_header.request_handle == i && r.results.size() == size_t(1 + t)) good.fetch_add(1);
+      try {
+        Client c(port);
+        c.open();
+        for (uint32_t i = 0; i < 50; ++i) {
+          auto r = c.read(i, 1 + t);
+          if (r.response_header.request_handle == i && r.results.size() == size_t(1 + t)) good.fetch_add(1);
+        }
+      } catch (const std::exception&) {
+        failed.fetch_add(1);
       }
     });
   }
   for (auto& t : clients) t.join();
+  CHECK(failed.load() == 0);
   CHECK(good.load() == 8 * 50);
   CHECK(server.handler.requests.load() == 400);
   CHECK(server.shards.shard(0).stats().connections_accepted.load() > 0);
@@ -205,12 +214,16 @@ TEST_CASE("transport: a client that never reads costs bounded memory and is serv
   size_t answered = 0;
   bool in_order = true;
   std::thread reader([&] {
-    for (; answered < sent_requests; ++answered) {
-      auto m = client.receive();
-      if (m.type != "MSG" || m.request_id != 2 + answered) {
-        in_order = false;
-        break;
+    try {
+      for (; answered < sent_requests; ++answered) {
+        auto m = client.receive();
+        if (m.type != "MSG" || m.request_id != 2 + answered) {
+          in_order = false;
+          break;
+        }
       }
+    } catch (const std::exception&) {
+      in_order = false;
     }
   });
   if (!request.empty()) asio::write(client.socket, asio::buffer(request));

@@ -1,0 +1,158 @@
+#include "daemon/daemon.hpp"
+
+#include <asio/ip/tcp.hpp>
+#include <asio/post.hpp>
+
+#include <csignal>
+
+#include "addressspace/server_object.hpp"
+#include "config/address_space_loader.hpp"
+#include "daemon/build_info.hpp"
+#include "daemon/log.hpp"
+
+namespace opcuad {
+
+namespace {
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+// opc.tcp://host:port[/path] -> host, port (IPv6 hosts in brackets).
+std::optional<HostPort> split_url(const std::string& url) {
+  constexpr std::string_view scheme = "opc.tcp://";
+  if (url.compare(0, scheme.size(), scheme) != 0) return std::nullopt;
+  std::string rest = url.substr(scheme.size());
+  rest = rest.substr(0, rest.find('/'));
+  HostPort hp;
+  if (!rest.empty() && rest[0] == '[') {
+    auto close = rest.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    hp.host = rest.substr(1, close - 1);
+    rest = rest.substr(close + 1);
+    if (!rest.empty() && rest[0] == ':') hp.port = rest.substr(1);
+  } else {
+    auto colon = rest.rfind(':');
+    hp.host = rest.substr(0, colon);
+    if (colon != std::string::npos) hp.port = rest.substr(colon + 1);
+  }
+  if (hp.port.empty()) hp.port = "4840";
+  return hp;
+}
+
+ua::BuildInfo build_info() {
+  ua::BuildInfo b;
+  b.product_uri = ua::String("https://github.com/opcuad/opcuad");
+  b.manufacturer_name = ua::String("opcuad");
+  b.product_name = ua::String("opcuad");
+  b.software_version = ua::String(build::kVersion);
+  b.build_number = ua::String(build::kBuildType);
+  b.build_date = ua::DateTime::now();
+  return b;
+}
+
+transport::TransportConfig transport_config(const config::ServerConfig& c) {
+  transport::TransportConfig t;
+  t.max_message_size = c.limits.max_message_size;
+  t.max_chunk_count = c.limits.max_chunk_count;
+  t.decode_limits.max_array_length = c.limits.max_array_length;
+  t.decode_limits.max_string_length = c.limits.max_string_length;
+  t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
+  return t;
+}
+
+}  // namespace
+
+Daemon::Daemon(const config::ServerConfig& config)
+    : config_(config), transport_config_(transport_config(config)) {}
+
+Daemon::~Daemon() { shutdown(); }
+
+bool Daemon::start() {
+  control_participant_ = space_.reclaimer().register_participant();
+  const auto errors = config::build_address_space(config_, space_, *control_participant_, build_info());
+  if (!errors.empty()) {
+    for (const auto& e : errors) log::error("{}", e.to_string());
+    return false;
+  }
+  log::info("address space: {} nodes", space_.current()->size());
+
+  shards_ = std::make_unique<transport::ShardPool>(config_.threads);
+  services_ = std::make_unique<services::Server>(space_, config_);
+  for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
+  simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_);
+  shards_->start();
+  simulator_->start();
+  log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
+
+  for (const auto& e : config_.endpoints) {
+    if (!listen(e)) return false;
+  }
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
+  signals_.async_wait([this](std::error_code ec, int sig) {
+    if (ec) return;
+    log::info("signal {}: shutting down", sig);
+    shutdown();
+  });
+  tick_server_status();
+  return true;
+}
+
+bool Daemon::listen(const config::Endpoint& endpoint) {
+  auto hp = split_url(endpoint.url);
+  if (!hp) {
+    log::error("endpoint {}: not an opc.tcp:// URL", endpoint.url);
+    return false;
+  }
+  try {
+    asio::ip::tcp::resolver resolver(control_);
+    const std::string host = hp->host.empty() ? "0.0.0.0" : hp->host;
+    auto results = resolver.resolve(host, hp->port, asio::ip::tcp::resolver::passive);
+    const asio::ip::tcp::endpoint ep = *results.begin();
+    auto l = std::make_unique<transport::Listener>(control_, ep, *shards_, transport_config_, *services_, ids_);
+    l->start();
+    // The actual port (a configured port 0 picks a free one; tests read it from this line).
+    log::info("listening on opc.tcp://{}:{} for {}", ep.address().to_string(), l->port(), endpoint.url);
+    listeners_.push_back(std::move(l));
+    return true;
+  } catch (const std::system_error& e) {
+    log::error("endpoint {}: cannot listen: {}", endpoint.url, e.what());
+    return false;
+  }
+}
+
+void Daemon::tick_server_status() {
+  if (stopped_) return;
+  addressspace::update_server_current_time(*space_.current(), space_.values(), *control_participant_,
+                                           ua::DateTime::now());
+  space_.reclaimer().quiescent(*control_participant_);
+  status_timer_.expires_after(std::chrono::seconds(1));
+  status_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) tick_server_status();
+  });
+}
+
+int Daemon::run() {
+  control_.run();
+  return 0;
+}
+
+void Daemon::shutdown() {
+  if (stopped_) return;
+  stopped_ = true;
+  status_timer_.cancel();
+  asio::error_code ignored;
+  signals_.cancel(ignored);
+  for (auto& l : listeners_) l->stop();  // stop accepting first
+  if (shards_) {
+    if (simulator_) asio::post(shards_->shard(0).context(), [s = simulator_.get()] { s->stop(); });
+    if (services_) services_->detach_shards();
+    shards_->stop();  // closes every connection on its shard, then joins the threads
+  }
+  if (control_participant_) space_.reclaimer().go_offline(*control_participant_);
+  log::info("stopped");
+}
+
+}  // namespace opcuad

@@ -1,0 +1,53 @@
+#pragma once
+// Daemon: wires the layers for one run of opcuad. Loads nothing itself: it is given a validated
+// configuration, builds the address space from it, starts the shards, the services and one listener per
+// endpoint, and runs until SIGINT or SIGTERM, then shuts everything down in order (stop accepting, close
+// the channels, join the shards).
+
+#include <asio/io_context.hpp>
+#include <asio/signal_set.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <memory>
+#include <vector>
+
+#include "addressspace/address_space.hpp"
+#include "config/config.hpp"
+#include "daemon/simulator.hpp"
+#include "services/server.hpp"
+#include "transport/listener.hpp"
+#include "transport/shard_pool.hpp"
+
+namespace opcuad {
+
+class Daemon {
+ public:
+  explicit Daemon(const config::ServerConfig& config);
+  ~Daemon();
+
+  // Builds and starts everything; false (after logging why) when the server cannot start.
+  bool start();
+  // Runs the control loop (accepting, signals) until a shutdown signal; returns the exit code.
+  int run();
+
+ private:
+  bool listen(const config::Endpoint& endpoint);
+  void shutdown();
+  void tick_server_status();
+
+  const config::ServerConfig& config_;
+  transport::TransportConfig transport_config_;
+  addressspace::AddressSpace space_;
+  std::unique_ptr<services::Server> services_;
+  std::unique_ptr<transport::ShardPool> shards_;
+  transport::ChannelIdSource ids_;
+  asio::io_context control_;  // acceptors, signals, the Server status clock
+  asio::signal_set signals_{control_};
+  std::vector<std::unique_ptr<transport::Listener>> listeners_;
+  std::unique_ptr<Simulator> simulator_;
+  asio::steady_timer status_timer_{control_};
+  addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
+  bool stopped_ = false;
+};
+
+}  // namespace opcuad

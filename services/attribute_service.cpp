@@ -1,0 +1,298 @@
+// Attribute service set (Part 4 §5.10): Read and Write.
+#include "addressspace/type_check.hpp"
+#include "services/index_range.hpp"
+#include "services/request.hpp"
+
+namespace opcuad::services {
+
+namespace {
+
+namespace status = ua::status;
+using addressspace::NodeClass;
+using addressspace::NodeIndex;
+using addressspace::NodeStore;
+
+enum Attr : uint32_t {
+  kNodeId = 1, kNodeClass, kBrowseName, kDisplayName, kDescription, kWriteMask, kUserWriteMask, kIsAbstract,
+  kSymmetric, kInverseName, kContainsNoLoops, kEventNotifier, kValue, kDataType, kValueRank, kArrayDimensions,
+  kAccessLevel, kUserAccessLevel, kMinimumSamplingInterval, kHistorizing, kExecutable, kUserExecutable,
+  kDataTypeDefinition, kRolePermissions, kUserRolePermissions, kAccessRestrictions, kAccessLevelEx,
+};
+
+// Part 3 §5: which attributes each node class has.
+bool has_attribute(NodeClass c, uint32_t a) {
+  if (a >= kNodeId && a <= kUserWriteMask) return true;
+  switch (c) {
+    case NodeClass::Object:
+      return a == kEventNotifier;
+    case NodeClass::Variable:
+      return (a >= kValue && a <= kHistorizing) || a == kAccessLevelEx;
+    case NodeClass::Method:
+      return a == kExecutable || a == kUserExecutable;
+    case NodeClass::ObjectType:
+      return a == kIsAbstract;
+    case NodeClass::VariableType:
+      return (a >= kValue && a <= kArrayDimensions) || a == kIsAbstract;
+    case NodeClass::ReferenceType:
+      return a == kIsAbstract || a == kSymmetric || a == kInverseName;
+    case NodeClass::DataType:
+      return a == kIsAbstract || a == kDataTypeDefinition;
+    case NodeClass::View:
+      return a == kContainsNoLoops || a == kEventNotifier;
+    default:
+      return false;
+  }
+}
+
+// Every attribute but Value. REQUIRES: has_attribute(class, a).
+ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_t a, ua::Variant& out) {
+  const auto& rec = store.record(n);
+  const auto* var = store.variable(n);
+  switch (a) {
+    case kNodeId: out = store.node_id(n); return status::Good;
+    case kNodeClass: out = static_cast<int32_t>(rec.node_class); return status::Good;
+    case kBrowseName: out = store.browse_name(n); return status::Good;
+    case kDisplayName: out = store.display_name(n); return status::Good;
+    case kDescription: out = store.description(n); return status::Good;
+    case kWriteMask: out = rec.write_mask; return status::Good;
+    case kUserWriteMask: out = rec.write_mask; return status::Good;
+    case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
+    case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
+    case kInverseName: {
+      const auto* rt = store.reference_type(n);
+      out = rt ? store.text(rt->inverse_name) : ua::LocalizedText{};
+      return status::Good;
+    }
+    case kContainsNoLoops: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
+    case kEventNotifier: out = rec.event_notifier; return status::Good;
+    case kDataType: out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type) : ua::NodeId(0, 24);
+      return status::Good;
+    case kValueRank: out = var ? var->value_rank : -2; return status::Good;
+    case kArrayDimensions: {
+      std::vector<uint32_t> dims;
+      if (var) {
+        auto d = store.array_dimensions(*var);
+        dims.assign(d.begin(), d.end());
+      }
+      out = std::move(dims);
+      return status::Good;
+    }
+    case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
+    case kUserAccessLevel: out = var ? var->user_access_level : uint8_t{0}; return status::Good;
+    case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
+    case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
+    case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
+    case kUserExecutable: out = store.has_flag(n, addressspace::flag::kUserExecutable); return status::Good;
+    case kAccessLevelEx: out = var ? var->access_level_ex | var->access_level : uint32_t{0}; return status::Good;
+    case kDataTypeDefinition: {
+      const ua::ExtensionObject* def = store.data_type_definition(n);
+      if (!def) return status::BadAttributeIdInvalid;  // not a structure or enumeration
+      out = *def;
+      return status::Good;
+    }
+  }
+  return status::BadAttributeIdInvalid;
+}
+
+void read_one(Server& server, Call& call, const NodeStore& store, const ua::ReadValueId& item,
+              ua::TimestampsToReturn timestamps, ua::DataValue& out) {
+  out = ua::DataValue{};
+  const NodeIndex n = store.find(item.node_id);
+  if (n == addressspace::kNoNode) {
+    out.status = status::BadNodeIdUnknown;
+    return;
+  }
+  const NodeClass cls = store.node_class(n);
+  if (!has_attribute(cls, item.attribute_id)) {
+    out.status = status::BadAttributeIdInvalid;
+    return;
+  }
+  bool range_ok = true;
+  auto range = IndexRange::parse(item.index_range.view(), range_ok);
+  if (!range_ok) {
+    out.status = status::BadIndexRangeInvalid;
+    return;
+  }
+  const bool wants_encoding = !item.data_encoding.name.empty() || item.data_encoding.namespace_index != 0;
+  const ua::DateTime now = ua::DateTime::now();
+  if (item.attribute_id != kValue) {
+    // Part 4 §5.10.2: DataEncoding is only for Value; other attributes have no source timestamp.
+    if (wants_encoding) {
+      out.status = status::BadDataEncodingInvalid;
+      return;
+    }
+    out.status = read_plain_attribute(store, n, item.attribute_id, out.value);
+    if (out.status.is_good() && range) out.status = read_range(ua::Variant(out.value), *range, out.value);
+    if (!out.status.is_good()) out.value.clear();
+    if (timestamps == ua::TimestampsToReturn::Server || timestamps == ua::TimestampsToReturn::Both) {
+      out.server_timestamp = now;
+    }
+    return;
+  }
+  const auto* var = store.variable(n);
+  if (cls == NodeClass::Variable) {
+    if (!(var->access_level & addressspace::access::kCurrentRead)) {
+      out.status = status::BadNotReadable;
+      return;
+    }
+    if (!(var->user_access_level & addressspace::access::kCurrentRead)) {
+      out.status = status::BadUserAccessDenied;
+      return;
+    }
+  }
+  if (var && var->cell) addressspace::ValueStore::read(*var->cell, out);
+  if (wants_encoding) {
+    if (out.value.type() != ua::BuiltinType::ExtensionObject) {
+      out = ua::DataValue{};
+      out.status = status::BadDataEncodingInvalid;
+      return;
+    }
+    if (item.data_encoding.namespace_index != 0 || item.data_encoding.name.view() != "Default Binary") {
+      out = ua::DataValue{};
+      out.status = status::BadDataEncodingUnsupported;
+      return;
+    }
+  }
+  if (range) {
+    ua::Variant whole = std::move(out.value);
+    ua::StatusCode s = read_range(whole, *range, out.value);
+    if (!s.is_good()) {
+      out = ua::DataValue{};
+      out.status = s;
+      return;
+    }
+  }
+  switch (timestamps) {
+    case ua::TimestampsToReturn::Source:
+      out.server_timestamp = {};
+      out.server_picoseconds = 0;
+      break;
+    case ua::TimestampsToReturn::Server:
+      out.source_timestamp = {};
+      out.source_picoseconds = 0;
+      out.server_timestamp = now;
+      break;
+    case ua::TimestampsToReturn::Neither:
+      out.source_timestamp = out.server_timestamp = {};
+      out.source_picoseconds = out.server_picoseconds = 0;
+      break;
+    default:
+      out.server_timestamp = now;
+      break;
+  }
+  (void)server;
+  (void)call;
+}
+
+// BadOutOfRange when a numeric value lies outside the EURange property of its variable (Part 8 §5.3.2).
+ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Variant& value) {
+  const NodeIndex range_node = store.child(n, 0, "EURange");
+  if (range_node == addressspace::kNoNode) return status::Good;
+  const auto* rv = store.variable(range_node);
+  if (!rv || !rv->cell) return status::Good;
+  ua::DataValue dv;
+  addressspace::ValueStore::read(*rv->cell, dv);
+  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
+  const ua::Range* range = eo ? eo->get<ua::Range>() : nullptr;
+  if (!range) return status::Good;
+  bool inside = true;
+  auto check = [&](double x) { inside &= x >= range->low && x <= range->high; };
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+          check(static_cast<double>(x));
+        } else if constexpr (requires { typename T::value_type; }) {
+          if constexpr (std::is_arithmetic_v<typename T::value_type> && !std::is_same_v<typename T::value_type, bool>) {
+            for (auto v : x) check(static_cast<double>(v));
+          }
+        }
+      },
+      value.storage());
+  return inside ? status::Good : status::BadOutOfRange;
+}
+
+ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const NodeStore& store,
+                         const ua::WriteValue& item) {
+  const NodeIndex n = store.find(item.node_id);
+  if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
+  const NodeClass cls = store.node_class(n);
+  if (!has_attribute(cls, item.attribute_id)) return status::BadAttributeIdInvalid;
+  // The structure is immutable and no node's WriteMask allows attribute writes: only Value is writable.
+  if (item.attribute_id != kValue || cls != NodeClass::Variable) return status::BadNotWritable;
+  const auto* var = store.variable(n);
+  if (!(var->access_level & addressspace::access::kCurrentWrite)) return status::BadNotWritable;
+  if (!(var->user_access_level & addressspace::access::kCurrentWrite)) return status::BadUserAccessDenied;
+  const ua::DataValue& in = item.value;
+  // Part 4 §5.10.4: status and timestamps are written only where the node allows it.
+  if (in.status.value() != 0 && !(var->access_level & addressspace::access::kStatusWrite)) {
+    return status::BadWriteNotSupported;
+  }
+  if (!in.source_timestamp.is_null() && !(var->access_level & addressspace::access::kTimestampWrite)) {
+    return status::BadWriteNotSupported;
+  }
+  bool range_ok = true;
+  auto range = IndexRange::parse(item.index_range.view(), range_ok);
+  if (!range_ok) return status::BadIndexRangeInvalid;
+
+  ua::DataValue next;
+  if (range) {
+    addressspace::ValueStore::read(*var->cell, next);
+    ua::StatusCode s = write_range(next.value, *range, in.value);
+    if (!s.is_good()) return s;
+  } else {
+    next.value = in.value;
+  }
+  ua::StatusCode typed = addressspace::check_value(store, *var, next.value);
+  if (!typed.is_good()) return typed;
+  ua::StatusCode bounded = check_eu_range(store, n, next.value);
+  if (!bounded.is_good()) return bounded;
+  const ua::DateTime now = ua::DateTime::now();
+  next.status = in.status;
+  next.source_timestamp = in.source_timestamp.is_null() ? now : in.source_timestamp;
+  next.source_picoseconds = in.source_timestamp.is_null() ? 0 : in.source_picoseconds;
+  next.server_timestamp = now;
+  next.server_picoseconds = 0;
+  space.values().write(*var->cell, next, *call.shard.participant);
+  return status::Good;
+}
+
+}  // namespace
+
+void handle_read(Server& server, Call& call, ua::Decoder& body) {
+  ua::ReadRequest req;
+  if (!decode_request(call, body, req)) return;
+  const auto& limits = server.config().limits.operations;
+  if (!check_operation_count(call, req.request_header, req.nodes_to_read.size(), limits.max_nodes_per_read)) return;
+  if (req.max_age < 0 || req.max_age != req.max_age) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadMaxAgeInvalid);
+  }
+  if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+                                   status::BadTimestampsToReturnInvalid);
+  }
+  const NodeStore& store = *server.space().current();
+  ua::ReadResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.resize(req.nodes_to_read.size());
+  // maxAge: every value is served from the current cell, which is always the freshest value there is.
+  for (size_t i = 0; i < req.nodes_to_read.size(); ++i) {
+    read_one(server, call, store, req.nodes_to_read[i], req.timestamps_to_return, resp.results[i]);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_write(Server& server, Call& call, ua::Decoder& body) {
+  ua::WriteRequest req;
+  if (!decode_request(call, body, req)) return;
+  const auto& limits = server.config().limits.operations;
+  if (!check_operation_count(call, req.request_header, req.nodes_to_write.size(), limits.max_nodes_per_write)) return;
+  const NodeStore& store = *server.space().current();
+  ua::WriteResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.reserve(req.nodes_to_write.size());
+  for (const auto& item : req.nodes_to_write) resp.results.push_back(write_one(call, server.space(), store, item));
+  call.channel.send(call.request_id, resp);
+}
+
+}  // namespace opcuad::services

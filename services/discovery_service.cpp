@@ -1,0 +1,103 @@
+// Discovery service set (Part 4 §5.4): GetEndpoints and FindServers.
+#include "services/request.hpp"
+
+namespace opcuad::services {
+
+namespace {
+
+constexpr std::string_view kTcpBinaryProfile = "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
+constexpr std::string_view kPolicyUriPrefix = "http://opcfoundation.org/UA/SecurityPolicy#";
+
+// Host part of opc.tcp://host:port/path.
+std::string_view host_of(std::string_view url) {
+  auto start = url.find("://");
+  if (start == std::string_view::npos) return {};
+  url.remove_prefix(start + 3);
+  auto end = url.find_first_of(":/");
+  return url.substr(0, end);
+}
+
+// The configured URL with a wildcard host (0.0.0.0, ::, empty) replaced by the host the client dialled,
+// so the client finds the address it used among the endpoints (Part 4 §5.4.4).
+std::string advertised_url(const std::string& configured, std::string_view dialled) {
+  std::string_view host = host_of(configured);
+  if (host != "0.0.0.0" && host != "[::]" && !host.empty()) return configured;
+  std::string_view client_host = host_of(dialled);
+  if (client_host.empty()) client_host = "localhost";
+  const auto at = configured.find(host, configured.find("://") + 3);
+  return configured.substr(0, at) + std::string(client_host) + configured.substr(at + host.size());
+}
+
+}  // namespace
+
+ua::ApplicationDescription Server::application_description() const {
+  ua::ApplicationDescription d;
+  d.application_uri = ua::String(config_.application_uri);
+  d.product_uri = ua::String(config_.product_uri);
+  d.application_name = ua::LocalizedText{ua::String("en"), ua::String(config_.application_name)};
+  d.application_type = ua::ApplicationType::Server;
+  for (const auto& e : config_.endpoints) d.discovery_urls.push_back(ua::String(e.url));
+  return d;
+}
+
+std::vector<ua::EndpointDescription> Server::endpoints(std::string_view dialled) const {
+  std::vector<ua::EndpointDescription> out;
+  const ua::ApplicationDescription app = application_description();
+  for (const auto& e : config_.endpoints) {
+    for (const auto& policy : e.security_policies) {
+      for (const auto& mode : e.security_modes) {
+        // Until signing and encryption exist, only None/None is served (the config layer rejects others).
+        if (policy != "None" || mode != "None") continue;
+        ua::EndpointDescription d;
+        d.endpoint_url = ua::String(advertised_url(e.url, dialled));
+        d.server = app;
+        d.server.discovery_urls = {d.endpoint_url};
+        d.server_certificate = ua::ByteString();
+        d.security_mode = ua::MessageSecurityMode::None;
+        d.security_policy_uri = ua::String(std::string(kPolicyUriPrefix) + policy);
+        // Stable policy ids: clients cache endpoints, so the ids never depend on order.
+        if (config_.allow_anonymous) {
+          d.user_identity_tokens.push_back(
+              ua::UserTokenPolicy{ua::String("anonymous"), ua::UserTokenType::Anonymous, {}, {}, {}});
+        }
+        if (!config_.users.empty()) {
+          d.user_identity_tokens.push_back(
+              ua::UserTokenPolicy{ua::String("username"), ua::UserTokenType::UserName, {}, {},
+                                  ua::String(std::string(kPolicyUriPrefix) + "None")});
+        }
+        d.transport_profile_uri = ua::String(kTcpBinaryProfile);
+        d.security_level = 0;  // None is the weakest; signed and encrypted endpoints will rank higher
+        out.push_back(std::move(d));
+      }
+    }
+  }
+  return out;
+}
+
+void handle_get_endpoints(Server& server, Call& call, ua::Decoder& body) {
+  ua::GetEndpointsRequest req;
+  if (!decode_request(call, body, req)) return;
+  ua::GetEndpointsResponse resp;
+  resp.response_header = response_header(req.request_header);
+  bool profile_ok = req.profile_uris.empty();
+  for (const auto& p : req.profile_uris) profile_ok |= p.view() == kTcpBinaryProfile;
+  if (profile_ok) {
+    std::string_view dialled = req.endpoint_url.is_null() ? std::string_view(call.channel.endpoint_url())
+                                                          : req.endpoint_url.view();
+    resp.endpoints = server.endpoints(dialled);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_find_servers(Server& server, Call& call, ua::Decoder& body) {
+  ua::FindServersRequest req;
+  if (!decode_request(call, body, req)) return;
+  ua::FindServersResponse resp;
+  resp.response_header = response_header(req.request_header);
+  bool wanted = req.server_uris.empty();
+  for (const auto& uri : req.server_uris) wanted |= uri.view() == server.config().application_uri;
+  if (wanted) resp.servers.push_back(server.application_description());
+  call.channel.send(call.request_id, resp);
+}
+
+}  // namespace opcuad::services

@@ -1,0 +1,187 @@
+#include "services/server.hpp"
+
+#include <asio/post.hpp>
+
+#include "services/request.hpp"
+
+namespace opcuad::services {
+
+namespace status = ua::status;
+
+// How a service relates to sessions (Part 4 §5.6: every service but discovery and session creation needs
+// an activated session on the same secure channel).
+enum class Needs : uint8_t { Nothing, Session, ActivatedSession };
+
+struct Server::Entry {
+  uint32_t type_id;
+  Needs needs;
+  void (*handler)(Server&, Call&, ua::Decoder&);
+};
+
+namespace {
+
+using Entry = Server::Entry;
+
+// The dispatch table: request binary encoding id -> handler. Services not listed (NodeManagement,
+// Query, History, ...) get ServiceFault(BadServiceUnsupported) from the transport.
+const Server::Entry* find_entry(uint32_t type_id) noexcept;
+
+}  // namespace
+
+ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result) {
+  ua::ResponseHeader h;
+  h.timestamp = ua::DateTime::now();
+  h.request_handle = request.request_handle;
+  h.service_result = result;
+  return h;
+}
+
+Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config) : space_(space), config_(config) {}
+
+Server::~Server() = default;
+
+void Server::attach_shard(asio::io_context& ctx) {
+  auto state = std::make_unique<ShardState>();
+  state->context = &ctx;
+  state->participant = space_.reclaimer().register_participant();
+  std::random_device rd;
+  state->rng.seed((uint64_t{rd()} << 32) | rd());
+  state->sweep = std::make_unique<asio::steady_timer>(ctx);
+  ShardState* s = state.get();
+  shards_.push_back(std::move(state));
+  // Start the sweep on the shard's own thread.
+  asio::post(ctx, [this, s] { sweep(*s); });
+}
+
+void Server::detach_shards() {
+  for (auto& s : shards_) {
+    ShardState* state = s.get();
+    asio::post(*state->context, [state] {
+      state->sweep->cancel();
+      state->sessions.clear();
+    });
+  }
+}
+
+void Server::sweep(ShardState& shard) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
+    if (it->second->expired(now)) {
+      // Part 4 §5.6.2: an expired session and everything it holds is freed.
+      it = shard.sessions.erase(it);
+      release_session();
+    } else {
+      ++it;
+    }
+  }
+  if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
+  shard.sweep->expires_after(std::chrono::milliseconds(250));
+  shard.sweep->async_wait([this, &shard](std::error_code ec) {
+    if (!ec) sweep(shard);
+  });
+}
+
+ShardState& Server::shard_of(transport::SecureChannel& channel) {
+  thread_local ShardState* cached = nullptr;
+  thread_local const Server* cached_for = nullptr;
+  if (cached_for == this && cached->context == &channel.context()) return *cached;
+  for (auto& s : shards_) {
+    if (s->context == &channel.context()) {
+      cached = s.get();
+      cached_for = this;
+      return *s;
+    }
+  }
+  // An io_context nobody attached: attach it now (tests that drive one channel directly).
+  attach_shard(channel.context());
+  cached = shards_.back().get();
+  cached_for = this;
+  return *cached;
+}
+
+bool Server::reserve_session() noexcept {
+  uint32_t n = session_count_.load(std::memory_order_relaxed);
+  do {
+    if (n >= config_.limits.max_sessions) return false;
+  } while (!session_count_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  return true;
+}
+
+void Server::release_session() noexcept { session_count_.fetch_sub(1, std::memory_order_relaxed); }
+
+void Server::remove_session(ShardState& shard, const ua::NodeId& token) {
+  if (shard.sessions.erase(token)) release_session();
+}
+
+bool Server::on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx, ua::Decoder& body) {
+  const Entry* entry = find_entry(ctx.type_id);
+  if (!entry) return false;
+  ShardState& shard = shard_of(channel);
+  Call call{channel, ctx.request_id, shard, nullptr};
+  if (entry->needs != Needs::Nothing) {
+    // Every request starts with its RequestHeader: read it once here for the session checks.
+    ua::Decoder peek = body;
+    ua::RequestHeader header;
+    ua::decode(peek, header);
+    if (!peek.ok()) {
+      channel.send_fault(ctx.request_id, 0, status::BadDecodingError);
+      return true;
+    }
+    auto it = shard.sessions.find(header.authentication_token);
+    if (it == shard.sessions.end()) {
+      channel.send_fault(ctx.request_id, header.request_handle, status::BadSessionIdInvalid);
+      return true;
+    }
+    Session& s = *it->second;
+    if (entry->needs == Needs::ActivatedSession) {
+      if (!s.activated) {
+        channel.send_fault(ctx.request_id, header.request_handle, status::BadSessionNotActivated);
+        return true;
+      }
+      // The authentication token is bound to the secure channel the session was activated on.
+      if (s.channel_id != channel.id()) {
+        channel.send_fault(ctx.request_id, header.request_handle, status::BadSecureChannelIdInvalid);
+        return true;
+      }
+    }
+    s.last_activity = std::chrono::steady_clock::now();
+    call.session = &s;
+  }
+  entry->handler(*this, call, body);
+  return true;
+}
+
+void Server::on_channel_closed(transport::SecureChannel&) {
+  // Sessions outlive their channel (Part 4 §5.6): a client may reactivate them on a new channel
+  // before they time out. Nothing to do until subscriptions need their channel.
+}
+
+namespace {
+
+constexpr Entry kEntries[] = {
+    {ua::GetEndpointsRequest::binary_encoding_id, Needs::Nothing, handle_get_endpoints},
+    {ua::FindServersRequest::binary_encoding_id, Needs::Nothing, handle_find_servers},
+    {ua::CreateSessionRequest::binary_encoding_id, Needs::Nothing, handle_create_session},
+    {ua::ActivateSessionRequest::binary_encoding_id, Needs::Session, handle_activate_session},
+    {ua::CloseSessionRequest::binary_encoding_id, Needs::Session, handle_close_session},
+    {ua::CancelRequest::binary_encoding_id, Needs::ActivatedSession, handle_cancel},
+    {ua::ReadRequest::binary_encoding_id, Needs::ActivatedSession, handle_read},
+    {ua::WriteRequest::binary_encoding_id, Needs::ActivatedSession, handle_write},
+    {ua::BrowseRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse},
+    {ua::BrowseNextRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse_next},
+    {ua::TranslateBrowsePathsToNodeIdsRequest::binary_encoding_id, Needs::ActivatedSession, handle_translate},
+    {ua::RegisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_register_nodes},
+    {ua::UnregisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_unregister_nodes},
+    {ua::CallRequest::binary_encoding_id, Needs::ActivatedSession, handle_call},
+};
+
+const Entry* find_entry(uint32_t type_id) noexcept {
+  for (const Entry& e : kEntries) {
+    if (e.type_id == type_id) return &e;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+}  // namespace opcuad::services

@@ -1,0 +1,109 @@
+#pragma once
+// Server: the services layer behind the transport. One dispatch table keyed by the request's binary
+// encoding id gives each service its handler and whether it needs an activated session; the checks
+// every request shares (session and authentication token, channel binding, request decoding) happen
+// once, in on_request(), before a handler runs (after open62541's ua_services.c and STYLE.md).
+//
+// Threads: on_request() runs on the channel's shard thread. Each shard has a ShardState (its sessions,
+// its epoch participant) that only its thread touches; the session count and the token registry are
+// the only state shared between shards, and are touched only by Create/Activate/CloseSession.
+
+#include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "addressspace/address_space.hpp"
+#include "config/config.hpp"
+#include "services/session.hpp"
+#include "transport/secure_channel.hpp"
+#include "transport/service_handler.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::services {
+
+struct ShardState {
+  asio::io_context* context = nullptr;
+  addressspace::EpochReclaimer::Participant* participant = nullptr;
+  // shard-local: token -> session
+  std::unordered_map<ua::NodeId, std::unique_ptr<Session>> sessions;
+  std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
+  std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
+};
+
+// What one request's handler gets: the channel, the request id and the session (when required).
+struct Call {
+  transport::SecureChannel& channel;
+  uint32_t request_id;
+  ShardState& shard;
+  Session* session;  // nullptr for services that need none
+};
+
+class Server final : public transport::ServiceHandler {
+ public:
+  Server(addressspace::AddressSpace& space, const config::ServerConfig& config);
+  ~Server() override;
+
+  // Registers a shard: its state is created, and a timer on it expires sessions and reports the shard's
+  // quiescent point to the address space's reclaimer. Call once per shard before traffic arrives.
+  void attach_shard(asio::io_context& ctx);
+  // Stops the shard timers (on each shard's thread via post; the caller joins the shards after).
+  void detach_shards();
+
+  bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
+                  ua::Decoder& body) override;
+  void on_channel_closed(transport::SecureChannel& channel) override;
+
+  const config::ServerConfig& config() const noexcept { return config_; }
+  addressspace::AddressSpace& space() noexcept { return space_; }
+  uint32_t session_count() const noexcept { return session_count_.load(std::memory_order_relaxed); }
+
+  // The endpoints this server offers, with `url` (the one the client dialled) as their address when it
+  // names one of ours; see discovery_service.cpp.
+  std::vector<ua::EndpointDescription> endpoints(std::string_view url) const;
+  ua::ApplicationDescription application_description() const;
+
+  // Session bookkeeping shared by the session services.
+  bool reserve_session() noexcept;
+  void release_session() noexcept;
+  void remove_session(ShardState& shard, const ua::NodeId& token);
+
+  struct Entry;  // a dispatch table row (server.cpp)
+
+ private:
+  ShardState& shard_of(transport::SecureChannel& channel);
+  void sweep(ShardState& shard);
+
+  addressspace::AddressSpace& space_;
+  const config::ServerConfig& config_;
+  std::vector<std::unique_ptr<ShardState>> shards_;
+  std::atomic<uint32_t> session_count_{0};
+};
+
+// Handlers, one file per service set. Each decodes its request from `body`, answers through
+// call.channel, and returns nothing; a request that fails to decode is answered by the dispatcher.
+void handle_get_endpoints(Server&, Call&, ua::Decoder& body);
+void handle_find_servers(Server&, Call&, ua::Decoder& body);
+void handle_create_session(Server&, Call&, ua::Decoder& body);
+void handle_activate_session(Server&, Call&, ua::Decoder& body);
+void handle_close_session(Server&, Call&, ua::Decoder& body);
+void handle_cancel(Server&, Call&, ua::Decoder& body);
+void handle_read(Server&, Call&, ua::Decoder& body);
+void handle_write(Server&, Call&, ua::Decoder& body);
+void handle_browse(Server&, Call&, ua::Decoder& body);
+void handle_browse_next(Server&, Call&, ua::Decoder& body);
+void handle_translate(Server&, Call&, ua::Decoder& body);
+void handle_register_nodes(Server&, Call&, ua::Decoder& body);
+void handle_unregister_nodes(Server&, Call&, ua::Decoder& body);
+void handle_call(Server&, Call&, ua::Decoder& body);
+
+// A response header for `request`: the handle echoed, the server's timestamp, a service result.
+ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);
+
+}  // namespace opcuad::services

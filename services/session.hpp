@@ -1,0 +1,51 @@
+#pragma once
+// Session state (Part 4 §5.6). A session lives on the shard of the secure channel it is bound to and is
+// touched only by that shard's thread.
+//
+// shard-local: owned by ShardState::sessions.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "addressspace/node_store.hpp"
+#include "ua/node_id.hpp"
+
+namespace opcuad::services {
+
+// A Browse that returned part of a node's references (Part 4 §7.9). It remembers the store it walked, so
+// a structural change makes the continuation point invalid instead of wrong.
+struct BrowseContinuation {
+  const addressspace::NodeStore* store = nullptr;
+  addressspace::NodeIndex node = addressspace::kNoNode;
+  uint32_t next_reference = 0;  // position in store->references(node)
+  int reference_type = -1;      // dense index, -1 = all
+  bool include_subtypes = true;
+  addressspace::BrowseDirection direction = addressspace::BrowseDirection::Forward;
+  uint32_t node_class_mask = 0;
+  uint32_t result_mask = 0;
+  uint32_t max_references = 0;
+};
+
+struct Session {
+  ua::NodeId session_id;
+  ua::NodeId authentication_token;  // secret: never logged
+  std::string name;
+  uint32_t channel_id = 0;           // the secure channel it is bound to
+  double timeout_ms = 0;
+  std::chrono::steady_clock::time_point last_activity;
+  bool activated = false;
+  std::string user;                  // empty for anonymous
+  ua::ByteString server_nonce;
+  uint32_t max_response_message_size = 0;
+  std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
+  uint64_t next_continuation = 1;
+
+  bool expired(std::chrono::steady_clock::time_point now) const noexcept {
+    return now - last_activity > std::chrono::duration<double, std::milli>(timeout_ms);
+  }
+};
+
+}  // namespace opcuad::services

@@ -1,0 +1,484 @@
+// The services over an in-memory secure channel: every status code of issue 5 produced on purpose.
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+#include "config/address_space_loader.hpp"
+#include "config/password.hpp"
+#include "services/server.hpp"
+#include "tests/unit/transport/channel_harness.hpp"
+
+using namespace opcuad;
+using namespace opcuad::transport;
+using namespace opcuad::transport::test;
+namespace status = ua::status;
+
+namespace {
+
+const char* kServerJson = R"({
+  "application_uri": "urn:test:server",
+  "endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}],
+  "limits": {"max_sessions": 3, "max_nodes_per_read": 5, "max_browse_continuation_points": 2,
+             "min_session_timeout_ms": 50},
+  "users": [{"name": "alice", "password_hash": "HASH"}],
+  "namespaces": ["urn:test"]
+})";
+
+const char* kNodesJson = R"({
+  "namespaces": ["urn:test"],
+  "nodes": [
+    {"kind": "folder", "name": "Plant", "children": [
+      {"kind": "variable", "name": "Speed", "data_type": "Double", "value": 10.0, "access": ["read", "write"],
+       "eu_range": {"low": 0, "high": 100}},
+      {"kind": "variable", "name": "Count", "data_type": "Int32", "value": 1, "access": ["read", "write"]},
+      {"kind": "variable", "name": "Period", "data_type": "Duration", "value": 5.0, "access": ["read", "write"]},
+      {"kind": "variable", "name": "Fixed", "data_type": "Double", "value": 1.0},
+      {"kind": "variable", "name": "Name", "data_type": "String", "value": "pump", "access": ["read", "write"]},
+      {"kind": "variable", "name": "Table", "data_type": "Int32", "value_rank": 1, "value": [1, 2, 3, 4, 5],
+       "access": ["read", "write"]},
+      {"kind": "variable", "name": "Item{n}", "count": 5, "data_type": "Double", "value": 0.0}
+    ]}
+  ]
+})";
+
+ua::NodeId plant(const std::string& path) { return ua::NodeId(2, ua::String("Plant" + path)); }
+
+struct ServiceHarness {
+  ServiceHarness() {
+    std::string server_json = kServerJson;
+    server_json.replace(server_json.find("HASH"), 4, config::hash_password_with_salt("secret", "0123456789abcdef", 1000));
+    loaded = config::load_config_text(server_json, "test.json", ".");
+    config::load_node_file_text(kNodesJson, "nodes.json", loaded);
+    config::check_references(loaded);
+    REQUIRE(loaded.errors.empty());
+    participant = space.reclaimer().register_participant();
+    REQUIRE(config::build_address_space(loaded.config, space, *participant).empty());
+    space.reclaimer().go_offline(*participant);
+    server = std::make_unique<services::Server>(space, loaded.config);
+    server->attach_shard(ctx);
+    channel = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, tconfig, *server, ids);
+    channel->start();
+    feed(hello());
+    feed(open_request(1, 1));
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink.out, m));
+    ua::OpenSecureChannelResponse o;
+    REQUIRE(decode_body(m.back(), o));
+    channel_id = o.security_token.channel_id;
+    token_id = o.security_token.token_id;
+    sink.out.clear();
+  }
+  ~ServiceHarness() {
+    channel->detach();
+    server->detach_shards();
+    ctx.restart();
+    ctx.poll();
+  }
+
+  void feed(const std::string& bytes) {
+    auto space_ = channel->receive_space();
+    REQUIRE(space_.size() >= bytes.size());
+    std::memcpy(space_.data(), bytes.data(), bytes.size());
+    channel->on_received(bytes.size());
+    ctx.restart();
+    ctx.poll();
+  }
+
+  // Sends a request with the session's token; returns the response, or fills `fault`.
+  template <class Resp, class Req>
+  Resp call(Req req, ua::StatusCode* fault = nullptr) {
+    req.request_header.authentication_token = token;
+    req.request_header.request_handle = ++handle;
+    feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)));
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink.out, m));
+    REQUIRE(m.size() == 1);
+    sink.out.clear();
+    Resp resp;
+    ua::ServiceFault sf;
+    if (decode_body(m[0], sf)) {
+      CHECK(sf.response_header.request_handle == handle);
+      REQUIRE(fault);
+      *fault = sf.response_header.service_result;
+      return resp;
+    }
+    REQUIRE(decode_body(m[0], resp));
+    CHECK(resp.response_header.request_handle == handle);
+    if (fault) *fault = resp.response_header.service_result;
+    return resp;
+  }
+
+  // CreateSession + ActivateSession with the given identity (anonymous when empty).
+  ua::StatusCode login(ua::ExtensionObject identity = {}, double timeout = 60000) {
+    ua::CreateSessionRequest create;
+    create.session_name = ua::String("test");
+    create.requested_session_timeout = timeout;
+    create.endpoint_url = ua::String("opc.tcp://localhost:4840");
+    ua::StatusCode s;
+    auto created = call<ua::CreateSessionResponse>(create, &s);
+    if (!s.is_good()) return s;
+    token = created.authentication_token;
+    revised_timeout = created.revised_session_timeout;
+    ua::ActivateSessionRequest activate;
+    activate.user_identity_token = std::move(identity);
+    call<ua::ActivateSessionResponse>(activate, &s);
+    return s;
+  }
+
+  ua::DataValue read(const ua::NodeId& id, uint32_t attribute = 13, std::string range = "") {
+    ua::ReadRequest r;
+    r.timestamps_to_return = ua::TimestampsToReturn::Both;
+    r.nodes_to_read.push_back(ua::ReadValueId{id, attribute, range.empty() ? ua::String() : ua::String(range), {}});
+    auto resp = call<ua::ReadResponse>(r);
+    REQUIRE(resp.results.size() == 1);
+    return resp.results[0];
+  }
+
+  ua::StatusCode write(const ua::NodeId& id, ua::Variant v, std::string range = "", uint32_t attribute = 13) {
+    ua::WriteRequest w;
+    ua::DataValue dv;
+    dv.value = std::move(v);
+    w.nodes_to_write.push_back(ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
+    auto resp = call<ua::WriteResponse>(w);
+    REQUIRE(resp.results.size() == 1);
+    return resp.results[0];
+  }
+
+  config::LoadResult loaded;
+  addressspace::AddressSpace space;
+  addressspace::EpochReclaimer::Participant* participant = nullptr;
+  std::unique_ptr<services::Server> server;
+  asio::io_context ctx;
+  TransportConfig tconfig;
+  MemorySink sink{ctx};
+  MemoryEvents events;
+  BufferPool pool;
+  TransportStats stats;
+  ChannelIdSource ids;
+  std::shared_ptr<SecureChannel> channel;
+  uint32_t channel_id = 0, token_id = 0, sequence = 2, handle = 0;
+  ua::NodeId token;
+  double revised_timeout = 0;
+};
+
+ua::ExtensionObject user(const char* name, const char* password) {
+  return ua::ExtensionObject::make(
+      ua::UserNameIdentityToken{ua::String("username"), ua::String(name), ua::ByteString(password), ua::String()});
+}
+
+}  // namespace
+
+TEST_CASE("services: GetEndpoints and FindServers describe the server", "[services]") {
+  ServiceHarness h;
+  ua::GetEndpointsRequest ge;
+  ge.endpoint_url = ua::String("opc.tcp://plant-gw:4840");
+  auto eps = h.call<ua::GetEndpointsResponse>(ge);
+  REQUIRE(eps.endpoints.size() == 1);
+  const auto& e = eps.endpoints[0];
+  CHECK(e.endpoint_url.view() == "opc.tcp://plant-gw:4840");  // the URL the client dialled
+  CHECK(e.security_mode == ua::MessageSecurityMode::None);
+  CHECK(e.security_policy_uri.view() == "http://opcfoundation.org/UA/SecurityPolicy#None");
+  CHECK(e.server.application_uri.view() == "urn:test:server");
+  REQUIRE(e.user_identity_tokens.size() == 2);
+  CHECK(e.user_identity_tokens[0].policy_id.view() == "anonymous");
+  CHECK(e.user_identity_tokens[1].policy_id.view() == "username");
+  ge.profile_uris = {ua::String("http://opcfoundation.org/UA-Profile/Transport/https-uabinary")};
+  CHECK(h.call<ua::GetEndpointsResponse>(ge).endpoints.empty());
+
+  ua::FindServersRequest fs;
+  auto servers = h.call<ua::FindServersResponse>(fs);
+  REQUIRE(servers.servers.size() == 1);
+  CHECK(servers.servers[0].application_type == ua::ApplicationType::Server);
+  fs.server_uris = {ua::String("urn:other")};
+  CHECK(h.call<ua::FindServersResponse>(fs).servers.empty());
+}
+
+TEST_CASE("services: requests need a valid activated session", "[services]") {
+  ServiceHarness h;
+  ua::StatusCode s;
+  h.call<ua::ReadResponse>(ua::ReadRequest{}, &s);
+  CHECK(s == status::BadSessionIdInvalid);
+  ua::CreateSessionRequest create;
+  create.requested_session_timeout = 1;
+  auto created = h.call<ua::CreateSessionResponse>(create);
+  CHECK(created.revised_session_timeout == 50);  // revised into the configured bounds
+  CHECK(created.server_nonce.size() == 32);
+  CHECK(created.max_request_message_size == h.loaded.config.limits.max_message_size);
+  REQUIRE(created.server_endpoints.size() == 1);
+  h.token = created.authentication_token;
+  h.call<ua::ReadResponse>(ua::ReadRequest{}, &s);
+  CHECK(s == status::BadSessionNotActivated);
+}
+
+TEST_CASE("services: anonymous and username logins", "[services]") {
+  {
+    ServiceHarness h;
+    CHECK(h.login().is_good());
+    CHECK(h.read(ua::NodeId(0, 2255)).value.is_array());  // NamespaceArray
+  }
+  {
+    ServiceHarness h;
+    CHECK(h.login(user("alice", "secret")).is_good());
+  }
+  {
+    ServiceHarness h;
+    CHECK(h.login(user("alice", "wrong")) == status::BadUserAccessDenied);
+  }
+  {
+    ServiceHarness h;
+    CHECK(h.login(user("mallory", "secret")) == status::BadUserAccessDenied);
+  }
+  {
+    ServiceHarness h;
+    CHECK(h.login(ua::ExtensionObject::make(ua::X509IdentityToken{})) == status::BadIdentityTokenInvalid);
+  }
+}
+
+TEST_CASE("services: the session limit gives BadTooManySessions", "[services]") {
+  ServiceHarness h;
+  ua::StatusCode s;
+  for (int i = 0; i < 3; ++i) h.call<ua::CreateSessionResponse>(ua::CreateSessionRequest{}, &s);
+  CHECK(s.is_good());
+  h.call<ua::CreateSessionResponse>(ua::CreateSessionRequest{}, &s);
+  CHECK(s == status::BadTooManySessions);
+  CHECK(h.server->session_count() == 3);
+}
+
+TEST_CASE("services: an expired session is freed", "[services]") {
+  ServiceHarness h;
+  REQUIRE(h.login({}, 50).is_good());
+  CHECK(h.server->session_count() == 1);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (h.server->session_count() > 0 && std::chrono::steady_clock::now() < deadline) {
+    h.ctx.restart();
+    h.ctx.run_for(std::chrono::milliseconds(50));
+  }
+  CHECK(h.server->session_count() == 0);
+  ua::StatusCode s;
+  h.call<ua::ReadResponse>(ua::ReadRequest{}, &s);
+  CHECK(s == status::BadSessionIdInvalid);
+}
+
+TEST_CASE("services: CloseSession ends the session", "[services]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::CloseSessionRequest close;
+  close.delete_subscriptions = true;
+  h.call<ua::CloseSessionResponse>(close);
+  CHECK(h.server->session_count() == 0);
+  ua::StatusCode s;
+  h.call<ua::ReadResponse>(ua::ReadRequest{}, &s);
+  CHECK(s == status::BadSessionIdInvalid);
+}
+
+TEST_CASE("services: Read serves every attribute and its errors", "[services][read]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  auto v = h.read(plant(".Speed"));
+  CHECK(v.status.is_good());
+  CHECK(v.value == ua::Variant(10.0));
+  CHECK(!v.server_timestamp.is_null());
+  CHECK(h.read(plant(".Speed"), 14).value == ua::Variant(ua::NodeId(0, 11)));  // DataType Double
+  CHECK(h.read(plant(".Speed"), 2).value == ua::Variant(int32_t{2}));          // NodeClass Variable
+  CHECK(h.read(plant(".Speed"), 3).value == ua::Variant(ua::QualifiedName{2, ua::String("Speed")}));
+  CHECK(h.read(ua::NodeId(0, 84), 12).value == ua::Variant(uint8_t{0}));       // Root's EventNotifier
+  CHECK(h.read(ua::NodeId(0, 45), 9).value == ua::Variant(false));             // HasSubtype not symmetric
+  CHECK(h.read(ua::NodeId(0, 2258)).value.type() == ua::BuiltinType::DateTime);  // CurrentTime
+  CHECK(h.read(ua::NodeId(0, 884), 23).status.is_good());                       // Range's DataTypeDefinition
+
+  CHECK(h.read(ua::NodeId(2, 999999)).status == status::BadNodeIdUnknown);
+  CHECK(h.read(plant(""), 13).status == status::BadAttributeIdInvalid);  // a folder has no Value
+  CHECK(h.read(plant(".Speed"), 99).status == status::BadAttributeIdInvalid);
+  CHECK(h.read(plant(".Table"), 13, "1:3").value == ua::Variant(std::vector<int32_t>{2, 3, 4}));
+  CHECK(h.read(plant(".Table"), 13, "3:9").value == ua::Variant(std::vector<int32_t>{4, 5}));
+  CHECK(h.read(plant(".Name"), 13, "1:2").value == ua::Variant(ua::String("um")));
+  CHECK(h.read(plant(".Table"), 13, "2:1").status == status::BadIndexRangeInvalid);
+  CHECK(h.read(plant(".Table"), 13, "x").status == status::BadIndexRangeInvalid);
+  CHECK(h.read(plant(".Table"), 13, "7").status == status::BadIndexRangeNoData);
+  CHECK(h.read(plant(".Speed"), 13, "0").status == status::BadIndexRangeNoData);
+
+  ua::ReadRequest r;
+  ua::StatusCode s;
+  h.call<ua::ReadResponse>(r, &s);
+  CHECK(s == status::BadNothingToDo);
+  r.nodes_to_read.assign(6, ua::ReadValueId{plant(".Speed"), 13, {}, {}});
+  h.call<ua::ReadResponse>(r, &s);
+  CHECK(s == status::BadTooManyOperations);
+  r.nodes_to_read.resize(1);
+  r.max_age = -1;
+  h.call<ua::ReadResponse>(r, &s);
+  CHECK(s == status::BadMaxAgeInvalid);
+  r.max_age = 0;
+  r.timestamps_to_return = static_cast<ua::TimestampsToReturn>(7);
+  h.call<ua::ReadResponse>(r, &s);
+  CHECK(s == status::BadTimestampsToReturnInvalid);
+}
+
+TEST_CASE("services: Read honours TimestampsToReturn and DataEncoding", "[services][read]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::ReadRequest r;
+  r.nodes_to_read.push_back(ua::ReadValueId{plant(".Speed"), 13, {}, {}});
+  r.timestamps_to_return = ua::TimestampsToReturn::Source;
+  auto v = h.call<ua::ReadResponse>(r).results[0];
+  CHECK(!v.source_timestamp.is_null());
+  CHECK(v.server_timestamp.is_null());
+  r.timestamps_to_return = ua::TimestampsToReturn::Server;
+  v = h.call<ua::ReadResponse>(r).results[0];
+  CHECK(v.source_timestamp.is_null());
+  CHECK(!v.server_timestamp.is_null());
+  r.timestamps_to_return = ua::TimestampsToReturn::Neither;
+  v = h.call<ua::ReadResponse>(r).results[0];
+  CHECK(v.source_timestamp.is_null());
+  CHECK(v.server_timestamp.is_null());
+  r.nodes_to_read[0].data_encoding = ua::QualifiedName{0, ua::String("Default Binary")};
+  CHECK(h.call<ua::ReadResponse>(r).results[0].status == status::BadDataEncodingInvalid);  // not a structure
+  r.nodes_to_read[0].attribute_id = 3;
+  CHECK(h.call<ua::ReadResponse>(r).results[0].status == status::BadDataEncodingInvalid);
+}
+
+TEST_CASE("services: Write checks access, types and ranges", "[services][write]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  CHECK(h.write(plant(".Speed"), 42.5).is_good());
+  CHECK(h.read(plant(".Speed")).value == ua::Variant(42.5));
+  CHECK(h.write(plant(".Speed"), 420.0) == status::BadOutOfRange);       // EURange 0..100
+  CHECK(h.write(plant(".Count"), 1.5) == status::BadTypeMismatch);       // an Int32 rejects a Double
+  CHECK(h.write(plant(".Count"), int32_t{7}).is_good());
+  CHECK(h.write(plant(".Period"), 12.0).is_good());                      // a Duration is a Double
+  CHECK(h.write(plant(".Count"), std::vector<int32_t>{1}) == status::BadTypeMismatch);  // scalar only
+  CHECK(h.write(plant(".Fixed"), 2.0) == status::BadNotWritable);
+  CHECK(h.write(plant(".Speed"), 2.0, "", 4) == status::BadNotWritable);  // DisplayName: WriteMask 0
+  CHECK(h.write(plant(".Speed"), 2.0, "", 99) == status::BadAttributeIdInvalid);
+  CHECK(h.write(ua::NodeId(2, 424242), 2.0) == status::BadNodeIdUnknown);
+  CHECK(h.write(plant(".Table"), std::vector<int32_t>{8, 9}, "1:2").is_good());
+  CHECK(h.read(plant(".Table")).value == ua::Variant(std::vector<int32_t>{1, 8, 9, 4, 5}));
+  CHECK(h.write(plant(".Table"), std::vector<int32_t>{8}, "1:2") == status::BadIndexRangeInvalid);
+  CHECK(h.write(plant(".Table"), std::vector<int32_t>{8}, "9") == status::BadIndexRangeNoData);
+  ua::WriteRequest w;
+  ua::StatusCode s;
+  h.call<ua::WriteResponse>(w, &s);
+  CHECK(s == status::BadNothingToDo);
+  // A source timestamp needs the TimestampWrite access bit.
+  ua::DataValue dv;
+  dv.value = ua::Variant(3.0);
+  dv.source_timestamp = ua::DateTime{1};
+  w.nodes_to_write.push_back(ua::WriteValue{plant(".Speed"), 13, {}, dv});
+  CHECK(h.call<ua::WriteResponse>(w).results[0] == status::BadWriteNotSupported);
+}
+
+TEST_CASE("services: Browse with continuation points, BrowseNext and release", "[services][browse]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::BrowseRequest b;
+  b.nodes_to_browse.push_back(
+      ua::BrowseDescription{plant(""), ua::BrowseDirection::Forward, ua::NodeId(0, 33), true, 0, 63});
+  auto all = h.call<ua::BrowseResponse>(b);
+  REQUIRE(all.results.size() == 1);
+  CHECK(all.results[0].references.size() == 11);  // 6 variables + 5 bulk items
+  CHECK(all.results[0].continuation_point.empty());
+  const auto& first = all.results[0].references[0];
+  CHECK(first.is_forward);
+  CHECK(first.node_class == ua::NodeClass::Variable);
+  CHECK(first.type_definition.node_id == ua::NodeId(0, 2368));  // Speed has an EURange: AnalogItemType
+  CHECK(all.results[0].references[1].type_definition.node_id == ua::NodeId(0, 63));  // BaseDataVariableType
+
+  b.requested_max_references_per_node = 4;
+  auto page = h.call<ua::BrowseResponse>(b);
+  CHECK(page.results[0].references.size() == 4);
+  REQUIRE(!page.results[0].continuation_point.empty());
+  ua::BrowseNextRequest next;
+  next.continuation_points.push_back(page.results[0].continuation_point);
+  size_t total = 4;
+  for (int guard = 0; guard < 10 && !next.continuation_points[0].empty(); ++guard) {
+    auto more = h.call<ua::BrowseNextResponse>(next);
+    REQUIRE(more.results.size() == 1);
+    total += more.results[0].references.size();
+    next.continuation_points[0] = more.results[0].continuation_point;
+  }
+  CHECK(total == 11);
+  // Used continuation points are gone.
+  next.continuation_points[0] = page.results[0].continuation_point;
+  CHECK(h.call<ua::BrowseNextResponse>(next).results[0].status_code == status::BadContinuationPointInvalid);
+
+  // Two continuation points per session at most (configured).
+  auto a1 = h.call<ua::BrowseResponse>(b);
+  auto a2 = h.call<ua::BrowseResponse>(b);
+  auto a3 = h.call<ua::BrowseResponse>(b);
+  CHECK(a1.results[0].status_code.is_good());
+  CHECK(a2.results[0].status_code.is_good());
+  CHECK(a3.results[0].status_code == status::BadNoContinuationPoints);
+  next.release_continuation_points = true;
+  next.continuation_points = {a1.results[0].continuation_point, a2.results[0].continuation_point};
+  auto released = h.call<ua::BrowseNextResponse>(next);
+  CHECK(released.results[0].status_code.is_good());
+  CHECK(released.results[0].references.empty());
+  CHECK(h.call<ua::BrowseResponse>(b).results[0].status_code.is_good());
+
+  b.nodes_to_browse[0].node_id = ua::NodeId(2, 4242);
+  CHECK(h.call<ua::BrowseResponse>(b).results[0].status_code == status::BadNodeIdUnknown);
+  b.nodes_to_browse[0].node_id = ua::NodeId(0, 85);
+  b.nodes_to_browse[0].reference_type_id = ua::NodeId(0, 85);  // a folder, not a reference type
+  CHECK(h.call<ua::BrowseResponse>(b).results[0].status_code == status::BadReferenceTypeIdInvalid);
+  b.nodes_to_browse[0].reference_type_id = ua::NodeId(0, 33);
+  b.nodes_to_browse[0].browse_direction = static_cast<ua::BrowseDirection>(5);
+  CHECK(h.call<ua::BrowseResponse>(b).results[0].status_code == status::BadBrowseDirectionInvalid);
+  b.view.view_id = ua::NodeId(2, 1);
+  ua::StatusCode s;
+  h.call<ua::BrowseResponse>(b, &s);
+  CHECK(s == status::BadViewIdUnknown);
+}
+
+TEST_CASE("services: TranslateBrowsePathsToNodeIds follows multi-element paths", "[services][browse]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  auto element = [](uint16_t ns, const char* name) {
+    return ua::RelativePathElement{ua::NodeId(0, 33), false, true, ua::QualifiedName{ns, ua::String(name)}};
+  };
+  ua::TranslateBrowsePathsToNodeIdsRequest t;
+  t.browse_paths.push_back(ua::BrowsePath{
+      ua::NodeId(0, 85), ua::RelativePath{{element(0, "Server"), element(0, "ServerStatus"), element(0, "CurrentTime")}}});
+  t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(0, "Nope")}}});
+  t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(0, "")}}});
+  t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(7, 7), ua::RelativePath{{element(0, "Server")}}});
+  t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(2, "Plant"), element(2, "Speed")}}});
+  auto r = h.call<ua::TranslateBrowsePathsToNodeIdsResponse>(t);
+  REQUIRE(r.results.size() == 5);
+  REQUIRE(r.results[0].targets.size() == 1);
+  CHECK(r.results[0].targets[0].target_id.node_id == ua::NodeId(0, 2258));
+  CHECK(r.results[0].targets[0].remaining_path_index == UINT32_MAX);
+  CHECK(r.results[1].status_code == status::BadNoMatch);
+  CHECK(r.results[2].status_code == status::BadBrowseNameInvalid);
+  CHECK(r.results[3].status_code == status::BadNodeIdUnknown);
+  REQUIRE(r.results[4].targets.size() == 1);
+  CHECK(r.results[4].targets[0].target_id.node_id == plant(".Speed"));
+}
+
+TEST_CASE("services: RegisterNodes, Call, and unsupported services", "[services]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::RegisterNodesRequest reg;
+  reg.nodes_to_register = {plant(".Speed"), plant(".Count")};
+  auto registered = h.call<ua::RegisterNodesResponse>(reg);
+  REQUIRE(registered.registered_node_ids.size() == 2);
+  CHECK(h.read(registered.registered_node_ids[0]).value == ua::Variant(10.0));
+  ua::UnregisterNodesRequest unreg;
+  unreg.nodes_to_unregister = registered.registered_node_ids;
+  h.call<ua::UnregisterNodesResponse>(unreg);
+
+  ua::CallRequest c;
+  c.methods_to_call.push_back(ua::CallMethodRequest{ua::NodeId(0, 2253), ua::NodeId(0, 11492), {}});  // GetMonitoredItems
+  c.methods_to_call.push_back(ua::CallMethodRequest{ua::NodeId(0, 2253), ua::NodeId(0, 2255), {}});   // not a method
+  c.methods_to_call.push_back(ua::CallMethodRequest{ua::NodeId(2, 1), ua::NodeId(0, 11492), {}});     // no object
+  auto called = h.call<ua::CallResponse>(c);
+  REQUIRE(called.results.size() == 3);
+  CHECK(called.results[0].status_code == status::BadNotImplemented);
+  CHECK(called.results[1].status_code == status::BadMethodInvalid);
+  CHECK(called.results[2].status_code == status::BadNodeIdUnknown);
+
+  ua::StatusCode s;
+  h.call<ua::AddNodesResponse>(ua::AddNodesRequest{}, &s);
+  CHECK(s == status::BadServiceUnsupported);
+  h.call<ua::HistoryReadResponse>(ua::HistoryReadRequest{}, &s);
+  CHECK(s == status::BadServiceUnsupported);
+}
