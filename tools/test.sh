@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Sets everything up and runs every test: unit tests under ASan+UBSan, the generated-code check, the
-# fuzz-corpus replay, the multi-threaded tests under TSan, and each libFuzzer target for a bounded time.
+# Sets everything up and runs every test: unit tests and the node-opcua interoperability suite against the
+# daemon, under ASan+UBSan; the generated-code check; the fuzz-corpus replay; the multi-threaded tests
+# under TSan; and each libFuzzer target for a bounded time.
 # CI runs exactly this (.ci/run).
 #   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 60)
 set -euo pipefail
@@ -10,7 +11,10 @@ opcuad_install "${OPCUAD_BUILD_PACKAGES[@]}" "${OPCUAD_TEST_PACKAGES[@]}"
 jobs=$(nproc)
 fuzz_seconds=${FUZZ_SECONDS:-60}
 
-echo "== unit tests (ASan + UBSan)"
+echo "== node-opcua for the interoperability tests"
+(cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
+
+echo "== unit, interoperability and fuzz-corpus tests (ASan + UBSan)"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPCUAD_SANITIZE=address >/dev/null
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

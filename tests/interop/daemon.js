@@ -1,0 +1,54 @@
+// Starts the real opcuad daemon on a free port with a test configuration, and stops it.
+"use strict";
+const { spawn, execFileSync } = require("node:child_process");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+
+const BIN = process.env.OPCUAD_BIN || path.join(__dirname, "../../build/release/daemon/opcuad");
+
+function hashPassword(password) {
+  return execFileSync(BIN, ["--hash-password"], { input: password + "\n" }).toString().trim();
+}
+
+// Resolves to { url, stop(), output() } once the daemon logs the port it listens on.
+async function startDaemon({ users = [], limits = {} } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-"));
+  const config = {
+    application_uri: "urn:opcuad:interop",
+    endpoints: [{ url: "opc.tcp://127.0.0.1:0" }],
+    limits: { max_sessions: 200, ...limits },
+    users: users.map(([name, password]) => ({ name, password_hash: hashPassword(password) })),
+    namespaces: ["urn:opcuad:interop:nodes"],
+    node_files: [path.join(__dirname, "nodes.json")],
+  };
+  const file = path.join(dir, "opcuad.json");
+  fs.writeFileSync(file, JSON.stringify(config, null, 1));
+  const child = spawn(BIN, ["--config", file], { stdio: ["ignore", "ignore", "pipe"] });
+  let output = "";
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("opcuad did not start:\n" + output)), 60000);
+    child.stderr.on("data", (chunk) => {
+      output += chunk;
+      const m = /listening on opc\.tcp:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (m) {
+        clearTimeout(timer);
+        resolve(`opc.tcp://127.0.0.1:${m[1]}`);
+      }
+    });
+    child.on("exit", (code) => reject(new Error(`opcuad exited with ${code}:\n${output}`)));
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return {
+    url,
+    output: () => output,
+    async stop() {
+      child.kill("SIGTERM");
+      const result = await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+      return result;
+    },
+  };
+}
+
+module.exports = { startDaemon };
