@@ -355,7 +355,7 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
     ctx.error("", std::string("invalid JSON: ") + e.what());
     return;
   }
-  FileParser fp{ctx, into};
+  FileParser fp{ctx, into, 0, {}};
   ObjectReader r(ctx, j, "");
   if (!r.valid()) return;
   std::vector<std::string> uris;

@@ -101,6 +101,12 @@ bool Daemon::start() {
 }
 
 bool Daemon::listen(const config::Endpoint& endpoint) {
+  for (const auto& policy : endpoint.security_policies) {
+    if (policy != "None") {
+      log::warn("endpoint {}: SecurityPolicy {} is not available in this version; only None is offered",
+                endpoint.url, policy);
+    }
+  }
   auto hp = split_url(endpoint.url);
   if (!hp) {
     log::error("endpoint {}: not an opc.tcp:// URL", endpoint.url);

@@ -46,7 +46,7 @@ std::vector<ua::EndpointDescription> Server::endpoints(std::string_view dialled)
   for (const auto& e : config_.endpoints) {
     for (const auto& policy : e.security_policies) {
       for (const auto& mode : e.security_modes) {
-        // Until signing and encryption exist, only None/None is served (the config layer rejects others).
+        // Until signing and encryption exist, only None/None is served (the daemon warns about the rest).
         if (policy != "None" || mode != "None") continue;
         ua::EndpointDescription d;
         d.endpoint_url = ua::String(advertised_url(e.url, dialled));

@@ -61,6 +61,8 @@ void Server::detach_shards() {
       state->sessions.clear();
     });
   }
+  std::lock_guard lock(owners_mutex_);
+  owners_.clear();
 }
 
 void Server::sweep(ShardState& shard) {
@@ -68,6 +70,10 @@ void Server::sweep(ShardState& shard) {
   for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
     if (it->second->expired(now)) {
       // Part 4 §5.6.2: an expired session and everything it holds is freed.
+      {
+        std::lock_guard lock(owners_mutex_);
+        owners_.erase(it->first);
+      }
       it = shard.sessions.erase(it);
       release_session();
     } else {
@@ -109,8 +115,58 @@ bool Server::reserve_session() noexcept {
 
 void Server::release_session() noexcept { session_count_.fetch_sub(1, std::memory_order_relaxed); }
 
+void Server::add_session(ShardState& shard, std::unique_ptr<Session> session) {
+  {
+    std::lock_guard lock(owners_mutex_);
+    owners_[session->authentication_token] = &shard;
+  }
+  const ua::NodeId token = session->authentication_token;
+  shard.sessions.emplace(token, std::move(session));
+}
+
 void Server::remove_session(ShardState& shard, const ua::NodeId& token) {
-  if (shard.sessions.erase(token)) release_session();
+  if (!shard.sessions.erase(token)) return;
+  release_session();
+  std::lock_guard lock(owners_mutex_);
+  owners_.erase(token);
+}
+
+void Server::move_and_activate(transport::SecureChannel& channel, uint32_t request_id, ShardState& to,
+                               ua::ActivateSessionRequest request) {
+  const ua::NodeId token = request.request_header.authentication_token;
+  ShardState* from = nullptr;
+  {
+    std::lock_guard lock(owners_mutex_);
+    auto it = owners_.find(token);
+    if (it != owners_.end()) from = it->second;
+  }
+  if (!from || from == &to) {
+    return channel.send_fault(request_id, request.request_header.request_handle, status::BadSessionIdInvalid);
+  }
+  // Take the session out on its own shard, then install and activate it here. The channel may close in
+  // between: the session then stays on this shard, where the client may activate it again.
+  std::weak_ptr<transport::SecureChannel> weak = channel.weak_from_this();
+  asio::post(*from->context, [this, from, &to, weak, request_id, request = std::move(request)]() mutable {
+    std::shared_ptr<Session> moving;
+    auto it = from->sessions.find(request.request_header.authentication_token);
+    if (it != from->sessions.end()) {
+      moving = std::move(it->second);
+      from->sessions.erase(it);
+    }
+    asio::post(*to.context, [this, &to, weak, request_id, moving, request = std::move(request)]() {
+      auto ch = weak.lock();
+      if (!moving) {
+        if (ch) ch->send_fault(request_id, request.request_header.request_handle, status::BadSessionIdInvalid);
+        return;
+      }
+      auto owned = std::make_unique<Session>(std::move(*moving));
+      Session& session = *owned;
+      add_session(to, std::move(owned));
+      if (ch && ch->state() == transport::SecureChannel::State::Open) {
+        activate_session(*this, to, *ch, request_id, session, request);
+      }
+    });
+  });
 }
 
 bool Server::on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx, ua::Decoder& body) {
@@ -129,6 +185,17 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
     }
     auto it = shard.sessions.find(header.authentication_token);
     if (it == shard.sessions.end()) {
+      if (entry->handler == handle_activate_session) {
+        // Maybe the session lives on another shard: its client reconnected on a channel of this one.
+        ua::ActivateSessionRequest request;
+        ua::decode(body, request);
+        if (!body.ok()) {
+          channel.send_fault(ctx.request_id, header.request_handle, status::BadDecodingError);
+        } else {
+          move_and_activate(channel, ctx.request_id, shard, std::move(request));
+        }
+        return true;
+      }
       channel.send_fault(ctx.request_id, header.request_handle, status::BadSessionIdInvalid);
       return true;
     }

@@ -72,7 +72,12 @@ class Server final : public transport::ServiceHandler {
   // Session bookkeeping shared by the session services.
   bool reserve_session() noexcept;
   void release_session() noexcept;
+  void add_session(ShardState& shard, std::unique_ptr<Session> session);
   void remove_session(ShardState& shard, const ua::NodeId& token);
+  // ActivateSession for a session that lives on another shard (its client reconnected on a channel of
+  // this one): the session moves here, then is activated (Part 4 §5.6.3). Answers asynchronously.
+  void move_and_activate(transport::SecureChannel& channel, uint32_t request_id, ShardState& to,
+                         ua::ActivateSessionRequest request);
 
   struct Entry;  // a dispatch table row (server.cpp)
 
@@ -84,6 +89,10 @@ class Server final : public transport::ServiceHandler {
   const config::ServerConfig& config_;
   std::vector<std::unique_ptr<ShardState>> shards_;
   std::atomic<uint32_t> session_count_{0};
+  // Which shard holds each session. Touched only by CreateSession, CloseSession, expiry and a session
+  // move, never on the request path (requests find their session in their shard's own table).
+  std::mutex owners_mutex_;
+  std::unordered_map<ua::NodeId, ShardState*> owners_;  // GUARDED_BY(owners_mutex_)
 };
 
 // Handlers, one file per service set. Each decodes its request from `body`, answers through
@@ -102,6 +111,9 @@ void handle_translate(Server&, Call&, ua::Decoder& body);
 void handle_register_nodes(Server&, Call&, ua::Decoder& body);
 void handle_unregister_nodes(Server&, Call&, ua::Decoder& body);
 void handle_call(Server&, Call&, ua::Decoder& body);
+// ActivateSession's work once the request is decoded and the session is on this shard.
+void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                      Session& session, const ua::ActivateSessionRequest& request);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

@@ -94,31 +94,34 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.server_certificate = ua::ByteString();
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
-  shard.sessions.emplace(s->authentication_token, std::move(s));
+  server.add_session(shard, std::move(s));
   call.channel.send(call.request_id, resp);
+}
+
+void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                      Session& s, const ua::ActivateSessionRequest& req) {
+  std::string user;
+  ua::StatusCode identity = check_identity(server, req.user_identity_token, user);
+  if (!identity.is_good()) return channel.send_fault(request_id, req.request_header.request_handle, identity);
+  if (s.activated && s.channel_id != channel.id() && user != s.user) {
+    // Part 4 §5.6.3: moving a session to a new channel needs the same user.
+    return channel.send_fault(request_id, req.request_header.request_handle, status::BadUserAccessDenied);
+  }
+  s.channel_id = channel.id();  // (re)binds the session to this channel
+  s.user = std::move(user);
+  s.activated = true;
+  s.last_activity = std::chrono::steady_clock::now();
+  s.server_nonce = random_bytes(shard, 32);
+  ua::ActivateSessionResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.server_nonce = s.server_nonce;
+  channel.send(request_id, resp);
 }
 
 void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   ua::ActivateSessionRequest req;
   if (!decode_request(call, body, req)) return;
-  Session& s = *call.session;
-  std::string user;
-  ua::StatusCode identity = check_identity(server, req.user_identity_token, user);
-  if (!identity.is_good()) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, identity);
-  }
-  if (s.activated && s.channel_id != call.channel.id() && user != s.user) {
-    // Part 4 §5.6.3: moving a session to a new channel needs the same user.
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadUserAccessDenied);
-  }
-  s.channel_id = call.channel.id();  // (re)binds the session to this channel
-  s.user = std::move(user);
-  s.activated = true;
-  s.server_nonce = random_bytes(call.shard, 32);
-  ua::ActivateSessionResponse resp;
-  resp.response_header = response_header(req.request_header);
-  resp.server_nonce = s.server_nonce;
-  call.channel.send(call.request_id, resp);
+  activate_session(server, call.shard, call.channel, call.request_id, *call.session, req);
 }
 
 void handle_close_session(Server& server, Call& call, ua::Decoder& body) {

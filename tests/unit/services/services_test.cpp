@@ -482,3 +482,74 @@ TEST_CASE("services: RegisterNodes, Call, and unsupported services", "[services]
   h.call<ua::HistoryReadResponse>(ua::HistoryReadRequest{}, &s);
   CHECK(s == status::BadServiceUnsupported);
 }
+
+TEST_CASE("services: re-activation on a channel of another shard moves the session", "[services]") {
+  asio::io_context ctx2;  // the second shard; outlives the server, which keeps a timer on it
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  h.server->attach_shard(ctx2);
+  MemorySink sink2{ctx2};
+  MemoryEvents events2;
+  BufferPool pool2;
+  TransportStats stats2;
+  auto ch2 = std::make_shared<SecureChannel>(ctx2, sink2, events2, pool2, stats2, h.tconfig, *h.server, h.ids);
+  ch2->start();
+  auto run_both = [&] {
+    for (int i = 0; i < 5; ++i) {
+      h.ctx.restart();
+      h.ctx.poll();
+      ctx2.restart();
+      ctx2.poll();
+    }
+  };
+  auto feed2 = [&](const std::string& bytes) {
+    auto space = ch2->receive_space();
+    REQUIRE(space.size() >= bytes.size());
+    std::memcpy(space.data(), bytes.data(), bytes.size());
+    ch2->on_received(bytes.size());
+    run_both();
+  };
+  auto last_message = [&] {
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink2.out, m));
+    REQUIRE(!m.empty());
+    sink2.out.clear();
+    return m.back();
+  };
+  feed2(hello());
+  feed2(open_request(1, 1));
+  ua::OpenSecureChannelResponse opened;
+  REQUIRE(decode_body(last_message(), opened));
+  const uint32_t id2 = opened.security_token.channel_id, token2 = opened.security_token.token_id;
+
+  ua::ActivateSessionRequest activate;
+  activate.request_header.authentication_token = h.token;
+  activate.request_header.request_handle = 77;
+  feed2(symmetric_chunk("MSG", 'F', id2, token2, 2, 2, encode_request(activate)));
+  ua::ActivateSessionResponse activated;
+  REQUIRE(decode_body(last_message(), activated));
+  CHECK(activated.response_header.request_handle == 77);
+  CHECK(activated.response_header.service_result.is_good());
+  CHECK(h.server->session_count() == 1);
+
+  // The session now answers on the new channel, and is gone from the old one.
+  ua::ReadRequest read;
+  read.request_header.authentication_token = h.token;
+  read.nodes_to_read.push_back(ua::ReadValueId{plant(".Speed"), 13, {}, {}});
+  feed2(symmetric_chunk("MSG", 'F', id2, token2, 3, 3, encode_request(read)));
+  ua::ReadResponse r;
+  REQUIRE(decode_body(last_message(), r));
+  REQUIRE(r.results.size() == 1);
+  CHECK(r.results[0].value == ua::Variant(10.0));
+  ua::StatusCode s;
+  h.call<ua::ReadResponse>(read, &s);
+  CHECK(s == status::BadSessionIdInvalid);
+
+  // An unknown token is refused on any shard.
+  activate.request_header.authentication_token = ua::NodeId(0, 12345);
+  feed2(symmetric_chunk("MSG", 'F', id2, token2, 4, 4, encode_request(activate)));
+  ua::ServiceFault fault;
+  REQUIRE(decode_body(last_message(), fault));
+  CHECK(fault.response_header.service_result == status::BadSessionIdInvalid);
+  ch2->detach();
+}
