@@ -109,6 +109,9 @@ struct ServerConfig {
   std::string product_uri = "https://github.com/opcuad/opcuad";
   std::string application_name = "opcuad";
   std::vector<Endpoint> endpoints{Endpoint{}};
+  // The host name published in endpoint URLs in place of a wildcard listening address (0.0.0.0, [::]);
+  // empty: the host the client dialled.
+  std::string advertised_hostname;
   uint32_t threads = 0;  // 0: one shard per core
   Limits limits;
   std::string pki_directory = "pki";

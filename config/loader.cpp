@@ -70,6 +70,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   r.read("application_uri", c.application_uri);
   r.read("product_uri", c.product_uri);
   r.read("application_name", c.application_name);
+  r.read("advertised_hostname", c.advertised_hostname);
   if (const Json* eps = r.member("endpoints")) {
     if (!eps->is_array() || eps->empty()) {
       ctx.error(r.path_of("endpoints"), "expected a non-empty array, got " + json_type_name(*eps));

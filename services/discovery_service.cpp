@@ -5,7 +5,8 @@ namespace opcuad::services {
 
 namespace {
 
-constexpr std::string_view kTcpBinaryProfile = "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
+constexpr std::string_view kTcpBinaryProfile =
+    "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
 constexpr std::string_view kPolicyUriPrefix = "http://opcfoundation.org/UA/SecurityPolicy#";
 
 // Host part of opc.tcp://host:port/path.
@@ -17,15 +18,31 @@ std::string_view host_of(std::string_view url) {
   return url.substr(0, end);
 }
 
-// The configured URL with a wildcard host (0.0.0.0, ::, empty) replaced by the host the client dialled,
-// so the client finds the address it used among the endpoints (Part 4 §5.4.4).
-std::string advertised_url(const std::string& configured, std::string_view dialled) {
-  std::string_view host = host_of(configured);
-  if (host != "0.0.0.0" && host != "[::]" && !host.empty()) return configured;
+bool is_wildcard(std::string_view host) {
+  return host == "0.0.0.0" || host == "[::]" || host == "::" || host.empty();
+}
+
+// The configured URL with its host replaced.
+std::string with_host(const std::string& configured, std::string_view host) {
+  const size_t start = configured.find("://") + 3;
+  const std::string_view old = host_of(configured);
+  return configured.substr(0, start) + std::string(host) + configured.substr(start + old.size());
+}
+
+// The URLs to publish for a configured endpoint (Part 4 §5.4.4): a wildcard host becomes the configured
+// advertised host name, and the host the client dialled is listed as well, so the client always finds
+// the address it used.
+std::vector<std::string> advertised_urls(const std::string& configured, std::string_view dialled,
+                                         const std::string& advertised_host) {
+  const std::string_view host = host_of(configured);
+  if (!is_wildcard(host)) return {configured};
   std::string_view client_host = host_of(dialled);
-  if (client_host.empty()) client_host = "localhost";
-  const auto at = configured.find(host, configured.find("://") + 3);
-  return configured.substr(0, at) + std::string(client_host) + configured.substr(at + host.size());
+  std::vector<std::string> urls;
+  if (!advertised_host.empty()) urls.push_back(with_host(configured, advertised_host));
+  if (!client_host.empty() && client_host != advertised_host)
+    urls.push_back(with_host(configured, client_host));
+  if (urls.empty()) urls.push_back(with_host(configured, "localhost"));
+  return urls;
 }
 
 }  // namespace
@@ -44,30 +61,35 @@ std::vector<ua::EndpointDescription> Server::endpoints(std::string_view dialled)
   std::vector<ua::EndpointDescription> out;
   const ua::ApplicationDescription app = application_description();
   for (const auto& e : config_.endpoints) {
-    for (const auto& policy : e.security_policies) {
-      for (const auto& mode : e.security_modes) {
-        // Until signing and encryption exist, only None/None is served (the daemon warns about the rest).
-        if (policy != "None" || mode != "None") continue;
-        ua::EndpointDescription d;
-        d.endpoint_url = ua::String(advertised_url(e.url, dialled));
-        d.server = app;
-        d.server.discovery_urls = {d.endpoint_url};
-        d.server_certificate = ua::ByteString();
-        d.security_mode = ua::MessageSecurityMode::None;
-        d.security_policy_uri = ua::String(std::string(kPolicyUriPrefix) + policy);
-        // Stable policy ids: clients cache endpoints, so the ids never depend on order.
-        if (config_.allow_anonymous) {
-          d.user_identity_tokens.push_back(
-              ua::UserTokenPolicy{ua::String("anonymous"), ua::UserTokenType::Anonymous, {}, {}, {}});
+    for (const auto& url : advertised_urls(e.url, dialled, config_.advertised_hostname)) {
+      for (const auto& policy : e.security_policies) {
+        for (const auto& mode : e.security_modes) {
+          // Until signing and encryption exist, only None/None is served (the daemon warns about the rest).
+          if (policy != "None" || mode != "None") continue;
+          ua::EndpointDescription d;
+          d.endpoint_url = ua::String(url);
+          d.server = app;
+          d.server.discovery_urls = {d.endpoint_url};
+          d.server_certificate = ua::ByteString();
+          d.security_mode = ua::MessageSecurityMode::None;
+          d.security_policy_uri = ua::String(std::string(kPolicyUriPrefix) + policy);
+          // Stable policy ids: clients cache endpoints, so the ids never depend on order.
+          if (config_.allow_anonymous) {
+            d.user_identity_tokens.push_back(
+                ua::UserTokenPolicy{ua::String("anonymous"), ua::UserTokenType::Anonymous, {}, {}, {}});
+          }
+          if (!config_.users.empty()) {
+            d.user_identity_tokens.push_back(
+                ua::UserTokenPolicy{ua::String("username"),
+                                    ua::UserTokenType::UserName,
+                                    {},
+                                    {},
+                                    ua::String(std::string(kPolicyUriPrefix) + "None")});
+          }
+          d.transport_profile_uri = ua::String(kTcpBinaryProfile);
+          d.security_level = 0;  // None is the weakest; signed and encrypted endpoints will rank higher
+          out.push_back(std::move(d));
         }
-        if (!config_.users.empty()) {
-          d.user_identity_tokens.push_back(
-              ua::UserTokenPolicy{ua::String("username"), ua::UserTokenType::UserName, {}, {},
-                                  ua::String(std::string(kPolicyUriPrefix) + "None")});
-        }
-        d.transport_profile_uri = ua::String(kTcpBinaryProfile);
-        d.security_level = 0;  // None is the weakest; signed and encrypted endpoints will rank higher
-        out.push_back(std::move(d));
       }
     }
   }
@@ -82,8 +104,8 @@ void handle_get_endpoints(Server& server, Call& call, ua::Decoder& body) {
   bool profile_ok = req.profile_uris.empty();
   for (const auto& p : req.profile_uris) profile_ok |= p.view() == kTcpBinaryProfile;
   if (profile_ok) {
-    std::string_view dialled = req.endpoint_url.is_null() ? std::string_view(call.channel.endpoint_url())
-                                                          : req.endpoint_url.view();
+    std::string_view dialled =
+        req.endpoint_url.is_null() ? std::string_view(call.channel.endpoint_url()) : req.endpoint_url.view();
     resp.endpoints = server.endpoints(dialled);
   }
   call.channel.send(call.request_id, resp);

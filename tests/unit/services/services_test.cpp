@@ -553,3 +553,18 @@ TEST_CASE("services: re-activation on a channel of another shard moves the sessi
   CHECK(fault.response_header.service_result == status::BadSessionIdInvalid);
   ch2->detach();
 }
+
+TEST_CASE("services: an advertised host name replaces a wildcard host, beside the dialled one", "[services]") {
+  ServiceHarness h;
+  h.loaded.config.advertised_hostname = "gw.example";  // the server reads its configuration live
+  ua::GetEndpointsRequest ge;
+  ge.endpoint_url = ua::String("opc.tcp://10.1.2.3:4840/path");
+  auto eps = h.call<ua::GetEndpointsResponse>(ge);
+  REQUIRE(eps.endpoints.size() == 2);
+  CHECK(eps.endpoints[0].endpoint_url.view() == "opc.tcp://gw.example:4840");
+  CHECK(eps.endpoints[1].endpoint_url.view() == "opc.tcp://10.1.2.3:4840");
+  ge.endpoint_url = ua::String("opc.tcp://gw.example:4840");
+  eps = h.call<ua::GetEndpointsResponse>(ge);
+  REQUIRE(eps.endpoints.size() == 1);
+  CHECK(eps.endpoints[0].endpoint_url.view() == "opc.tcp://gw.example:4840");
+}
