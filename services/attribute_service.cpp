@@ -94,8 +94,8 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
   return status::BadAttributeIdInvalid;
 }
 
-void read_one(Server& server, Call& call, const NodeStore& store, const ua::ReadValueId& item,
-              ua::TimestampsToReturn timestamps, ua::DataValue& out) {
+void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
+              ua::DataValue& out) {
   out = ua::DataValue{};
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) {
@@ -180,8 +180,6 @@ void read_one(Server& server, Call& call, const NodeStore& store, const ua::Read
       out.server_timestamp = now;
       break;
   }
-  (void)server;
-  (void)call;
 }
 
 // BadOutOfRange when a numeric value lies outside the EURange property of its variable (Part 8 §5.3.2).
@@ -277,7 +275,7 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   resp.results.resize(req.nodes_to_read.size());
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
   for (size_t i = 0; i < req.nodes_to_read.size(); ++i) {
-    read_one(server, call, store, req.nodes_to_read[i], req.timestamps_to_return, resp.results[i]);
+    read_one(store, req.nodes_to_read[i], req.timestamps_to_return, resp.results[i]);
   }
   call.channel.send(call.request_id, resp);
 }

@@ -61,11 +61,6 @@ void for_each_index(const std::vector<IndexRange::Dim>& box, const std::vector<u
   }
 }
 
-template <class S>
-bool is_string_like(const S&) {
-  return std::is_same_v<S, ua::String> || std::is_same_v<S, ua::ByteString>;
-}
-
 }  // namespace
 
 std::optional<IndexRange> IndexRange::parse(std::string_view text, bool& ok) {

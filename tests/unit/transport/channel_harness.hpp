@@ -243,10 +243,12 @@ struct Harness {
     REQUIRE(parse_output(sink.out, m));
     return m;
   }
-  // HEL + OPN; returns the OPN reply's channel id and token id.
-  void open(uint32_t lifetime = 600000) {
-    feed(hello());
-    feed(open_request(1, 1, ua::SecurityTokenRequestType::Issue, 0, lifetime));
+  // HEL + OPN (feeding each `step` bytes at a time; 0: at once); keeps the OPN reply's channel id,
+  // token id and lifetime, and clears the output.
+  void open(uint32_t lifetime = 600000, const std::string& hello_message = hello(), size_t step = 0,
+            uint32_t first_sequence = 1) {
+    feed(hello_message, step);
+    feed(open_request(first_sequence, 1, ua::SecurityTokenRequestType::Issue, 0, lifetime), step);
     auto m = messages();
     REQUIRE(m.size() == 2);
     REQUIRE(m[1].type == "OPN");
@@ -255,7 +257,7 @@ struct Harness {
     channel_id = resp.security_token.channel_id;
     token_id = resp.security_token.token_id;
     revised_lifetime = resp.security_token.revised_lifetime;
-    next_sequence = 2;
+    next_sequence = first_sequence + 1;
     next_request = 2;
     sink.out.clear();
   }

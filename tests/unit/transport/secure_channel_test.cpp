@@ -105,15 +105,7 @@ TEST_CASE("transport: multi-chunk requests are reassembled, abort chunks discard
 
 TEST_CASE("transport: large responses are split into chunks within the client's buffer", "[transport]") {
   Harness h;
-  h.feed(hello(8192, 65535));
-  h.feed(open_request(1, 1));
-  auto opened = h.messages();
-  ua::OpenSecureChannelResponse o;
-  REQUIRE(decode_body(opened[1], o));
-  h.channel_id = o.security_token.channel_id;
-  h.token_id = o.security_token.token_id;
-  h.next_sequence = 2;
-  h.sink.out.clear();
+  h.open(600000, hello(8192, 65535));
   h.feed(h.msg(encode_request(read_request(3, 2000))));  // ~20 kB of results
   auto m = h.messages();
   REQUIRE(m.size() >= 3);
@@ -134,15 +126,7 @@ TEST_CASE("transport: large responses are split into chunks within the client's 
 
 TEST_CASE("transport: a response beyond the client's MaxChunkCount becomes BadResponseTooLarge", "[transport]") {
   Harness h;
-  h.feed(hello(8192, 65535, 0, 2));
-  h.feed(open_request(1, 1));
-  auto opened = h.messages();
-  ua::OpenSecureChannelResponse o;
-  REQUIRE(decode_body(opened[1], o));
-  h.channel_id = o.security_token.channel_id;
-  h.token_id = o.security_token.token_id;
-  h.next_sequence = 2;
-  h.sink.out.clear();
+  h.open(600000, hello(8192, 65535, 0, 2));
   h.feed(h.msg(encode_request(read_request(31, 2000))));
   auto m = h.messages();
   REQUIRE(m.size() == 1);
@@ -272,15 +256,8 @@ TEST_CASE("transport: every protocol violation gets its ERR, then the connection
 
 TEST_CASE("transport: sequence numbers may wrap only near the top", "[transport]") {
   Harness h;
-  h.feed(hello());
-  h.feed(open_request(4294967000u, 1));
-  auto opened = h.messages();
-  ua::OpenSecureChannelResponse o;
-  REQUIRE(decode_body(opened[1], o));
-  h.channel_id = o.security_token.channel_id;
-  h.token_id = o.security_token.token_id;
-  h.sink.out.clear();
-  h.next_sequence = 4294967001u;
+  h.open(600000, hello(), 0, 4294967000u);
+  CHECK(h.next_sequence == 4294967001u);
   h.feed(h.msg(encode_request(read_request(1, 1))));
   h.next_sequence = 3;  // wrapped: allowed since the last number is above UInt32.MaxValue - 1024
   h.feed(h.msg(encode_request(read_request(2, 1))));
@@ -442,16 +419,7 @@ TEST_CASE("transport: a peer that accepts no bytes is dropped after the send tim
 
 TEST_CASE("transport: a whole conversation fed one byte at a time", "[transport]") {
   Harness h;
-  h.feed(hello(), 1);
-  h.feed(open_request(1, 1), 1);
-  auto opened = h.messages();
-  REQUIRE(opened.size() == 2);
-  ua::OpenSecureChannelResponse o;
-  REQUIRE(decode_body(opened[1], o));
-  h.channel_id = o.security_token.channel_id;
-  h.token_id = o.security_token.token_id;
-  h.next_sequence = 2;
-  h.sink.out.clear();
+  h.open(600000, hello(), 1);
   std::string body = encode_request(read_request(12, 30));
   // One statement per chunk: the sequence numbers must be drawn in order.
   std::string stream = h.msg(body.substr(0, 50), 'C', 7);
