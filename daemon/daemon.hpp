@@ -38,8 +38,9 @@ class Daemon {
   const config::ServerConfig& config_;
   transport::TransportConfig transport_config_;
   addressspace::AddressSpace space_;
-  std::unique_ptr<services::Server> services_;
+  // The shards (their io_contexts) outlive the services, which keep timers on them.
   std::unique_ptr<transport::ShardPool> shards_;
+  std::unique_ptr<services::Server> services_;
   transport::ChannelIdSource ids_;
   asio::io_context control_;  // acceptors, signals, the Server status clock
   asio::signal_set signals_{control_};

@@ -144,11 +144,13 @@ struct ServiceHarness {
     return resp.results[0];
   }
 
+  // Declaration order is destruction order reversed: the io_context outlives the server, whose
+  // per-shard timers live on it.
+  asio::io_context ctx;
   config::LoadResult loaded;
   addressspace::AddressSpace space;
   addressspace::EpochReclaimer::Participant* participant = nullptr;
   std::unique_ptr<services::Server> server;
-  asio::io_context ctx;
   TransportConfig tconfig;
   MemorySink sink{ctx};
   MemoryEvents events;
