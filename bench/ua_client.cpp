@@ -1,0 +1,451 @@
+#include "bench/ua_client.hpp"
+
+#include <asio/buffer.hpp>
+#include <asio/read.hpp>
+#include <asio/write.hpp>
+
+#include <charconv>
+#include <cstring>
+
+#include "transport/uatcp.hpp"
+#include "ua/codec.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::bench {
+
+namespace {
+
+using transport::MessageType;
+using Clock = std::chrono::steady_clock;
+
+constexpr uint32_t kBufferSize = 65536;         // asked for in HEL, both directions
+constexpr uint32_t kTokenLifetimeMs = 3600000;  // no renewal during a run
+constexpr size_t kReadSize = 256 * 1024;
+
+void put_u32(uint8_t* p, uint32_t v) {
+  std::memcpy(p, &v, 4);
+}
+uint32_t get_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Writes the 8-byte UA TCP header for a final chunk of `size` bytes.
+void put_header(uint8_t* p, MessageType type, uint32_t size) {
+  put_u32(p, static_cast<uint32_t>(type) | uint32_t{'F'} << 24);
+  put_u32(p + 4, size);
+}
+
+// Appends a symmetric final chunk (Part 6 §6.7.2): header, channel, token, sequence, request id, body.
+void append_symmetric(ua::ByteBuffer& out, uint32_t channel_id, uint32_t token_id, uint32_t sequence,
+                      uint32_t request_id, std::span<const uint8_t> body) {
+  const auto size = static_cast<uint32_t>(transport::kSymmetricPrefix + body.size());
+  uint8_t* p = out.extend(size);
+  put_header(p, MessageType::Message, size);
+  put_u32(p + 8, channel_id);
+  put_u32(p + 12, token_id);
+  put_u32(p + 16, sequence);
+  put_u32(p + 20, request_id);
+  std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
+}
+
+// Blocking: reads one whole message; returns its type and the bytes after the 8-byte header.
+bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8_t>& body,
+                  std::string& error) {
+  uint8_t h[8];
+  asio::error_code ec;
+  asio::read(s, asio::buffer(h), ec);
+  if (ec) {
+    error = "read: " + ec.message();
+    return false;
+  }
+  type = static_cast<MessageType>(get_u32(h) & 0xFFFFFF);
+  const uint32_t size = get_u32(h + 4);
+  if (size < 8 || size > (64u << 20)) {
+    error = "implausible message size " + std::to_string(size);
+    return false;
+  }
+  body.resize(size - 8);
+  asio::read(s, asio::buffer(body), ec);
+  if (ec) {
+    error = "read: " + ec.message();
+    return false;
+  }
+  if (type == MessageType::Error) {
+    transport::ErrorMessage err;
+    if (transport::decode_error(body, err).is_good())
+      error = "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view());
+    else
+      error = "server sent a malformed ERR";
+    return false;
+  }
+  return true;
+}
+
+bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::string& error) {
+  asio::error_code ec;
+  asio::write(s, asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec) error = "write: " + ec.message();
+  return !ec;
+}
+
+// One blocking request/response on an open channel. `Response` is the expected response type.
+template <class Request, class Response>
+bool call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, const Request& request,
+          Response& response, std::string& error) {
+  ua::ByteBuffer body;
+  ua::Encoder e(body);
+  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
+  ua::encode(e, request);
+  ua::ByteBuffer chunk;
+  append_symmetric(chunk, info.channel_id, info.token_id, info.next_sequence++, request_id, body.span());
+  if (!write_all(s, chunk.span(), error)) return false;
+  MessageType type;
+  std::vector<uint8_t> in;
+  if (!read_message(s, type, in, error)) return false;
+  if (type != MessageType::Message || in.size() < 16) {
+    error = "unexpected message in reply to a request";
+    return false;
+  }
+  ua::Decoder d(std::span<const uint8_t>(in).subspan(16));
+  ua::NodeId type_id;
+  ua::decode(d, type_id);
+  if (type_id.is_ns0(ua::ServiceFault::binary_encoding_id)) {
+    ua::ServiceFault fault;
+    ua::decode(d, fault);
+    error = "ServiceFault " + std::string(fault.response_header.service_result.name());
+    return false;
+  }
+  ua::decode(d, response);
+  if (!d.ok() || !type_id.is_ns0(Response::binary_encoding_id)) {
+    error = "malformed response";
+    return false;
+  }
+  if (!response.response_header.service_result.is_good()) {
+    error = std::string(response.response_header.service_result.name());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error) {
+  constexpr std::string_view kScheme = "opc.tcp://";
+  if (!url.starts_with(kScheme)) {
+    error = "the URL must start with opc.tcp://";
+    return false;
+  }
+  std::string_view rest = url.substr(kScheme.size());
+  if (auto slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
+  const auto colon = rest.rfind(':');
+  if (colon == std::string_view::npos) {
+    error = "the URL needs a port";
+    return false;
+  }
+  const std::string_view host = rest.substr(0, colon);
+  if (host != "127.0.0.1" && host != "localhost") {
+    error = "only loopback targets (127.0.0.1) are allowed";
+    return false;
+  }
+  unsigned port = 0;
+  auto port_text = rest.substr(colon + 1);
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc() || p != port_text.data() + port_text.size() || port == 0 || port > 65535) {
+    error = "bad port in the URL";
+    return false;
+  }
+  out.port = static_cast<uint16_t>(port);
+  out.url = "opc.tcp://127.0.0.1:" + std::to_string(port);
+  return true;
+}
+
+bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
+                  SessionInfo& out, std::string& error) {
+  asio::error_code ec;
+  s.set_option(asio::ip::tcp::no_delay(true), ec);
+
+  // HEL / ACK (Part 6 §7.1.2.3).
+  transport::HelloMessage hello;
+  hello.receive_buffer_size = kBufferSize;
+  hello.send_buffer_size = kBufferSize;
+  hello.endpoint_url = ua::String(endpoint.url);
+  std::string hel = transport::encode_hello(hello);
+  if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
+  MessageType type;
+  std::vector<uint8_t> in;
+  if (!read_message(s, type, in, error)) return false;
+  if (type != MessageType::Acknowledge || in.size() < 20) {
+    error = "expected ACK";
+    return false;
+  }
+  out.server_receive_buffer = get_u32(in.data() + 4);
+
+  // OPN, SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
+  ua::OpenSecureChannelRequest opn;
+  opn.request_header.timestamp = ua::DateTime::now();
+  opn.request_header.request_handle = 1;
+  opn.request_type = ua::SecurityTokenRequestType::Issue;
+  opn.security_mode = ua::MessageSecurityMode::None;
+  opn.requested_lifetime = kTokenLifetimeMs;
+  ua::ByteBuffer msg;
+  msg.resize(8);
+  {
+    ua::Encoder e(msg);
+    e.write_u32(0);  // SecureChannelId: none yet
+    ua::encode(e, ua::String(transport::kSecurityPolicyNone));
+    ua::encode(e, ua::ByteString());
+    ua::encode(e, ua::ByteString());
+    e.write_u32(out.next_sequence++);
+    e.write_u32(1);  // RequestId
+    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
+    ua::encode(e, opn);
+  }
+  put_header(msg.data(), MessageType::Open, static_cast<uint32_t>(msg.size()));
+  if (!write_all(s, msg.span(), error)) return false;
+  if (!read_message(s, type, in, error)) return false;
+  if (type != MessageType::Open) {
+    error = "expected an OPN response";
+    return false;
+  }
+  {
+    ua::Decoder d(in);
+    d.read_u32();
+    ua::String policy;
+    ua::ByteString cert, thumb;
+    ua::decode(d, policy);
+    ua::decode(d, cert);
+    ua::decode(d, thumb);
+    d.read_u32();
+    d.read_u32();
+    ua::NodeId type_id;
+    ua::decode(d, type_id);
+    ua::OpenSecureChannelResponse r;
+    ua::decode(d, r);
+    if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
+        !r.response_header.service_result.is_good()) {
+      error = "OpenSecureChannel failed";
+      return false;
+    }
+    out.channel_id = r.security_token.channel_id;
+    out.token_id = r.security_token.token_id;
+  }
+
+  // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3).
+  ua::CreateSessionRequest create;
+  create.request_header.timestamp = ua::DateTime::now();
+  create.request_header.request_handle = 2;
+  create.client_description.application_uri = "urn:opcuad:bench";
+  create.client_description.application_name = ua::LocalizedText{"", "opcuad-bench"};
+  create.client_description.application_type = ua::ApplicationType::Client;
+  create.endpoint_url = ua::String(endpoint.url);
+  create.session_name = ua::String(session_name);
+  create.client_nonce = ua::ByteString(std::string(32, '\x5a'));
+  create.requested_session_timeout = 60000;
+  ua::CreateSessionResponse created;
+  if (!call(s, out, 2, create, created, error)) {
+    error = "CreateSession: " + error;
+    return false;
+  }
+  out.authentication_token = created.authentication_token;
+
+  ua::ActivateSessionRequest activate;
+  activate.request_header.authentication_token = out.authentication_token;
+  activate.request_header.timestamp = ua::DateTime::now();
+  activate.request_header.request_handle = 3;
+  activate.user_identity_token =
+      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
+  ua::ActivateSessionResponse activated;
+  if (!call(s, out, 3, activate, activated, error)) {
+    error = "ActivateSession: " + error;
+    return false;
+  }
+  return true;
+}
+
+// ---- LoadConnection
+
+LoadConnection::LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
+                               const std::atomic<int>& phase)
+    : ctx_(ctx), socket_(ctx), workload_(workload), stats_(stats), phase_(phase) {}
+
+void LoadConnection::start(const SessionInfo& session, uint32_t inflight) {
+  session_ = session;
+  inflight_ = inflight == 0 ? 1 : inflight;
+  handle_offset_ = workload_.encode_request(session_.authentication_token, request_);
+  if (transport::kSymmetricPrefix + request_.size() > session_.server_receive_buffer) {
+    // One request per chunk keeps the client simple; Read of a few thousand nodes still fits 64 KiB.
+    fail("request of " + std::to_string(request_.size()) + " bytes does not fit one chunk");
+    return;
+  }
+  generation_.assign(inflight_, 0);
+  sent_at_.assign(inflight_, Clock::time_point{});
+  rx_.resize(kReadSize);
+  pending_.reserve(inflight_ * (request_.size() + transport::kSymmetricPrefix));
+  writing_.reserve(pending_.capacity());
+  for (uint32_t slot = 0; slot < inflight_; ++slot) send_request(slot);
+  flush();
+  do_read();
+}
+
+void LoadConnection::send_request(uint32_t slot) {
+  const uint32_t request_id = slot + inflight_ * ++generation_[slot];
+  put_u32(request_.data() + handle_offset_, request_id);
+  sent_at_[slot] = Clock::now();
+  append_symmetric(pending_, session_.channel_id, session_.token_id, session_.next_sequence++, request_id,
+                   request_.span());
+  ++outstanding_;
+}
+
+void LoadConnection::flush() {
+  if (write_in_flight_ || pending_.size() == 0 || closed_) return;
+  std::swap(pending_, writing_);
+  pending_.clear();
+  write_in_flight_ = true;
+  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),
+                    [this](const asio::error_code& ec, size_t) {
+                      write_in_flight_ = false;
+                      writing_.clear();
+                      if (ec) return fail("write: " + ec.message());
+                      flush();
+                    });
+}
+
+void LoadConnection::do_read() {
+  if (closed_) return;
+  if (rx_end_ == rx_.size()) {
+    // A chunk larger than what remains: move the partial bytes to the front, grow if needed.
+    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+    rx_end_ -= rx_begin_;
+    rx_begin_ = 0;
+    if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
+  }
+  socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+                          [this](const asio::error_code& ec, size_t n) {
+                            if (ec) {
+                              if (!closed_) fail("read: " + ec.message());
+                              return;
+                            }
+                            on_read(n);
+                          });
+}
+
+void LoadConnection::on_read(size_t n) {
+  rx_end_ += n;
+  // One clock read per batch: responses that arrive together completed together as far as we can see.
+  const auto now = Clock::now();
+  while (rx_end_ - rx_begin_ >= 8) {
+    const uint8_t* p = rx_.data() + rx_begin_;
+    const uint32_t size = get_u32(p + 4);
+    if (size < 8 || size > (64u << 20)) return fail("implausible chunk size");
+    if (rx_end_ - rx_begin_ < size) break;
+    if (!handle_chunk({p, size}, now)) return;
+    rx_begin_ += size;
+  }
+  if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
+  if (outstanding_ == 0 && phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop))
+    return finish();
+  flush();
+  do_read();
+}
+
+bool LoadConnection::handle_chunk(std::span<const uint8_t> chunk, Clock::time_point now) {
+  const uint32_t word = get_u32(chunk.data());
+  const auto type = static_cast<MessageType>(word & 0xFFFFFF);
+  const auto chunk_type = static_cast<char>(word >> 24);
+  if (type == MessageType::Error) {
+    transport::ErrorMessage err;
+    if (transport::decode_error(chunk.subspan(8), err).is_good()) {
+      ++stats_.errors.service[err.error.value()];
+      fail("server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view()));
+    } else {
+      fail("server sent a malformed ERR");
+    }
+    return false;
+  }
+  if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {
+    fail("unexpected message type from the server");
+    return false;
+  }
+  // Part 6 §6.7.2.4: the server's sequence numbers go up by exactly one per chunk.
+  const uint32_t sequence = get_u32(chunk.data() + 16);
+  if (expected_sequence_ != 0 && sequence != expected_sequence_)
+    ++stats_.transport_errors["sequence number gap"];
+  expected_sequence_ = sequence + 1;
+  const uint32_t request_id = get_u32(chunk.data() + 20);
+  auto body = chunk.subspan(transport::kSymmetricPrefix);
+  if (phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Measure))
+    stats_.response_bytes += chunk.size();
+  if (chunk_type == 'C') {
+    reassembly_.insert(reassembly_.end(), body.begin(), body.end());
+    return true;
+  }
+  if (chunk_type == 'A') {
+    reassembly_.clear();
+    ++stats_.transport_errors["aborted response"];
+    handle_response(request_id, {}, now);
+    return !closed_;
+  }
+  if (!reassembly_.empty()) {
+    reassembly_.insert(reassembly_.end(), body.begin(), body.end());
+    handle_response(request_id, reassembly_, now);
+    reassembly_.clear();
+  } else {
+    handle_response(request_id, body, now);
+  }
+  return !closed_;
+}
+
+void LoadConnection::handle_response(uint32_t request_id, std::span<const uint8_t> body,
+                                     Clock::time_point now) {
+  const uint32_t slot = request_id % inflight_;
+  if (outstanding_ == 0 || request_id / inflight_ != generation_[slot]) {
+    ++stats_.transport_errors["response to no outstanding request"];
+    return;
+  }
+  --outstanding_;
+  const int phase = phase_.load(std::memory_order_relaxed);
+  if (!body.empty()) {
+    ua::Decoder d(body);
+    ua::NodeId type;
+    ua::decode(d, type);
+    const uint32_t type_id =
+        type.namespace_index() == 0 && type.type() == ua::IdType::Numeric ? type.numeric() : 0;
+    ResponseSummary s = workload_.check_response(type_id, d, stats_.errors);
+    if (s.good && s.request_handle != request_id) ++stats_.transport_errors["request handle mismatch"];
+    if (s.good && s.bad_operations == 0 && sample_.empty()) sample_.assign(body.begin(), body.end());
+    if (phase == static_cast<int>(Phase::Measure)) {
+      ++stats_.requests;
+      stats_.operations += s.good ? s.operations : 0;
+      stats_.references += s.references;
+      stats_.latency.record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(now - sent_at_[slot]).count()));
+    }
+  }
+  stats_.completed.store(stats_.completed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (phase != static_cast<int>(Phase::Stop)) send_request(slot);
+}
+
+void LoadConnection::fail(const std::string& what) {
+  if (closed_) return;
+  ++stats_.transport_errors[what];
+  finish();
+}
+
+void LoadConnection::finish() {
+  if (closed_) return;
+  closed_ = true;
+  asio::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+  finished_.store(true, std::memory_order_release);
+}
+
+void LoadConnection::force_close() noexcept {
+  if (closed_) return;
+  if (outstanding_ > 0) stats_.transport_errors["unanswered at the end of the run"] += outstanding_;
+  finish();
+}
+
+}  // namespace opcuad::bench

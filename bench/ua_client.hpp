@@ -1,0 +1,129 @@
+#pragma once
+// A minimal OPC UA binary client for the load harness: SecurityPolicy None, anonymous sessions,
+// pipelined requests. It is built for measuring a server, so the request path does as little as it can:
+// each connection encodes its request once and only patches the request handle and the chunk header per
+// send; responses are decoded into reused objects (no allocation once warm), and many requests queued in
+// one loop turn go out in one write.
+//
+// Setup is blocking (open_session), the load phase is asynchronous on one io_context per client thread.
+//
+// shard-local: a LoadConnection and the LoadStats it writes belong to the thread running its io_context.
+
+#include <asio/io_context.hpp>
+#include <asio/ip/tcp.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/histogram.hpp"
+#include "bench/workload.hpp"
+#include "ua/buffer.hpp"
+#include "ua/node_id.hpp"
+#include "ua/status_code.hpp"
+
+namespace opcuad::bench {
+
+struct Endpoint {
+  std::string url;  // opc.tcp://127.0.0.1:PORT
+  uint16_t port = 0;
+};
+
+// Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
+bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
+
+// What a session needs to send requests after the handshake.
+struct SessionInfo {
+  uint32_t channel_id = 0;
+  uint32_t token_id = 0;
+  uint32_t next_sequence = 1;
+  ua::NodeId authentication_token;
+  uint32_t server_receive_buffer = 0;  // our chunks must fit (from ACK)
+};
+
+// HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
+// Blocking. On failure returns false with a message.
+bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
+                  SessionInfo& out, std::string& error);
+
+// Phases of a run, written by the main thread, read (relaxed) on every response.
+enum class Phase : int { Warmup = 0, Measure = 1, Stop = 2 };
+
+// Counters of one client thread. `completed` is also read by the main thread for progress and stall
+// detection, hence atomic; it has one writer, so relaxed stores cost no more than a plain add.
+struct LoadStats {
+  std::atomic<uint64_t> completed{0};  // responses in any phase
+  uint64_t requests = 0;               // responses received during Measure
+  uint64_t operations = 0;             // values read / written, nodes browsed, paths translated
+  uint64_t references = 0;             // browse: references returned
+  uint64_t response_bytes = 0;
+  Histogram latency;   // ns, Measure only
+  ErrorCounts errors;  // every phase: an error is an error
+  std::map<std::string, uint64_t> transport_errors;
+};
+
+// One session on its own TCP connection, keeping `inflight` requests outstanding (closed loop).
+class LoadConnection {
+ public:
+  LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
+                 const std::atomic<int>& phase);
+  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+
+  // REQUIRES: open_session() succeeded on socket(). Must run on the io_context's thread (post it there).
+  void start(const SessionInfo& session, uint32_t inflight);
+  // True once the connection has stopped: drained after Phase::Stop, or failed.
+  bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
+  uint32_t outstanding() const noexcept { return outstanding_; }
+  // The first good response body (type id + response), for the canned server to replay.
+  const std::vector<uint8_t>& sample_response() const noexcept { return sample_; }
+  void force_close() noexcept;
+
+ private:
+  void send_request(uint32_t slot);
+  void flush();
+  void do_read();
+  void on_read(size_t n);
+  bool handle_chunk(std::span<const uint8_t> chunk, std::chrono::steady_clock::time_point now);
+  void handle_response(uint32_t request_id, std::span<const uint8_t> body,
+                       std::chrono::steady_clock::time_point now);
+  void fail(const std::string& what);
+  void finish();
+
+  asio::io_context& ctx_;
+  asio::ip::tcp::socket socket_;
+  const Workload& workload_;
+  LoadStats& stats_;
+  const std::atomic<int>& phase_;
+  SessionInfo session_;
+
+  // The encoded request (type id + request), its handle patched per send.
+  ua::ByteBuffer request_;
+  size_t handle_offset_ = 0;
+  // Outstanding requests: request id = slot + inflight * generation, so a slot is reused only after its
+  // response arrived and the id alone finds the send time.
+  uint32_t inflight_ = 0;
+  uint32_t outstanding_ = 0;
+  std::vector<uint32_t> generation_;
+  std::vector<std::chrono::steady_clock::time_point> sent_at_;
+  uint32_t expected_sequence_ = 0;  // 0: not seen yet
+
+  // Output: requests of one loop turn gather in pending_, one write is outstanding from writing_.
+  ua::ByteBuffer pending_;
+  ua::ByteBuffer writing_;
+  bool write_in_flight_ = false;
+  // Input: bytes [rx_begin_, rx_end_) unprocessed; multi-chunk responses reassembled.
+  std::vector<uint8_t> rx_;
+  size_t rx_begin_ = 0;
+  size_t rx_end_ = 0;
+  std::vector<uint8_t> reassembly_;
+  std::vector<uint8_t> sample_;
+
+  std::atomic<bool> finished_{false};
+  bool closed_ = false;
+};
+
+}  // namespace opcuad::bench
