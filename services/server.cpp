@@ -47,6 +47,7 @@ void Server::attach_shard(asio::io_context& ctx) {
   std::random_device rd;
   state->rng.seed((uint64_t{rd()} << 32) | rd());
   state->sweep = std::make_unique<asio::steady_timer>(ctx);
+  state->sampler = std::make_unique<Sampler>(ctx, space_);
   ShardState* s = state.get();
   shards_.push_back(std::move(state));
   // Start the sweep on the shard's own thread.
@@ -58,7 +59,8 @@ void Server::detach_shards() {
     ShardState* state = s.get();
     asio::post(*state->context, [state] {
       state->sweep->cancel();
-      state->sessions.clear();
+      state->sessions.clear();  // their subscriptions go with them
+      state->sampler->stop();
     });
   }
   std::lock_guard lock(owners_mutex_);
@@ -115,6 +117,22 @@ bool Server::reserve_session() noexcept {
 
 void Server::release_session() noexcept { session_count_.fetch_sub(1, std::memory_order_relaxed); }
 
+bool Server::reserve_subscription() noexcept {
+  uint32_t n = subscription_count_.load(std::memory_order_relaxed);
+  do {
+    if (n >= config_.limits.max_subscriptions) return false;
+  } while (!subscription_count_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  return true;
+}
+
+bool Server::reserve_monitored_item() noexcept {
+  uint32_t n = monitored_item_count_.load(std::memory_order_relaxed);
+  do {
+    if (n >= config_.limits.max_monitored_items) return false;
+  } while (!monitored_item_count_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  return true;
+}
+
 void Server::add_session(ShardState& shard, std::unique_ptr<Session> session) {
   {
     std::lock_guard lock(owners_mutex_);
@@ -150,6 +168,12 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
     std::shared_ptr<Session> moving;
     auto it = from->sessions.find(request.request_header.authentication_token);
     if (it != from->sessions.end()) {
+      // Subscriptions, their items and timers belong to this shard: they are deleted here, and the
+      // Publish requests queued on the old channel go unanswered with it.
+      // TODO(issue 6): TransferSubscriptions is the next step: move them with the session instead.
+      it->second->publish_queue.clear();
+      it->second->status_changes.clear();
+      it->second->subscriptions.clear();
       moving = std::move(it->second);
       from->sessions.erase(it);
     }
@@ -240,6 +264,17 @@ constexpr Entry kEntries[] = {
     {ua::RegisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_register_nodes},
     {ua::UnregisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_unregister_nodes},
     {ua::CallRequest::binary_encoding_id, Needs::ActivatedSession, handle_call},
+    {ua::CreateSubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_subscription},
+    {ua::ModifySubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_subscription},
+    {ua::SetPublishingModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_publishing_mode},
+    {ua::DeleteSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_subscriptions},
+    {ua::PublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_publish},
+    {ua::RepublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_republish},
+    {ua::CreateMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_monitored_items},
+    {ua::ModifyMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_monitored_items},
+    {ua::DeleteMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_monitored_items},
+    {ua::SetMonitoringModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_monitoring_mode},
+    {ua::SetTriggeringRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_triggering},
 };
 
 const Entry* find_entry(uint32_t type_id) noexcept {

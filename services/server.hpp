@@ -21,6 +21,7 @@
 
 #include "addressspace/address_space.hpp"
 #include "config/config.hpp"
+#include "services/sampler.hpp"
 #include "services/session.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/service_handler.hpp"
@@ -31,6 +32,9 @@ namespace opcuad::services {
 struct ShardState {
   asio::io_context* context = nullptr;
   addressspace::EpochReclaimer::Participant* participant = nullptr;
+  // shard-local: the sampling timers of this shard's monitored items. Declared before `sessions`, so it
+  // outlives them: a subscription unregisters its items when it is destroyed.
+  std::unique_ptr<Sampler> sampler;
   // shard-local: token -> session
   std::unordered_map<ua::NodeId, std::unique_ptr<Session>> sessions;
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
@@ -72,6 +76,13 @@ class Server final : public transport::ServiceHandler {
   // Session bookkeeping shared by the session services.
   bool reserve_session() noexcept;
   void release_session() noexcept;
+  // Server-wide limits of config::Limits (max_subscriptions, max_monitored_items); any shard.
+  bool reserve_subscription() noexcept;
+  void release_subscription() noexcept { subscription_count_.fetch_sub(1, std::memory_order_relaxed); }
+  bool reserve_monitored_item() noexcept;
+  void release_monitored_items(uint32_t n) noexcept { monitored_item_count_.fetch_sub(n, std::memory_order_relaxed); }
+  uint32_t subscription_count() const noexcept { return subscription_count_.load(std::memory_order_relaxed); }
+  uint32_t monitored_item_count() const noexcept { return monitored_item_count_.load(std::memory_order_relaxed); }
   void add_session(ShardState& shard, std::unique_ptr<Session> session);
   void remove_session(ShardState& shard, const ua::NodeId& token);
   // ActivateSession for a session that lives on another shard (its client reconnected on a channel of
@@ -89,6 +100,8 @@ class Server final : public transport::ServiceHandler {
   const config::ServerConfig& config_;
   std::vector<std::unique_ptr<ShardState>> shards_;
   std::atomic<uint32_t> session_count_{0};
+  std::atomic<uint32_t> subscription_count_{0};
+  std::atomic<uint32_t> monitored_item_count_{0};
   // Which shard holds each session. Touched only by CreateSession, CloseSession, expiry and a session
   // move, never on the request path (requests find their session in their shard's own table).
   std::mutex owners_mutex_;
@@ -111,6 +124,17 @@ void handle_translate(Server&, Call&, ua::Decoder& body);
 void handle_register_nodes(Server&, Call&, ua::Decoder& body);
 void handle_unregister_nodes(Server&, Call&, ua::Decoder& body);
 void handle_call(Server&, Call&, ua::Decoder& body);
+void handle_create_subscription(Server&, Call&, ua::Decoder& body);
+void handle_modify_subscription(Server&, Call&, ua::Decoder& body);
+void handle_set_publishing_mode(Server&, Call&, ua::Decoder& body);
+void handle_delete_subscriptions(Server&, Call&, ua::Decoder& body);
+void handle_publish(Server&, Call&, ua::Decoder& body);
+void handle_republish(Server&, Call&, ua::Decoder& body);
+void handle_create_monitored_items(Server&, Call&, ua::Decoder& body);
+void handle_modify_monitored_items(Server&, Call&, ua::Decoder& body);
+void handle_delete_monitored_items(Server&, Call&, ua::Decoder& body);
+void handle_set_monitoring_mode(Server&, Call&, ua::Decoder& body);
+void handle_set_triggering(Server&, Call&, ua::Decoder& body);
 // ActivateSession's work once the request is decoded and the session is on this shard.
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                       Session& session, const ua::ActivateSessionRequest& request);

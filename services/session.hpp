@@ -6,11 +6,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
 #include "addressspace/node_store.hpp"
+#include "services/subscription.hpp"
 #include "ua/node_id.hpp"
 
 namespace opcuad::services {
@@ -42,6 +45,11 @@ struct Session {
   uint32_t max_response_message_size = 0;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
   uint64_t next_continuation = 1;
+  // Subscriptions (Part 4 §5.13): they and the Publish requests they answer live and die with the
+  // session. Declared last so they go first: a subscription refers to its session while it lives.
+  std::deque<PendingPublish> publish_queue;      // outstanding Publish requests, oldest first
+  std::deque<StatusChangeNotice> status_changes;  // of subscriptions closed by their lifetime
+  std::map<uint32_t, std::shared_ptr<Subscription>> subscriptions;
 
   bool expired(std::chrono::steady_clock::time_point now) const noexcept {
     return now - last_activity > std::chrono::duration<double, std::milli>(timeout_ms);

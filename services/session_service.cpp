@@ -129,7 +129,9 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   ua::CloseSessionResponse resp;
   resp.response_header = response_header(req.request_header);
-  // deleteSubscriptions: subscriptions belong to the session and go with it (there are none to keep yet).
+  // deleteSubscriptions: without TransferSubscriptions nobody could take them over, so they go with the
+  // session either way; its outstanding Publish requests are answered BadSessionClosed (Part 4 §5.6.4).
+  close_subscriptions(*call.session, status::BadSessionClosed);
   server.remove_session(call.shard, req.request_header.authentication_token);
   call.channel.send(call.request_id, resp);
 }

@@ -1,0 +1,301 @@
+// MonitoredItem service set (Part 4 §5.12): CreateMonitoredItems, ModifyMonitoredItems,
+// DeleteMonitoredItems, SetMonitoringMode, SetTriggering. Validation and revision live here; sampling,
+// filtering and queueing in monitored_item.cpp, the sampling clock in sampler.cpp.
+#include <algorithm>
+#include <cmath>
+
+#include "services/request.hpp"
+
+namespace opcuad::services {
+
+namespace {
+
+namespace status = ua::status;
+using addressspace::NodeIndex;
+using addressspace::NodeStore;
+
+constexpr uint32_t kValue = 13;
+
+Subscription* find_subscription(Call& call, uint32_t id) {
+  auto it = call.session->subscriptions.find(id);
+  return it == call.session->subscriptions.end() ? nullptr : it->second.get();
+}
+
+// Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
+// the node's MinimumSamplingInterval, the configured minimum or the engine's fastest rate. 0 asks for
+// exception-based sampling on write, which is a later step: for now it is revised up to the fastest
+// rate. Whole milliseconds, so clients asking for near-equal rates share one Sampler group.
+double revise_sampling_interval(const Server& server, const Subscription& sub, const NodeStore& store, NodeIndex n,
+                                uint32_t attribute_id, double requested) {
+  double v = requested;
+  if (v != v || v < 0) v = sub.parameters().publishing_interval_ms;
+  double floor = std::max(kFastestSamplingIntervalMs, server.config().limits.min_sampling_interval_ms);
+  const auto* var = store.variable(n);
+  if (var && attribute_id == kValue) floor = std::max(floor, var->minimum_sampling_interval);
+  return std::min(std::ceil(std::max(v, floor)), kSlowestSamplingIntervalMs);
+}
+
+uint32_t revise_queue_size(uint32_t requested) { return std::clamp<uint32_t>(requested, 1, kMaxQueueSize); }
+
+// Part 4 §7.22: the filter of one item, checked against its node.
+ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attribute_id, const ua::ExtensionObject& in,
+                            ChangeFilter& out) {
+  out = ChangeFilter{};
+  if (in.is_empty()) return status::Good;
+  if (in.get<ua::EventFilter>() || in.get<ua::AggregateFilter>()) {
+    return status::BadMonitoredItemFilterUnsupported;  // until events and aggregates exist
+  }
+  const auto* f = in.get<ua::DataChangeFilter>();
+  if (!f) return status::BadMonitoredItemFilterInvalid;
+  if (attribute_id != kValue) return status::BadFilterNotAllowed;  // data change filters are for Value
+  if (static_cast<uint32_t>(f->trigger) > 2) return status::BadMonitoredItemFilterInvalid;
+  if (f->deadband_type > 2) return status::BadDeadbandFilterInvalid;
+  out.trigger = f->trigger;
+  out.deadband = static_cast<ua::DeadbandType>(f->deadband_type);
+  out.deadband_value = f->deadband_value;
+  if (out.deadband == ua::DeadbandType::None) return status::Good;
+  // A deadband needs a numeric variable (Part 4 §7.22.2).
+  const auto* var = store.variable(n);
+  const NodeIndex number = store.find(ua::NodeId(0, 26));
+  if (!var || !store.is_data_type_subtype(var->data_type, number)) return status::BadFilterNotAllowed;
+  if (!(f->deadband_value >= 0)) return status::BadDeadbandFilterInvalid;  // negative or NaN
+  if (out.deadband == ua::DeadbandType::Absolute) {
+    out.absolute = f->deadband_value;
+    return status::Good;
+  }
+  // Percent of the EURange (Part 8 §6.2): only for a variable with an EURange property.
+  if (f->deadband_value > 100) return status::BadDeadbandFilterInvalid;
+  const NodeIndex range_node = store.child(n, 0, "EURange");
+  const auto* rv = range_node == addressspace::kNoNode ? nullptr : store.variable(range_node);
+  if (!rv || !rv->cell) return status::BadDeadbandFilterInvalid;
+  ua::DataValue dv;
+  addressspace::ValueStore::read(*rv->cell, dv);
+  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
+  const ua::Range* range = eo ? eo->get<ua::Range>() : nullptr;
+  if (!range) return status::BadDeadbandFilterInvalid;
+  out.absolute = f->deadband_value / 100.0 * (range->high - range->low);
+  return status::Good;
+}
+
+bool valid_mode(ua::MonitoringMode m) { return static_cast<uint32_t>(m) <= 2; }
+
+ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValueId& rv, NodeIndex& n,
+                                     std::optional<IndexRange>& range) {
+  n = store.find(rv.node_id);
+  if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
+  if (!has_attribute(store.node_class(n), rv.attribute_id)) return status::BadAttributeIdInvalid;
+  bool ok = true;
+  range = IndexRange::parse(rv.index_range.view(), ok);
+  if (!ok) return status::BadIndexRangeInvalid;
+  if (!rv.data_encoding.name.empty() || rv.data_encoding.namespace_index != 0) {
+    if (rv.attribute_id != kValue) return status::BadDataEncodingInvalid;
+    if (rv.data_encoding.namespace_index != 0 || rv.data_encoding.name.view() != "Default Binary") {
+      return status::BadDataEncodingUnsupported;
+    }
+  }
+  if (rv.attribute_id == kValue && store.node_class(n) == addressspace::NodeClass::Variable) {
+    const auto* var = store.variable(n);
+    if (!(var->access_level & addressspace::access::kCurrentRead)) return status::BadNotReadable;
+    if (!(var->user_access_level & addressspace::access::kCurrentRead)) return status::BadUserAccessDenied;
+  }
+  return status::Good;
+}
+
+void create_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemCreateRequest& in,
+                ua::TimestampsToReturn timestamps, ua::MonitoredItemCreateResult& out) {
+  NodeIndex n = addressspace::kNoNode;
+  std::optional<IndexRange> range;
+  out.status_code = check_item_to_monitor(store, in.item_to_monitor, n, range);
+  if (!out.status_code.is_good()) return;
+  if (!valid_mode(in.monitoring_mode)) {
+    out.status_code = status::BadMonitoringModeInvalid;
+    return;
+  }
+  const auto& params = in.requested_parameters;
+  auto item = std::make_unique<MonitoredItem>();
+  out.status_code = parse_filter(store, n, in.item_to_monitor.attribute_id, params.filter, item->filter);
+  if (!out.status_code.is_good()) return;
+  if (!server.reserve_monitored_item()) {
+    out.status_code = status::BadTooManyMonitoredItems;
+    return;
+  }
+  item->node_id = in.item_to_monitor.node_id;
+  item->attribute_id = in.item_to_monitor.attribute_id;
+  item->range = std::move(range);
+  if (item->attribute_id == kValue) {
+    if (const auto* var = store.variable(n)) item->cell = var->cell;
+  }
+  item->client_handle = params.client_handle;
+  item->mode = in.monitoring_mode;
+  item->timestamps = timestamps;
+  item->sampling_interval_ms =
+      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval);
+  item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
+  MonitoredItem& added = sub.add_item(std::move(item));
+  out.monitored_item_id = added.id;
+  out.revised_sampling_interval = added.sampling_interval_ms;
+  out.revised_queue_size = added.queue.capacity();
+}
+
+void modify_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemModifyRequest& in,
+                ua::TimestampsToReturn timestamps, ua::MonitoredItemModifyResult& out) {
+  MonitoredItem* item = sub.item(in.monitored_item_id);
+  if (!item) {
+    out.status_code = status::BadMonitoredItemIdInvalid;
+    return;
+  }
+  const NodeIndex n = store.find(item->node_id);
+  if (n == addressspace::kNoNode) {
+    out.status_code = status::BadNodeIdUnknown;
+    return;
+  }
+  const auto& params = in.requested_parameters;
+  ChangeFilter filter;
+  out.status_code = parse_filter(store, n, item->attribute_id, params.filter, filter);
+  if (!out.status_code.is_good()) return;
+  item->filter = filter;
+  item->client_handle = params.client_handle;
+  item->timestamps = timestamps;
+  item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
+  const double interval = revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval);
+  if (interval != item->sampling_interval_ms) {
+    item->sampling_interval_ms = interval;
+    sub.resample(*item);
+  }
+  out.revised_sampling_interval = item->sampling_interval_ms;
+  out.revised_queue_size = item->queue.capacity();
+}
+
+// The request-level checks every service of this set starts with; answers the fault itself.
+template <class Req>
+Subscription* subscription_for(Call& call, const Req& req) {
+  Subscription* sub = find_subscription(call, req.subscription_id);
+  if (!sub) {
+    call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadSubscriptionIdInvalid);
+  }
+  return sub;
+}
+
+}  // namespace
+
+void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body) {
+  ua::CreateMonitoredItemsRequest req;
+  if (!decode_request(call, body, req)) return;
+  const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
+  if (!check_operation_count(call, req.request_header, req.items_to_create.size(), limit)) return;
+  Subscription* sub = subscription_for(call, req);
+  if (!sub) return;
+  if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+                                   status::BadTimestampsToReturnInvalid);
+  }
+  const NodeStore& store = *server.space().current();
+  ua::CreateMonitoredItemsResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.resize(req.items_to_create.size());
+  for (size_t i = 0; i < req.items_to_create.size(); ++i) {
+    create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return, resp.results[i]);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body) {
+  ua::ModifyMonitoredItemsRequest req;
+  if (!decode_request(call, body, req)) return;
+  const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
+  if (!check_operation_count(call, req.request_header, req.items_to_modify.size(), limit)) return;
+  Subscription* sub = subscription_for(call, req);
+  if (!sub) return;
+  if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+                                   status::BadTimestampsToReturnInvalid);
+  }
+  const NodeStore& store = *server.space().current();
+  ua::ModifyMonitoredItemsResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.resize(req.items_to_modify.size());
+  for (size_t i = 0; i < req.items_to_modify.size(); ++i) {
+    modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return, resp.results[i]);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body) {
+  ua::DeleteMonitoredItemsRequest req;
+  if (!decode_request(call, body, req)) return;
+  const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
+  if (!check_operation_count(call, req.request_header, req.monitored_item_ids.size(), limit)) return;
+  Subscription* sub = subscription_for(call, req);
+  if (!sub) return;
+  ua::DeleteMonitoredItemsResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.reserve(req.monitored_item_ids.size());
+  for (uint32_t id : req.monitored_item_ids) {
+    resp.results.push_back(sub->remove_item(id) ? status::Good : status::BadMonitoredItemIdInvalid);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
+  ua::SetMonitoringModeRequest req;
+  if (!decode_request(call, body, req)) return;
+  const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
+  if (!check_operation_count(call, req.request_header, req.monitored_item_ids.size(), limit)) return;
+  Subscription* sub = subscription_for(call, req);
+  if (!sub) return;
+  if (!valid_mode(req.monitoring_mode)) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+                                   status::BadMonitoringModeInvalid);
+  }
+  ua::SetMonitoringModeResponse resp;
+  resp.response_header = response_header(req.request_header);
+  resp.results.reserve(req.monitored_item_ids.size());
+  for (uint32_t id : req.monitored_item_ids) {
+    MonitoredItem* item = sub->item(id);
+    if (item) sub->set_mode(*item, req.monitoring_mode);
+    resp.results.push_back(item ? status::Good : status::BadMonitoredItemIdInvalid);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
+  ua::SetTriggeringRequest req;
+  if (!decode_request(call, body, req)) return;
+  const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
+  if (!check_operation_count(call, req.request_header, req.links_to_add.size() + req.links_to_remove.size(),
+                             limit)) {
+    return;
+  }
+  Subscription* sub = subscription_for(call, req);
+  if (!sub) return;
+  MonitoredItem* trigger = sub->item(req.triggering_item_id);
+  if (!trigger) {
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+                                   status::BadMonitoredItemIdInvalid);
+  }
+  ua::SetTriggeringResponse resp;
+  resp.response_header = response_header(req.request_header);
+  // Part 4 §5.12.5: removals are applied before additions.
+  for (uint32_t id : req.links_to_remove) {
+    auto it = std::find(trigger->triggered.begin(), trigger->triggered.end(), id);
+    if (it == trigger->triggered.end()) {
+      resp.remove_results.push_back(status::BadMonitoredItemIdInvalid);
+    } else {
+      trigger->triggered.erase(it);
+      resp.remove_results.push_back(status::Good);
+    }
+  }
+  for (uint32_t id : req.links_to_add) {
+    if (!sub->item(id)) {
+      resp.add_results.push_back(status::BadMonitoredItemIdInvalid);
+      continue;
+    }
+    if (std::find(trigger->triggered.begin(), trigger->triggered.end(), id) == trigger->triggered.end()) {
+      trigger->triggered.push_back(id);
+    }
+    resp.add_results.push_back(status::Good);
+  }
+  call.channel.send(call.request_id, resp);
+}
+
+}  // namespace opcuad::services

@@ -1,0 +1,406 @@
+#include "services/subscription.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "services/sampler.hpp"
+#include "services/server.hpp"
+#include "services/session.hpp"
+
+namespace opcuad::services {
+
+namespace {
+
+namespace status = ua::status;
+using Clock = std::chrono::steady_clock;
+
+bool channel_open(const PendingPublish& r) {
+  auto ch = r.channel.lock();
+  return ch && ch->state() == transport::SecureChannel::State::Open;
+}
+
+void answer_fault(PendingPublish& r, ua::StatusCode result, uint64_t stream) {
+  if (auto ch = r.channel.lock(); ch && ch->state() == transport::SecureChannel::State::Open) {
+    ch->send_fault(r.request_id, r.request_handle, result, stream);
+  }
+}
+
+}  // namespace
+
+Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
+                                              uint32_t max_notifications, uint8_t priority) noexcept {
+  Parameters p;
+  // NaN, 0 and negative intervals get the fastest rate (Part 4 §5.13.2.2).
+  p.publishing_interval_ms = interval_ms == interval_ms && interval_ms > kMinPublishingIntervalMs
+                                 ? std::min(interval_ms, kMaxPublishingIntervalMs)
+                                 : kMinPublishingIntervalMs;
+  p.max_keep_alive_count = keep_alive == 0 ? kDefaultKeepAliveCount : std::min(keep_alive, kMaxKeepAliveCount);
+  // The lifetime count shall be at least three times the keep-alive count.
+  p.lifetime_count = std::clamp(lifetime, 3 * p.max_keep_alive_count, kMaxLifetimeCount);
+  p.max_notifications_per_publish = max_notifications == 0 ? kMaxNotificationsPerPublish
+                                                           : std::min(max_notifications, kMaxNotificationsPerPublish);
+  p.priority = priority;
+  return p;
+}
+
+Subscription::Subscription(Server& server, ShardState& shard, Session& session, uint32_t id, const Parameters& p,
+                           bool enabled)
+    : server_(server), shard_(shard), session_(session), id_(id), params_(p), enabled_(enabled),
+      timer_(*shard.context) {
+  lifetime_counter_ = params_.lifetime_count;
+  keep_alive_counter_ = params_.max_keep_alive_count;
+}
+
+Subscription::~Subscription() {
+  timer_.cancel();
+  for (auto& [item_id, item] : items_) shard_.sampler->remove(*item);
+  server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
+  server_.release_subscription();
+}
+
+void Subscription::start() {
+  timer_start_ = Clock::now();
+  tick_ = 0;
+  arm_timer();
+}
+
+void Subscription::modify(const Parameters& p) {
+  params_ = p;
+  lifetime_counter_ = params_.lifetime_count;
+  keep_alive_counter_ = params_.max_keep_alive_count;
+  timer_.cancel();  // a wait already completed finds a new tick count and is ignored (on_timer)
+  start();
+}
+
+void Subscription::arm_timer() {
+  ++tick_;
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::milli>(params_.publishing_interval_ms));
+  auto due = timer_start_ + interval * tick_;
+  const auto now = Clock::now();
+  if (due + interval <= now) {
+    tick_ = static_cast<uint64_t>((now - timer_start_) / interval) + 1;  // skip deadlines already past
+    due = timer_start_ + interval * tick_;
+  }
+  timer_.expires_at(due);
+  std::weak_ptr<Subscription> weak = weak_from_this();
+  const uint64_t tick = tick_;
+  timer_.async_wait([weak, tick](std::error_code ec) {
+    auto self = weak.lock();
+    // A stale completion (the timer was restarted by modify()) carries an old tick.
+    if (ec || !self || self->tick_ != tick) return;
+    self->on_timer();
+  });
+}
+
+// Part 4 §5.13.1.2, publishing timer expiry. The lifetime counter counts expiries without a Publish
+// request available (§5.13.2.2 lifetimeCount); reaching zero closes the subscription (#27).
+void Subscription::on_timer() {
+  auto keep = shared_from_this();  // expire() removes this subscription from its session
+  const bool queued = has_request();
+  if (queued) {
+    lifetime_counter_ = params_.lifetime_count;
+  } else if (--lifetime_counter_ == 0) {
+    return expire();
+  }
+  arm_timer();
+  const bool available = enabled_ && notifications_available();
+  switch (state_) {
+    case State::Normal:
+      if (queued && available) {
+        send_notifications(take_request());  // #5
+      } else if (queued && !message_sent_) {
+        send_keep_alive(take_request());  // #6: the first message
+      } else if (!queued && (!message_sent_ || available)) {
+        state_ = State::Late;  // #7
+        late_since_ = Clock::now();
+      } else if (message_sent_ && !available) {
+        keep_alive_counter_ = params_.max_keep_alive_count;  // #8
+        state_ = State::KeepAlive;
+      }
+      break;
+    case State::Late:
+      break;  // #11: waiting for a Publish request
+    case State::KeepAlive:
+      if (queued && available) {
+        send_notifications(take_request());  // #13
+        state_ = State::Normal;
+      } else if (queued && keep_alive_counter_ <= 1) {
+        send_keep_alive(take_request());  // #14
+        keep_alive_counter_ = params_.max_keep_alive_count;
+      } else if (keep_alive_counter_ > 1 && !available) {
+        --keep_alive_counter_;  // #15
+      } else if (!queued) {
+        state_ = State::Late;  // #16
+        late_since_ = Clock::now();
+      }
+      break;
+  }
+}
+
+bool Subscription::wants_publish() const noexcept {
+  return state_ == State::Late || (state_ == State::Normal && more_notifications_ && enabled_);
+}
+
+// A Publish request arrived for a subscription that wants one (#4, #9, #10).
+void Subscription::serve(PendingPublish request) {
+  lifetime_counter_ = params_.lifetime_count;
+  if (enabled_ && notifications_available()) {
+    send_notifications(std::move(request));
+    state_ = State::Normal;
+  } else {
+    send_keep_alive(std::move(request));
+    keep_alive_counter_ = params_.max_keep_alive_count;
+    state_ = State::KeepAlive;
+  }
+}
+
+bool Subscription::has_request() {
+  auto& q = session_.publish_queue;
+  while (!q.empty() && !channel_open(q.front())) q.pop_front();  // its channel closed: nobody to answer
+  return !q.empty();
+}
+
+PendingPublish Subscription::take_request() {
+  PendingPublish r = std::move(session_.publish_queue.front());
+  session_.publish_queue.pop_front();
+  return r;
+}
+
+void Subscription::send_notifications(PendingPublish request) {
+  ua::DataChangeNotification change;
+  size_t budget = params_.max_notifications_per_publish;
+  size_t kept = 0;
+  for (size_t i = 0; i < ready_.size(); ++i) {
+    MonitoredItem* item = ready_[i];
+    while (budget > 0 && !item->queue.empty()) {
+      change.monitored_items.push_back(ua::MonitoredItemNotification{item->client_handle, item->queue.pop()});
+      --budget;
+    }
+    if (item->queue.empty()) {
+      item->ready = false;
+    } else {
+      ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
+    }
+  }
+  ready_.resize(kept);
+  more_notifications_ = !ready_.empty();
+  message_sent_ = true;
+  ua::NotificationMessage message;
+  message.sequence_number = next_sequence_;
+  next_sequence_ = next_sequence_ == UINT32_MAX ? 1 : next_sequence_ + 1;  // 0 is never used (Part 4 §7.38)
+  message.publish_time = ua::DateTime::now();
+  message.notification_data.push_back(ua::ExtensionObject::make(std::move(change)));
+  retransmission_.push_back(message);
+  if (retransmission_.size() > kRetransmissionQueueSize) retransmission_.pop_front();
+  respond(request, message, more_notifications_);
+}
+
+void Subscription::send_keep_alive(PendingPublish request) {
+  // A keep-alive carries the sequence number the next NotificationMessage will have, and no data
+  // (Part 4 §7.25).
+  ua::NotificationMessage message;
+  message.sequence_number = next_sequence_;
+  message.publish_time = ua::DateTime::now();
+  message_sent_ = true;
+  more_notifications_ = false;
+  respond(request, message, false);
+}
+
+void Subscription::respond(PendingPublish& request, const ua::NotificationMessage& message, bool more) {
+  auto ch = request.channel.lock();
+  if (!ch) return;
+  ua::PublishResponse resp;
+  resp.response_header.timestamp = ua::DateTime::now();
+  resp.response_header.request_handle = request.request_handle;
+  resp.subscription_id = id_;
+  resp.available_sequence_numbers = available_sequence_numbers();
+  resp.more_notifications = more;
+  resp.notification_message = message;
+  resp.results = std::move(request.ack_results);
+  ch->send(request.request_id, resp, publish_stream(session_));
+}
+
+void Subscription::expire() {
+  // Part 4 §5.13.1.2 #27: StatusChangeNotification with BadTimeout, then the subscription is gone.
+  StatusChangeNotice notice;
+  notice.subscription_id = id_;
+  notice.message.sequence_number = next_sequence_;
+  notice.message.publish_time = ua::DateTime::now();
+  notice.message.notification_data.push_back(
+      ua::ExtensionObject::make(ua::StatusChangeNotification{status::BadTimeout, {}}));
+  Session& session = session_;
+  session.status_changes.push_back(std::move(notice));
+  session.subscriptions.erase(id_);  // the caller's shared_ptr keeps this alive until it returns
+  serve_waiting(session);
+}
+
+ua::StatusCode Subscription::acknowledge(uint32_t sequence_number) {
+  for (auto it = retransmission_.begin(); it != retransmission_.end(); ++it) {
+    if (it->sequence_number == sequence_number) {
+      retransmission_.erase(it);
+      return status::Good;
+    }
+  }
+  return status::BadSequenceNumberUnknown;
+}
+
+ua::StatusCode Subscription::republish(uint32_t sequence_number, ua::NotificationMessage& out) const {
+  for (const auto& m : retransmission_) {
+    if (m.sequence_number == sequence_number) {
+      out = m;
+      return status::Good;
+    }
+  }
+  return status::BadMessageNotAvailable;
+}
+
+std::vector<uint32_t> Subscription::available_sequence_numbers() const {
+  std::vector<uint32_t> out;
+  out.reserve(retransmission_.size());
+  for (const auto& m : retransmission_) out.push_back(m.sequence_number);
+  return out;
+}
+
+MonitoredItem* Subscription::item(uint32_t item_id) noexcept {
+  auto it = items_.find(item_id);
+  return it == items_.end() ? nullptr : it->second.get();
+}
+
+MonitoredItem& Subscription::add_item(std::unique_ptr<MonitoredItem> owned) {
+  MonitoredItem& item = *owned;
+  item.id = next_item_id_++;
+  item.subscription = this;
+  const ua::MonitoringMode mode = item.mode;
+  item.mode = ua::MonitoringMode::Disabled;
+  items_.emplace(item.id, std::move(owned));
+  set_mode(item, mode);
+  return item;
+}
+
+bool Subscription::remove_item(uint32_t item_id) {
+  auto it = items_.find(item_id);
+  if (it == items_.end()) return false;
+  shard_.sampler->remove(*it->second);
+  unready(*it->second);
+  items_.erase(it);
+  server_.release_monitored_items(1);
+  return true;
+}
+
+void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
+  const ua::MonitoringMode before = item.mode;
+  item.mode = mode;
+  if (mode == ua::MonitoringMode::Disabled) {
+    shard_.sampler->remove(item);
+    unready(item);
+    item.queue.clear();
+    item.reset_sampling();
+    return;
+  }
+  if (before == ua::MonitoringMode::Disabled) {
+    // The initial value (Part 4 §5.12.1.4): the first sample after enabling is always queued.
+    item.reset_sampling();
+    shard_.sampler->add(item);
+    item.sample(*server_.space().current());
+  } else if (mode == ua::MonitoringMode::Reporting && !item.queue.empty() && !item.ready) {
+    item.ready = true;  // Sampling -> Reporting: what it queued is reported now
+    ready_.push_back(&item);
+  } else if (mode == ua::MonitoringMode::Sampling) {
+    unready(item);
+  }
+}
+
+void Subscription::resample(MonitoredItem& item) {
+  if (item.mode == ua::MonitoringMode::Disabled) return;
+  shard_.sampler->remove(item);
+  shard_.sampler->add(item);
+}
+
+void Subscription::on_item_queued(MonitoredItem& item) {
+  if (item.mode != ua::MonitoringMode::Reporting) return;
+  if (!item.ready) {
+    item.ready = true;
+    ready_.push_back(&item);
+  }
+  // Part 4 §5.12.1.6: a reporting triggering item makes its linked Sampling items report their queues.
+  for (uint32_t linked_id : item.triggered) {
+    MonitoredItem* linked = this->item(linked_id);
+    if (linked && linked->mode == ua::MonitoringMode::Sampling && !linked->queue.empty() && !linked->ready) {
+      linked->ready = true;
+      ready_.push_back(linked);
+    }
+  }
+}
+
+void Subscription::unready(MonitoredItem& item) noexcept {
+  if (!item.ready) return;
+  item.ready = false;
+  std::erase(ready_, &item);
+}
+
+uint64_t publish_stream(const Session& session) noexcept {
+  const uint64_t h = std::hash<ua::NodeId>{}(session.session_id);
+  return h == 0 ? 1 : h;  // 0 is the channel's own stream
+}
+
+void enqueue_publish(Session& session, PendingPublish request) {
+  auto& q = session.publish_queue;
+  if (q.size() >= kMaxPublishRequests) {
+    // Part 4 §5.13.5.1: the oldest request is answered with BadTooManyPublishRequests.
+    answer_fault(q.front(), status::BadTooManyPublishRequests, publish_stream(session));
+    q.pop_front();
+  }
+  q.push_back(std::move(request));
+  serve_waiting(session);
+}
+
+void serve_waiting(Session& session) {
+  auto& q = session.publish_queue;
+  auto take = [&q]() -> std::optional<PendingPublish> {
+    while (!q.empty()) {
+      PendingPublish r = std::move(q.front());
+      q.pop_front();
+      if (channel_open(r)) return r;
+    }
+    return std::nullopt;
+  };
+  while (!session.status_changes.empty() && !q.empty()) {
+    auto r = take();
+    if (!r) break;
+    auto ch = r->channel.lock();
+    StatusChangeNotice& notice = session.status_changes.front();
+    ua::PublishResponse resp;
+    resp.response_header.timestamp = ua::DateTime::now();
+    resp.response_header.request_handle = r->request_handle;
+    resp.subscription_id = notice.subscription_id;
+    resp.notification_message = std::move(notice.message);
+    resp.results = std::move(r->ack_results);
+    ch->send(r->request_id, resp, publish_stream(session));
+    session.status_changes.pop_front();
+  }
+  while (!q.empty()) {
+    Subscription* best = nullptr;
+    for (auto& [id, sub] : session.subscriptions) {
+      if (!sub->wants_publish()) continue;
+      if (!best || sub->parameters().priority > best->parameters().priority ||
+          (sub->parameters().priority == best->parameters().priority && sub->waiting_since() < best->waiting_since())) {
+        best = sub.get();
+      }
+    }
+    if (!best) return;
+    auto r = take();
+    if (!r) return;
+    best->serve(std::move(*r));
+  }
+}
+
+void close_subscriptions(Session& session, ua::StatusCode result) {
+  const uint64_t stream = publish_stream(session);
+  for (auto& r : session.publish_queue) answer_fault(r, result, stream);
+  session.publish_queue.clear();
+  session.status_changes.clear();
+  session.subscriptions.clear();
+}
+
+}  // namespace opcuad::services

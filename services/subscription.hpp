@@ -1,0 +1,163 @@
+#pragma once
+// Subscription: the state machine of Part 4 §5.13.1 (states NORMAL, LATE, KEEPALIVE; CLOSED is the
+// object's destruction), its publishing timer, its monitored items and its retransmission queue; and the
+// session-level half of Publish: the queue of outstanding Publish requests shared by a session's
+// subscriptions (Part 4 §5.13.1.2, §5.13.5).
+//
+// Publishing timers use absolute deadlines (tick k due at start + k * interval), like the Sampler.
+//
+// shard-local: owned by Session::subscriptions; it, its items and its timer live on the session's shard
+// and are touched only by that shard's thread. A pending timer wait holds a weak_ptr, so deleting a
+// subscription (DeleteSubscriptions, CloseSession, session expiry, lifetime expiry, a session move) is
+// safe at any time.
+
+#include <asio/steady_timer.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "services/monitored_item.hpp"
+#include "transport/secure_channel.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::services {
+
+class Server;
+struct ShardState;
+struct Session;
+
+// Bounds the revised parameters are clamped into (Part 4 §5.13.2.2 lets the server choose them).
+inline constexpr double kMinPublishingIntervalMs = 10;
+inline constexpr double kMaxPublishingIntervalMs = 3600000;
+inline constexpr uint32_t kDefaultKeepAliveCount = 10;
+inline constexpr uint32_t kMaxKeepAliveCount = 10000;
+inline constexpr uint32_t kMaxLifetimeCount = 100000;
+inline constexpr uint32_t kMaxNotificationsPerPublish = 10000;  // also what 0 ("no limit") becomes
+// NotificationMessages kept for Republish per subscription; the oldest is dropped beyond it.
+inline constexpr size_t kRetransmissionQueueSize = 16;
+// Outstanding Publish requests per session. Below the transport's max_owed_responses (100): a channel
+// stops reading beyond that, and the client must still get BadTooManyPublishRequests back.
+inline constexpr size_t kMaxPublishRequests = 32;
+
+// A Publish request waiting for a subscription to need it (Part 4 §5.13.5).
+struct PendingPublish {
+  std::weak_ptr<transport::SecureChannel> channel;  // the channel it came on; answered there or dropped
+  uint32_t request_id = 0;
+  uint32_t request_handle = 0;
+  std::vector<ua::StatusCode> ack_results;
+};
+
+// The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.
+struct StatusChangeNotice {
+  uint32_t subscription_id = 0;
+  ua::NotificationMessage message;
+};
+
+class Subscription : public std::enable_shared_from_this<Subscription> {
+ public:
+  enum class State { Normal, Late, KeepAlive };
+  struct Parameters {
+    double publishing_interval_ms = 0;
+    uint32_t lifetime_count = 0;
+    uint32_t max_keep_alive_count = 0;
+    uint32_t max_notifications_per_publish = 0;
+    uint8_t priority = 0;
+  };
+  // Part 4 §5.13.2.2: clamps a request into the server's bounds; lifetime >= 3 x keep-alive.
+  static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive, uint32_t max_notifications,
+                           uint8_t priority) noexcept;
+
+  // REQUIRES: a subscription slot reserved in the server (released by the destructor).
+  Subscription(Server& server, ShardState& shard, Session& session, uint32_t id, const Parameters& p, bool enabled);
+  ~Subscription();
+  Subscription(const Subscription&) = delete;
+  Subscription& operator=(const Subscription&) = delete;
+
+  // Starts the publishing timer. Separate from the constructor: it needs shared_from_this().
+  void start();
+  uint32_t id() const noexcept { return id_; }
+  State state() const noexcept { return state_; }
+  const Parameters& parameters() const noexcept { return params_; }
+  bool publishing_enabled() const noexcept { return enabled_; }
+  // ModifySubscription (Part 4 §5.13.3): new parameters, counters reset, timer restarted.
+  void modify(const Parameters& p);
+  void set_publishing_enabled(bool enabled) noexcept { enabled_ = enabled; }
+
+  // Monitored items.
+  MonitoredItem* item(uint32_t item_id) noexcept;
+  size_t item_count() const noexcept { return items_.size(); }
+  // Takes ownership, assigns the id, and applies the item's mode (sampling it at once unless Disabled).
+  // REQUIRES: a monitored item slot reserved in the server (released when the item is removed).
+  MonitoredItem& add_item(std::unique_ptr<MonitoredItem> item);
+  bool remove_item(uint32_t item_id);
+  // Part 4 §5.12.4: Disabled stops sampling and empties the queue; leaving Disabled samples at once.
+  void set_mode(MonitoredItem& item, ua::MonitoringMode mode);
+  // After the item's sampling interval changed: it moves to the matching sampler group.
+  void resample(MonitoredItem& item);
+  // The item queued a value: it becomes reportable, and so do the items it triggers.
+  void on_item_queued(MonitoredItem& item);
+
+  // Publish.
+  // True when a Publish request should be handed to this subscription now: it is LATE, or it sent a
+  // message with MoreNotifications (Part 4 §5.13.1.2 transitions #4, #9, #10).
+  bool wants_publish() const noexcept;
+  std::chrono::steady_clock::time_point waiting_since() const noexcept { return late_since_; }
+  void serve(PendingPublish request);  // REQUIRES: wants_publish()
+  ua::StatusCode acknowledge(uint32_t sequence_number);
+  ua::StatusCode republish(uint32_t sequence_number, ua::NotificationMessage& out) const;
+  std::vector<uint32_t> available_sequence_numbers() const;
+
+ private:
+  void arm_timer();
+  void on_timer();
+  bool notifications_available() const noexcept { return !ready_.empty(); }
+  bool has_request();
+  PendingPublish take_request();  // REQUIRES: has_request()
+  void send_notifications(PendingPublish request);
+  void send_keep_alive(PendingPublish request);
+  void respond(PendingPublish& request, const ua::NotificationMessage& message, bool more);
+  void expire();
+  void unready(MonitoredItem& item) noexcept;
+
+  Server& server_;
+  ShardState& shard_;
+  Session& session_;
+  const uint32_t id_;
+  Parameters params_;
+  bool enabled_;
+  State state_ = State::Normal;
+  // Part 4 §5.13.1.1 counters.
+  uint32_t lifetime_counter_ = 0;
+  uint32_t keep_alive_counter_ = 0;
+  bool message_sent_ = false;
+  bool more_notifications_ = false;
+  std::chrono::steady_clock::time_point late_since_;
+  uint32_t next_sequence_ = 1;
+  std::deque<ua::NotificationMessage> retransmission_;  // oldest first, at most kRetransmissionQueueSize
+  // Publishing timer: tick k due at timer_start_ + k * interval.
+  asio::steady_timer timer_;
+  std::chrono::steady_clock::time_point timer_start_;
+  uint64_t tick_ = 0;
+  // Items: id -> item, and those with reportable values in the order they became reportable.
+  std::map<uint32_t, std::unique_ptr<MonitoredItem>> items_;
+  std::vector<MonitoredItem*> ready_;
+  uint32_t next_item_id_ = 1;
+};
+
+// Session-level Publish (subscription.cpp).
+// The output writer's fairness key for this session's Publish responses.
+uint64_t publish_stream(const Session& session) noexcept;
+// Queues a Publish request (the oldest is answered BadTooManyPublishRequests beyond kMaxPublishRequests),
+// then hands queued requests to waiting status changes and subscriptions.
+void enqueue_publish(Session& session, PendingPublish request);
+// Hands queued requests to pending StatusChangeNotifications, then to subscriptions that want one
+// (highest priority first, then the one waiting longest).
+void serve_waiting(Session& session);
+// Deletes every subscription of the session and answers its queued Publish requests with `result`.
+void close_subscriptions(Session& session, ua::StatusCode result);
+
+}  // namespace opcuad::services

@@ -1,0 +1,140 @@
+// node-opcua (2.182.2) subscriptions against the real daemon: a simulated and a written variable are
+// monitored, the initial value and every change arrive, items are modified and deleted, and an idle
+// subscription sends keep-alives. Every wait is "until it happens, at most 5 s".
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const {
+  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
+  ClientSubscription, ClientMonitoredItem,
+} = require("node-opcua");
+const { startDaemon } = require("./daemon");
+
+const id = (path) => `ns=2;s=Interop.${path}`;
+
+let daemon;
+let client;
+let session;
+
+test.before(async () => {
+  daemon = await startDaemon({});
+  client = OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    requestedSessionTimeout: 60000,
+  });
+  await client.connect(daemon.url);
+  session = await client.createSession();
+});
+
+test.after(async () => {
+  if (session) await session.close();
+  if (client) await client.disconnect();
+  if (daemon) {
+    const { code } = await daemon.stop();
+    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
+  }
+});
+
+function until(predicate, what, ms = 5000) {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + ms;
+    const poll = () => {
+      if (predicate()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(poll, 10);
+    };
+    poll();
+  });
+}
+
+async function subscribe(options = {}) {
+  return ClientSubscription.create(session, {
+    requestedPublishingInterval: 50,
+    requestedLifetimeCount: 600,
+    requestedMaxKeepAliveCount: 10,
+    maxNotificationsPerPublish: 0,
+    publishingEnabled: true,
+    priority: 1,
+    ...options,
+  });
+}
+
+async function monitor(subscription, nodeId, samplingInterval = 50, queueSize = 10) {
+  const item = ClientMonitoredItem.create(
+    subscription, { nodeId, attributeId: AttributeIds.Value },
+    { samplingInterval, discardOldest: true, queueSize }, TimestampsToReturn.Both);
+  const values = [];
+  item.on("changed", (dv) => values.push(dv));
+  await new Promise((resolve, reject) => {
+    item.once("initialized", resolve);
+    item.once("err", (e) => reject(new Error(String(e))));
+  });
+  return { item, values };
+}
+
+test("a written variable: the initial value, then every write", async () => {
+  const subscription = await subscribe();
+  try {
+    const nodeId = id("Scalar.Double");
+    const write = async (value) => {
+      const s = await session.write({ nodeId, attributeId: AttributeIds.Value, value: { value: { dataType: DataType.Double, value } } });
+      assert.equal(s, StatusCodes.Good);
+    };
+    await write(1.5);
+    const { item, values } = await monitor(subscription, nodeId, 20, 100);
+    await until(() => values.length >= 1, "the initial value");
+    assert.equal(values[0].value.value, 1.5);
+    for (const v of [2.5, 3.5, 4.5]) {
+      await write(v);
+      await until(() => values.some((dv) => dv.value.value === v), `the write of ${v}`);
+    }
+    // Every write arrives, in order, once.
+    assert.deepEqual(values.map((dv) => dv.value.value), [1.5, 2.5, 3.5, 4.5]);
+
+    // Modify: a new sampling interval is revised and reported back.
+    const result = await item.modify({ samplingInterval: 200, queueSize: 5, discardOldest: true });
+    assert.equal(result.statusCode, StatusCodes.Good);
+    assert.equal(result.revisedSamplingInterval, 200);
+    await write(5.5);
+    await until(() => values.some((dv) => dv.value.value === 5.5), "a write after modify");
+
+    // Delete: no more notifications.
+    await item.terminate();
+    const count = values.length;
+    await write(6.5);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(values.length, count);
+  } finally {
+    await subscription.terminate();
+  }
+});
+
+test("a simulated variable changes at every sample", async () => {
+  const subscription = await subscribe({ requestedPublishingInterval: 100 });
+  try {
+    const { values } = await monitor(subscription, id("Sine"), 100, 10);
+    await until(() => values.length >= 10, "ten samples of the sine");
+    const distinct = new Set(values.map((dv) => dv.value.value));
+    assert.ok(distinct.size >= 8, `distinct values: ${[...distinct]}`);
+    for (const dv of values) {
+      assert.ok(dv.value.value >= -1 && dv.value.value <= 1);
+      assert.equal(dv.statusCode.value & 0xC0000000, 0);
+    }
+  } finally {
+    await subscription.terminate();
+  }
+});
+
+test("an idle subscription sends keep-alives", async () => {
+  const subscription = await subscribe({ requestedPublishingInterval: 20, requestedMaxKeepAliveCount: 3 });
+  try {
+    let keepAlives = 0;
+    subscription.on("keepalive", () => keepAlives++);
+    await until(() => keepAlives >= 3, "three keep-alives");
+  } finally {
+    await subscription.terminate();
+  }
+});

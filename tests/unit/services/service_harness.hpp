@@ -1,0 +1,222 @@
+#pragma once
+// An in-memory harness for the services: a Server over a small address space, one SecureChannel fed
+// message by message through a MemorySink, and helpers to log in and call services. Shared by the
+// services tests (services_test.cpp, subscription_test.cpp).
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "config/address_space_loader.hpp"
+#include "config/password.hpp"
+#include "services/server.hpp"
+#include "tests/unit/transport/channel_harness.hpp"
+
+namespace opcuad::services::test {
+
+using namespace opcuad::transport;
+using namespace opcuad::transport::test;
+
+inline const char* kServerJson = R"({
+  "application_uri": "urn:test:server",
+  "endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}],
+  "limits": {"max_sessions": 3, "max_nodes_per_read": 5, "max_browse_continuation_points": 2,
+             "min_session_timeout_ms": 50},
+  "users": [{"name": "alice", "password_hash": "HASH"}],
+  "namespaces": ["urn:test"]
+})";
+
+inline const char* kNodesJson = R"({
+  "namespaces": ["urn:test"],
+  "nodes": [
+    {"kind": "folder", "name": "Plant", "children": [
+      {"kind": "variable", "name": "Speed", "data_type": "Double", "value": 10.0, "access": ["read", "write"],
+       "eu_range": {"low": 0, "high": 100}},
+      {"kind": "variable", "name": "Count", "data_type": "Int32", "value": 1, "access": ["read", "write"]},
+      {"kind": "variable", "name": "Period", "data_type": "Duration", "value": 5.0, "access": ["read", "write"]},
+      {"kind": "variable", "name": "Fixed", "data_type": "Double", "value": 1.0},
+      {"kind": "variable", "name": "Name", "data_type": "String", "value": "pump", "access": ["read", "write"]},
+      {"kind": "variable", "name": "Table", "data_type": "Int32", "value_rank": 1, "value": [1, 2, 3, 4, 5],
+       "access": ["read", "write"]},
+      {"kind": "variable", "name": "Item{n}", "count": 5, "data_type": "Double", "value": 0.0}
+    ]}
+  ]
+})";
+
+inline ua::NodeId plant(const std::string& path) { return ua::NodeId(2, ua::String("Plant" + path)); }
+
+struct ServiceHarness {
+  ServiceHarness() {
+    std::string server_json = kServerJson;
+    server_json.replace(server_json.find("HASH"), 4, config::hash_password_with_salt("secret", "0123456789abcdef", 1000));
+    loaded = config::load_config_text(server_json, "test.json", ".");
+    config::load_node_file_text(kNodesJson, "nodes.json", loaded);
+    config::check_references(loaded);
+    REQUIRE(loaded.errors.empty());
+    participant = space.reclaimer().register_participant();
+    REQUIRE(config::build_address_space(loaded.config, space, *participant).empty());
+    space.reclaimer().go_offline(*participant);
+    server = std::make_unique<services::Server>(space, loaded.config);
+    server->attach_shard(ctx);
+    channel = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, tconfig, *server, ids);
+    channel->start();
+    feed(hello());
+    feed(open_request(1, 1));
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink.out, m));
+    ua::OpenSecureChannelResponse o;
+    REQUIRE(decode_body(m.back(), o));
+    channel_id = o.security_token.channel_id;
+    token_id = o.security_token.token_id;
+    sink.out.clear();
+  }
+  ~ServiceHarness() {
+    channel->detach();
+    server->detach_shards();
+    ctx.restart();
+    ctx.poll();
+  }
+
+  void feed(const std::string& bytes) {
+    auto space_ = channel->receive_space();
+    REQUIRE(space_.size() >= bytes.size());
+    std::memcpy(space_.data(), bytes.data(), bytes.size());
+    channel->on_received(bytes.size());
+    ctx.restart();
+    ctx.poll();
+  }
+
+  // Sends a request with the session's token; returns the response, or fills `fault`.
+  template <class Resp, class Req>
+  Resp call(Req req, ua::StatusCode* fault = nullptr) {
+    req.request_header.authentication_token = token;
+    req.request_header.request_handle = ++handle;
+    feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)));
+    ServerMessage m;
+    REQUIRE(take_response(handle, m));
+    Resp resp;
+    ua::ServiceFault sf;
+    if (decode_body(m, sf)) {
+      CHECK(sf.response_header.request_handle == handle);
+      REQUIRE(fault);
+      *fault = sf.response_header.service_result;
+      return resp;
+    }
+    REQUIRE(decode_body(m, resp));
+    CHECK(resp.response_header.request_handle == handle);
+    if (fault) *fault = resp.response_header.service_result;
+    return resp;
+  }
+
+  // Sends a request with the session's token without waiting for its answer; returns its request id
+  // (the request handle too).
+  template <class Req>
+  uint32_t send(Req req) {
+    req.request_header.authentication_token = token;
+    req.request_header.request_handle = ++handle;
+    feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)));
+    return handle;
+  }
+
+  // Moves what the server wrote into `stash`; answers that arrive later than their request (Publish)
+  // wait there until asked for.
+  void collect() {
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink.out, m));
+    sink.out.clear();
+    for (auto& x : m) stash.push_back(std::move(x));
+  }
+
+  // The response to `request_id` if it has arrived (taken out of the stash).
+  bool take_response(uint32_t request_id, ServerMessage& out) {
+    collect();
+    for (auto it = stash.begin(); it != stash.end(); ++it) {
+      if (it->request_id == request_id) {
+        out = std::move(*it);
+        stash.erase(it);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Runs the shard (timers included) until the response to `request_id` arrives or `limit` passes.
+  bool wait_response(uint32_t request_id, ServerMessage& out,
+                     std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!take_response(request_id, out)) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      run_for(std::chrono::milliseconds(5));
+    }
+    return true;
+  }
+
+  void run_for(std::chrono::milliseconds d) {
+    ctx.restart();
+    ctx.run_for(d);
+  }
+
+  // CreateSession + ActivateSession with the given identity (anonymous when empty).
+  ua::StatusCode login(ua::ExtensionObject identity = {}, double timeout = 60000) {
+    ua::CreateSessionRequest create;
+    create.session_name = ua::String("test");
+    create.requested_session_timeout = timeout;
+    create.endpoint_url = ua::String("opc.tcp://localhost:4840");
+    ua::StatusCode s;
+    auto created = call<ua::CreateSessionResponse>(create, &s);
+    if (!s.is_good()) return s;
+    token = created.authentication_token;
+    revised_timeout = created.revised_session_timeout;
+    ua::ActivateSessionRequest activate;
+    activate.user_identity_token = std::move(identity);
+    call<ua::ActivateSessionResponse>(activate, &s);
+    return s;
+  }
+
+  ua::DataValue read(const ua::NodeId& id, uint32_t attribute = 13, std::string range = "") {
+    ua::ReadRequest r;
+    r.timestamps_to_return = ua::TimestampsToReturn::Both;
+    r.nodes_to_read.push_back(ua::ReadValueId{id, attribute, range.empty() ? ua::String() : ua::String(range), {}});
+    auto resp = call<ua::ReadResponse>(r);
+    REQUIRE(resp.results.size() == 1);
+    return resp.results[0];
+  }
+
+  ua::StatusCode write(const ua::NodeId& id, ua::Variant v, std::string range = "", uint32_t attribute = 13) {
+    ua::WriteRequest w;
+    ua::DataValue dv;
+    dv.value = std::move(v);
+    w.nodes_to_write.push_back(ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
+    auto resp = call<ua::WriteResponse>(w);
+    REQUIRE(resp.results.size() == 1);
+    return resp.results[0];
+  }
+
+  // Declaration order is destruction order reversed: the io_context outlives the server, whose
+  // per-shard timers live on it.
+  asio::io_context ctx;
+  config::LoadResult loaded;
+  addressspace::AddressSpace space;
+  addressspace::EpochReclaimer::Participant* participant = nullptr;
+  std::unique_ptr<services::Server> server;
+  TransportConfig tconfig;
+  MemorySink sink{ctx};
+  MemoryEvents events;
+  BufferPool pool;
+  TransportStats stats;
+  ChannelIdSource ids;
+  std::shared_ptr<SecureChannel> channel;
+  uint32_t channel_id = 0, token_id = 0, sequence = 2, handle = 0;
+  ua::NodeId token;
+  double revised_timeout = 0;
+  std::vector<ServerMessage> stash;  // responses not asked for yet
+};
+
+inline ua::ExtensionObject user(const char* name, const char* password) {
+  return ua::ExtensionObject::make(
+      ua::UserNameIdentityToken{ua::String("username"), ua::String(name), ua::ByteString(password), ua::String()});
+}
+
+}  // namespace opcuad::services::test
