@@ -197,7 +197,9 @@ void decode(Decoder& d, ExtensionObject& v) {
   if (encoding > 2) {
     d.fail(status::BadDecodingError);
   } else if (encoding == 0) {
-    v = ExtensionObject::undecoded(std::move(type_id), ExtensionObject::Encoding::None, ByteString());
+    // The common case (every RequestHeader's AdditionalHeader): no body. Reset in place, no temporary.
+    v.reset();
+    if (!type_id.is_null()) v = ExtensionObject::undecoded(std::move(type_id), ExtensionObject::Encoding::None, ByteString());
   } else {
     int32_t n = d.read_bytes_length(d.limits().max_byte_string_length);
     auto body = d.take(n < 0 ? 0 : static_cast<size_t>(n));
