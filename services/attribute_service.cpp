@@ -1,5 +1,6 @@
 // Attribute service set (Part 4 §5.10): Read and Write.
 #include "addressspace/type_check.hpp"
+#include "services/attribute_read.hpp"
 #include "services/index_range.hpp"
 #include "services/request.hpp"
 
@@ -18,81 +19,6 @@ enum Attr : uint32_t {
   kAccessLevel, kUserAccessLevel, kMinimumSamplingInterval, kHistorizing, kExecutable, kUserExecutable,
   kDataTypeDefinition, kRolePermissions, kUserRolePermissions, kAccessRestrictions, kAccessLevelEx,
 };
-
-// Part 3 §5: which attributes each node class has.
-bool has_attribute(NodeClass c, uint32_t a) {
-  if (a >= kNodeId && a <= kUserWriteMask) return true;
-  switch (c) {
-    case NodeClass::Object:
-      return a == kEventNotifier;
-    case NodeClass::Variable:
-      return (a >= kValue && a <= kHistorizing) || a == kAccessLevelEx;
-    case NodeClass::Method:
-      return a == kExecutable || a == kUserExecutable;
-    case NodeClass::ObjectType:
-      return a == kIsAbstract;
-    case NodeClass::VariableType:
-      return (a >= kValue && a <= kArrayDimensions) || a == kIsAbstract;
-    case NodeClass::ReferenceType:
-      return a == kIsAbstract || a == kSymmetric || a == kInverseName;
-    case NodeClass::DataType:
-      return a == kIsAbstract || a == kDataTypeDefinition;
-    case NodeClass::View:
-      return a == kContainsNoLoops || a == kEventNotifier;
-    default:
-      return false;
-  }
-}
-
-// Every attribute but Value. REQUIRES: has_attribute(class, a).
-ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_t a, ua::Variant& out) {
-  const auto& rec = store.record(n);
-  const auto* var = store.variable(n);
-  switch (a) {
-    case kNodeId: out = store.node_id(n); return status::Good;
-    case kNodeClass: out = static_cast<int32_t>(rec.node_class); return status::Good;
-    case kBrowseName: out = store.browse_name(n); return status::Good;
-    case kDisplayName: out = store.display_name(n); return status::Good;
-    case kDescription: out = store.description(n); return status::Good;
-    case kWriteMask: out = rec.write_mask; return status::Good;
-    case kUserWriteMask: out = rec.write_mask; return status::Good;
-    case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
-    case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
-    case kInverseName: {
-      const auto* rt = store.reference_type(n);
-      out = rt ? store.text(rt->inverse_name) : ua::LocalizedText{};
-      return status::Good;
-    }
-    case kContainsNoLoops: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
-    case kEventNotifier: out = rec.event_notifier; return status::Good;
-    case kDataType: out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type) : ua::NodeId(0, 24);
-      return status::Good;
-    case kValueRank: out = var ? var->value_rank : -2; return status::Good;
-    case kArrayDimensions: {
-      std::vector<uint32_t> dims;
-      if (var) {
-        auto d = store.array_dimensions(*var);
-        dims.assign(d.begin(), d.end());
-      }
-      out = std::move(dims);
-      return status::Good;
-    }
-    case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
-    case kUserAccessLevel: out = var ? var->user_access_level : uint8_t{0}; return status::Good;
-    case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
-    case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
-    case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
-    case kUserExecutable: out = store.has_flag(n, addressspace::flag::kUserExecutable); return status::Good;
-    case kAccessLevelEx: out = var ? var->access_level_ex | var->access_level : uint32_t{0}; return status::Good;
-    case kDataTypeDefinition: {
-      const ua::ExtensionObject* def = store.data_type_definition(n);
-      if (!def) return status::BadAttributeIdInvalid;  // not a structure or enumeration
-      out = *def;
-      return status::Good;
-    }
-  }
-  return status::BadAttributeIdInvalid;
-}
 
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
               ua::DataValue& out) {
@@ -256,6 +182,80 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
 }
 
 }  // namespace
+
+// Part 3 §5: which attributes each node class has.
+bool has_attribute(NodeClass c, uint32_t a) noexcept {
+  if (a >= kNodeId && a <= kUserWriteMask) return true;
+  switch (c) {
+    case NodeClass::Object:
+      return a == kEventNotifier;
+    case NodeClass::Variable:
+      return (a >= kValue && a <= kHistorizing) || a == kAccessLevelEx;
+    case NodeClass::Method:
+      return a == kExecutable || a == kUserExecutable;
+    case NodeClass::ObjectType:
+      return a == kIsAbstract;
+    case NodeClass::VariableType:
+      return (a >= kValue && a <= kArrayDimensions) || a == kIsAbstract;
+    case NodeClass::ReferenceType:
+      return a == kIsAbstract || a == kSymmetric || a == kInverseName;
+    case NodeClass::DataType:
+      return a == kIsAbstract || a == kDataTypeDefinition;
+    case NodeClass::View:
+      return a == kContainsNoLoops || a == kEventNotifier;
+    default:
+      return false;
+  }
+}
+
+ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_t a, ua::Variant& out) {
+  const auto& rec = store.record(n);
+  const auto* var = store.variable(n);
+  switch (a) {
+    case kNodeId: out = store.node_id(n); return status::Good;
+    case kNodeClass: out = static_cast<int32_t>(rec.node_class); return status::Good;
+    case kBrowseName: out = store.browse_name(n); return status::Good;
+    case kDisplayName: out = store.display_name(n); return status::Good;
+    case kDescription: out = store.description(n); return status::Good;
+    case kWriteMask: out = rec.write_mask; return status::Good;
+    case kUserWriteMask: out = rec.write_mask; return status::Good;
+    case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
+    case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
+    case kInverseName: {
+      const auto* rt = store.reference_type(n);
+      out = rt ? store.text(rt->inverse_name) : ua::LocalizedText{};
+      return status::Good;
+    }
+    case kContainsNoLoops: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
+    case kEventNotifier: out = rec.event_notifier; return status::Good;
+    case kDataType: out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type) : ua::NodeId(0, 24);
+      return status::Good;
+    case kValueRank: out = var ? var->value_rank : -2; return status::Good;
+    case kArrayDimensions: {
+      std::vector<uint32_t> dims;
+      if (var) {
+        auto d = store.array_dimensions(*var);
+        dims.assign(d.begin(), d.end());
+      }
+      out = std::move(dims);
+      return status::Good;
+    }
+    case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
+    case kUserAccessLevel: out = var ? var->user_access_level : uint8_t{0}; return status::Good;
+    case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
+    case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
+    case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
+    case kUserExecutable: out = store.has_flag(n, addressspace::flag::kUserExecutable); return status::Good;
+    case kAccessLevelEx: out = var ? var->access_level_ex | var->access_level : uint32_t{0}; return status::Good;
+    case kDataTypeDefinition: {
+      const ua::ExtensionObject* def = store.data_type_definition(n);
+      if (!def) return status::BadAttributeIdInvalid;  // not a structure or enumeration
+      out = *def;
+      return status::Good;
+    }
+  }
+  return status::BadAttributeIdInvalid;
+}
 
 void handle_read(Server& server, Call& call, ua::Decoder& body) {
   // Reused per shard thread: decoding into a warm request and filling a warm response allocates

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "services/attribute_read.hpp"
 #include "services/subscription.hpp"
 
 namespace opcuad::services {
@@ -135,7 +136,7 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
   } else {
     const addressspace::NodeIndex n = store.find(node_id);
     v.status = n == addressspace::kNoNode ? status::BadNodeIdUnknown
-                                          : read_non_value_attribute(store, n, attribute_id, v.value);
+                                          : read_plain_attribute(store, n, attribute_id, v.value);
     v.server_timestamp = ua::DateTime::now();
   }
   if (range && v.status.is_good()) {
@@ -167,51 +168,6 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
   }
   queue.push(std::move(v));
   subscription->on_item_queued(*this);
-}
-
-bool has_attribute(NodeClass c, uint32_t a) noexcept {
-  if (a >= 1 && a <= 7) return true;  // NodeId .. UserWriteMask
-  switch (c) {
-    case NodeClass::Object: return a == 12;
-    case NodeClass::Variable: return (a >= 13 && a <= 20) || a == 27;
-    case NodeClass::Method: return a == 21 || a == 22;
-    case NodeClass::ObjectType: return a == 8;
-    case NodeClass::VariableType: return (a >= 13 && a <= 16) || a == 8;
-    case NodeClass::ReferenceType: return a >= 8 && a <= 10;
-    case NodeClass::DataType: return a == 8 || a == 23;
-    case NodeClass::View: return a == 11 || a == 12;
-    default: return false;
-  }
-}
-
-ua::StatusCode read_non_value_attribute(const addressspace::NodeStore& store, addressspace::NodeIndex n,
-                                        uint32_t a, ua::Variant& out) {
-  const auto& rec = store.record(n);
-  const auto* var = store.variable(n);
-  switch (a) {
-    case 1: out = store.node_id(n); return status::Good;
-    case 2: out = static_cast<int32_t>(rec.node_class); return status::Good;
-    case 3: out = store.browse_name(n); return status::Good;
-    case 4: out = store.display_name(n); return status::Good;
-    case 5: out = store.description(n); return status::Good;
-    case 6:
-    case 7: out = rec.write_mask; return status::Good;
-    case 8: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
-    case 9: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
-    case 11: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
-    case 12: out = rec.event_notifier; return status::Good;
-    case 14:
-      out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type) : ua::NodeId(0, 24);
-      return status::Good;
-    case 15: out = var ? var->value_rank : -2; return status::Good;
-    case 17: out = var ? var->access_level : uint8_t{0}; return status::Good;
-    case 18: out = var ? var->user_access_level : uint8_t{0}; return status::Good;
-    case 19: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
-    case 20: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
-    case 21: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
-    case 22: out = store.has_flag(n, addressspace::flag::kUserExecutable); return status::Good;
-    default: return status::BadAttributeIdInvalid;  // not sampled by this subset (see the header)
-  }
 }
 
 }  // namespace opcuad::services

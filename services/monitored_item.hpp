@@ -97,11 +97,4 @@ struct MonitoredItem {
   }
 };
 
-// Part 3 §5: does a node of this class have the attribute?
-bool has_attribute(addressspace::NodeClass c, uint32_t attribute_id) noexcept;
-// Reads a non-Value attribute for sampling. TODO: share the Read service's reader (attribute_service.cpp
-// keeps it private) instead of this subset.
-ua::StatusCode read_non_value_attribute(const addressspace::NodeStore& store, addressspace::NodeIndex n,
-                                        uint32_t attribute_id, ua::Variant& out);
-
 }  // namespace opcuad::services

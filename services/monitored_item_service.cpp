@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "services/attribute_read.hpp"
 #include "services/request.hpp"
 
 namespace opcuad::services {

@@ -200,38 +200,42 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
   Call call{channel, ctx.request_id, shard, nullptr};
   if (entry->needs != Needs::Nothing) {
     // Every request starts with its RequestHeader: read it once here for the session checks.
+    // RequestHeader starts {AuthenticationToken NodeId, Timestamp DateTime, RequestHandle UInt32, ...}:
+    // read just those (the handler decodes the whole request anyway). The token's buffer is reused.
+    thread_local ua::NodeId token;
     ua::Decoder peek = body;
-    ua::RequestHeader header;
-    ua::decode(peek, header);
+    ua::decode(peek, token);
+    peek.read_u64();
+    const uint32_t request_handle = peek.read_u32();
     if (!peek.ok()) {
       channel.send_fault(ctx.request_id, 0, status::BadDecodingError);
       return true;
     }
-    auto it = shard.sessions.find(header.authentication_token);
+    auto it = shard.sessions.find(token);
     if (it == shard.sessions.end()) {
       if (entry->handler == handle_activate_session) {
         // Maybe the session lives on another shard: its client reconnected on a channel of this one.
         ua::ActivateSessionRequest request;
         ua::decode(body, request);
         if (!body.ok()) {
-          channel.send_fault(ctx.request_id, header.request_handle, status::BadDecodingError);
+          channel.send_fault(ctx.request_id, request_handle, status::BadDecodingError);
         } else {
           move_and_activate(channel, ctx.request_id, shard, std::move(request));
         }
         return true;
       }
-      channel.send_fault(ctx.request_id, header.request_handle, status::BadSessionIdInvalid);
+      channel.send_fault(ctx.request_id, request_handle, status::BadSessionIdInvalid);
       return true;
     }
     Session& s = *it->second;
     if (entry->needs == Needs::ActivatedSession) {
       if (!s.activated) {
-        channel.send_fault(ctx.request_id, header.request_handle, status::BadSessionNotActivated);
+        channel.send_fault(ctx.request_id, request_handle, status::BadSessionNotActivated);
         return true;
       }
       // The authentication token is bound to the secure channel the session was activated on.
       if (s.channel_id != channel.id()) {
-        channel.send_fault(ctx.request_id, header.request_handle, status::BadSecureChannelIdInvalid);
+        channel.send_fault(ctx.request_id, request_handle, status::BadSecureChannelIdInvalid);
         return true;
       }
     }

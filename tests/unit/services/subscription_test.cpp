@@ -39,7 +39,7 @@ struct ItemSpec {
   double interval = 10;
   uint32_t queue = 1;
   bool discard_oldest = true;
-  ua::ExtensionObject filter;
+  ua::ExtensionObject filter{};
   ua::MonitoringMode mode = ua::MonitoringMode::Reporting;
   uint32_t attribute = 13;
 };
