@@ -20,8 +20,9 @@ enum Attr : uint32_t {
   kDataTypeDefinition, kRolePermissions, kUserRolePermissions, kAccessRestrictions, kAccessLevelEx,
 };
 
+// `now` is the request's server timestamp: one clock read per Read, shared by all its values.
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
-              ua::DataValue& out) {
+              ua::DateTime now, ua::DataValue& out) {
   out = ua::DataValue{};
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) {
@@ -40,7 +41,6 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
     return;
   }
   const bool wants_encoding = !item.data_encoding.name.empty() || item.data_encoding.namespace_index != 0;
-  const ua::DateTime now = ua::DateTime::now();
   if (item.attribute_id != kValue) {
     // Part 4 §5.10.2: DataEncoding is only for Value; other attributes have no source timestamp.
     if (wants_encoding) {
@@ -137,7 +137,7 @@ ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Var
 }
 
 ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const NodeStore& store,
-                         const ua::WriteValue& item) {
+                         const ua::WriteValue& item, ua::DateTime now) {
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
   const NodeClass cls = store.node_class(n);
@@ -171,7 +171,6 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   if (!typed.is_good()) return typed;
   ua::StatusCode bounded = check_eu_range(store, n, next.value);
   if (!bounded.is_good()) return bounded;
-  const ua::DateTime now = ua::DateTime::now();
   next.status = in.status;
   next.source_timestamp = in.source_timestamp.is_null() ? now : in.source_timestamp;
   next.source_picoseconds = in.source_timestamp.is_null() ? 0 : in.source_picoseconds;
@@ -276,8 +275,9 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   resp.response_header = response_header(req.request_header);
   resp.results.resize(req.nodes_to_read.size());
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
+  const ua::DateTime now = resp.response_header.timestamp;
   for (size_t i = 0; i < req.nodes_to_read.size(); ++i) {
-    read_one(store, req.nodes_to_read[i], req.timestamps_to_return, resp.results[i]);
+    read_one(store, req.nodes_to_read[i], req.timestamps_to_return, now, resp.results[i]);
   }
   call.channel.send(call.request_id, resp);
 }
@@ -291,7 +291,8 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   const NodeStore& store = *server.space().current();
   resp.response_header = response_header(req.request_header);
   resp.results.clear();
-  for (const auto& item : req.nodes_to_write) resp.results.push_back(write_one(call, server.space(), store, item));
+  const ua::DateTime now = resp.response_header.timestamp;  // one clock read per request
+  for (const auto& item : req.nodes_to_write) resp.results.push_back(write_one(call, server.space(), store, item, now));
   call.channel.send(call.request_id, resp);
 }
 
