@@ -133,6 +133,15 @@ void Daemon::tick_server_status() {
   if (stopped_) return;
   addressspace::update_server_current_time(*space_.current(), space_.values(), *control_participant_,
                                            ua::DateTime::now());
+  // ServerDiagnosticsSummary (Part 5 §6.3.3): the counts the services keep. The cumulated and
+  // rejected counters are not kept yet and stay 0.
+  ua::ServerDiagnosticsSummaryDataType summary;
+  summary.current_session_count = services_->session_count();
+  summary.current_subscription_count = services_->subscription_count();
+  if (!(summary == last_summary_)) {
+    addressspace::update_server_diagnostics(*space_.current(), space_.values(), *control_participant_, summary);
+    last_summary_ = summary;
+  }
   space_.reclaimer().quiescent(*control_participant_);
   status_timer_.expires_after(std::chrono::seconds(1));
   status_timer_.async_wait([this](std::error_code ec) {

@@ -48,6 +48,7 @@ class Daemon {
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
+  ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed
   bool stopped_ = false;
 };
 

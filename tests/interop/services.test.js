@@ -248,6 +248,13 @@ test("holds 100 sessions at once", async () => {
     const reads = await Promise.all(
       sessions.map((s) => s.read({ nodeId: "ns=0;i=2258", attributeId: AttributeIds.Value })));
     assert.ok(reads.every((r) => r.statusCode === StatusCodes.Good));
+    // ServerDiagnosticsSummary.CurrentSessionCount follows within its one-second refresh.
+    let count = 0;
+    for (let i = 0; i < 30 && count < 101; ++i) {
+      await new Promise((r) => setTimeout(r, 100));
+      count = (await session.read({ nodeId: "ns=0;i=2277", attributeId: AttributeIds.Value })).value.value;
+    }
+    assert.ok(count >= 101, `CurrentSessionCount ${count}`);  // these 100 and the suite's own
     await Promise.all(sessions.map((s) => s.close()));
   } finally {
     await Promise.all(clients.map((c) => c.disconnect()));
