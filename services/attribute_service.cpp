@@ -136,8 +136,9 @@ ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Var
   return inside ? status::Good : status::BadOutOfRange;
 }
 
+// On success, `written` is the cell that changed (for exception-based monitored items).
 ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const NodeStore& store,
-                         const ua::WriteValue& item, ua::DateTime now) {
+                         const ua::WriteValue& item, ua::DateTime now, const addressspace::ValueCell*& written) {
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
   const NodeClass cls = store.node_class(n);
@@ -177,6 +178,7 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   next.server_timestamp = now;
   next.server_picoseconds = 0;
   space.values().write(*var->cell, next, *call.shard.participant);
+  written = var->cell;
   return status::Good;
 }
 
@@ -292,8 +294,17 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   resp.response_header = response_header(req.request_header);
   resp.results.clear();
   const ua::DateTime now = resp.response_header.timestamp;  // one clock read per request
-  for (const auto& item : req.nodes_to_write) resp.results.push_back(write_one(call, server.space(), store, item, now));
+  thread_local std::vector<const addressspace::ValueCell*> written;  // reused, as the request
+  written.clear();
+  for (const auto& item : req.nodes_to_write) {
+    const addressspace::ValueCell* cell = nullptr;
+    resp.results.push_back(write_one(call, server.space(), store, item, now, cell));
+    if (cell) written.push_back(cell);
+  }
   call.channel.send(call.request_id, resp);
+  // Exception-based monitored items watching these cells sample now, on whichever shard they live
+  // (one post per interested shard for the whole request; nothing when nobody watches).
+  if (!written.empty()) server.notify_written(&call.shard, written);
 }
 
 }  // namespace opcuad::services

@@ -23,8 +23,9 @@ class Subscription;
 inline constexpr uint32_t kOverflowInfoBits = 0x480;
 // The largest queue a monitored item gets (queueSize is revised down to it).
 inline constexpr uint32_t kMaxQueueSize = 1000;
-// The fastest sampling the engine serves (the 100 Hz of issue 6). A requested 0 means exception-based
-// sampling on write (Part 4 §5.12.1.2); until writes wake monitored items, 0 is revised up to this.
+// The fastest sampling the engine serves by timer (the 100 Hz of issue 6). A requested 0 means
+// exception-based sampling on write (Part 4 §5.12.1.2): granted for Values (revised to 0, woken by
+// writes), otherwise revised up to this.
 inline constexpr double kFastestSamplingIntervalMs = 10;
 inline constexpr double kSlowestSamplingIntervalMs = 3600000;
 
@@ -75,6 +76,7 @@ struct MonitoredItem {
   uint32_t client_handle = 0;
   ua::MonitoringMode mode = ua::MonitoringMode::Disabled;
   double sampling_interval_ms = 0;
+  bool follows_publishing = false;  // asked for -1: tracks the publishing interval (Part 4 §5.12.1.2)
   ua::TimestampsToReturn timestamps = ua::TimestampsToReturn::Both;
   ChangeFilter filter;
   NotificationQueue queue;

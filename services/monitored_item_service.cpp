@@ -24,17 +24,28 @@ Subscription* find_subscription(Call& call, uint32_t id) {
 
 // Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
 // the node's MinimumSamplingInterval, the configured minimum or the engine's fastest rate. 0 asks for
-// exception-based sampling on write, which is a later step: for now it is revised up to the fastest
-// rate. Whole milliseconds, so clients asking for near-equal rates share one Sampler group.
+// exception-based sampling: granted for the Value of a Variable whose cell only the Write service
+// changes (Server::wakes_on_write) when nothing sets a floor (the node's MinimumSamplingInterval 0
+// allows it, Part 3 §5.6.2) and this shard has a CellWatch bit; writes then wake the item (Sampler,
+// CellWatch). Other attributes never change through writes and get the fastest rate. Whole
+// milliseconds, so clients asking for near-equal rates share one Sampler group.
 double revise_sampling_interval(const Server& server, const Subscription& sub, const NodeStore& store, NodeIndex n,
-                                uint32_t attribute_id, double requested) {
+                                uint32_t attribute_id, double requested, bool exception_based) {
   double v = requested;
   if (v != v || v < 0) v = sub.parameters().publishing_interval_ms;
-  double floor = std::max(kFastestSamplingIntervalMs, server.config().limits.min_sampling_interval_ms);
   const auto* var = store.variable(n);
+  const double configured = server.config().limits.min_sampling_interval_ms;
+  if (v == 0 && exception_based && attribute_id == kValue && var &&
+      server.wakes_on_write(store.node_id(n), var->cell) && !(var->minimum_sampling_interval > 0) &&
+      !(configured > 0)) {
+    return 0;
+  }
+  double floor = std::max(kFastestSamplingIntervalMs, configured);
   if (var && attribute_id == kValue) floor = std::max(floor, var->minimum_sampling_interval);
   return std::min(std::ceil(std::max(v, floor)), kSlowestSamplingIntervalMs);
 }
+
+bool follows_publishing(double requested) { return requested != requested || requested < 0; }
 
 uint32_t revise_queue_size(uint32_t requested) { return std::clamp<uint32_t>(requested, 1, kMaxQueueSize); }
 
@@ -103,7 +114,7 @@ ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValue
 }
 
 void create_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemCreateRequest& in,
-                ua::TimestampsToReturn timestamps, ua::MonitoredItemCreateResult& out) {
+                ua::TimestampsToReturn timestamps, bool exception_based, ua::MonitoredItemCreateResult& out) {
   NodeIndex n = addressspace::kNoNode;
   std::optional<IndexRange> range;
   out.status_code = check_item_to_monitor(store, in.item_to_monitor, n, range);
@@ -130,7 +141,8 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store, const
   item->mode = in.monitoring_mode;
   item->timestamps = timestamps;
   item->sampling_interval_ms =
-      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval);
+      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based);
+  item->follows_publishing = follows_publishing(params.sampling_interval);
   item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
   MonitoredItem& added = sub.add_item(std::move(item));
   out.monitored_item_id = added.id;
@@ -139,7 +151,7 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store, const
 }
 
 void modify_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemModifyRequest& in,
-                ua::TimestampsToReturn timestamps, ua::MonitoredItemModifyResult& out) {
+                ua::TimestampsToReturn timestamps, bool exception_based, ua::MonitoredItemModifyResult& out) {
   MonitoredItem* item = sub.item(in.monitored_item_id);
   if (!item) {
     out.status_code = status::BadMonitoredItemIdInvalid;
@@ -158,7 +170,9 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
   item->client_handle = params.client_handle;
   item->timestamps = timestamps;
   item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
-  const double interval = revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval);
+  const double interval =
+      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based);
+  item->follows_publishing = follows_publishing(params.sampling_interval);
   if (interval != item->sampling_interval_ms) {
     item->sampling_interval_ms = interval;
     sub.resample(*item);
@@ -179,6 +193,19 @@ Subscription* subscription_for(Call& call, const Req& req) {
 
 }  // namespace
 
+void follow_publishing_interval(Server& server, Subscription& sub) {
+  const NodeStore& store = *server.space().current();
+  sub.for_each_item([&](MonitoredItem& item) {
+    if (!item.follows_publishing) return;
+    const NodeIndex n = store.find(item.node_id);
+    if (n == addressspace::kNoNode) return;
+    const double interval = revise_sampling_interval(server, sub, store, n, item.attribute_id, -1, false);
+    if (interval == item.sampling_interval_ms) return;
+    item.sampling_interval_ms = interval;
+    sub.resample(item);
+  });
+}
+
 void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body) {
   ua::CreateMonitoredItemsRequest req;
   if (!decode_request(call, body, req)) return;
@@ -195,7 +222,8 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
   resp.response_header = response_header(req.request_header);
   resp.results.resize(req.items_to_create.size());
   for (size_t i = 0; i < req.items_to_create.size(); ++i) {
-    create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return, resp.results[i]);
+    create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return,
+               call.shard.sampler->exception_based(), resp.results[i]);
   }
   call.channel.send(call.request_id, resp);
 }
@@ -216,7 +244,8 @@ void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body
   resp.response_header = response_header(req.request_header);
   resp.results.resize(req.items_to_modify.size());
   for (size_t i = 0; i < req.items_to_modify.size(); ++i) {
-    modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return, resp.results[i]);
+    modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return,
+               call.shard.sampler->exception_based(), resp.results[i]);
   }
   call.channel.send(call.request_id, resp);
 }

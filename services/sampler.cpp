@@ -8,8 +8,17 @@ namespace opcuad::services {
 
 Sampler::~Sampler() { stop(); }
 
+namespace {
+// sampler_key of an exception-based item (timer groups have keys > 0).
+constexpr int64_t kExceptionKey = 0;
+}  // namespace
+
 void Sampler::add(MonitoredItem& item) {
-  const int64_t key = std::llround(item.sampling_interval_ms * 1000.0);
+  int64_t key = std::llround(item.sampling_interval_ms * 1000.0);
+  if (key <= 0) {
+    if (item.cell && bit_) return add_exception(item);
+    key = std::llround(kFastestSamplingIntervalMs * 1000.0);  // nothing would wake it: poll instead
+  }
   auto& group = groups_[key];
   if (!group) {
     group = std::make_shared<Group>(ctx_);
@@ -24,6 +33,7 @@ void Sampler::add(MonitoredItem& item) {
 
 void Sampler::remove(MonitoredItem& item) noexcept {
   if (item.sampler_key < 0) return;
+  if (item.sampler_key == kExceptionKey) return remove_exception(item);
   auto it = groups_.find(item.sampler_key);
   item.sampler_key = -1;
   if (it == groups_.end()) return;
@@ -45,6 +55,52 @@ void Sampler::stop() noexcept {
     for (MonitoredItem* item : group->items) item->sampler_key = -1;
   }
   groups_.clear();
+  for (auto& [cell, items] : exceptions_) {
+    for (MonitoredItem* item : items) item->sampler_key = -1;
+  }
+  exceptions_.clear();
+  for (auto& [slot, count] : slot_cells_) watch_.unwatch(slot, bit_);
+  slot_cells_.clear();
+}
+
+void Sampler::add_exception(MonitoredItem& item) {
+  auto& items = exceptions_[item.cell];
+  if (items.empty() && ++slot_cells_[CellWatch::slot(item.cell)] == 1) {
+    watch_.watch(CellWatch::slot(item.cell), bit_);  // before the item's first sample (cell_watch.hpp)
+  }
+  item.sampler_key = kExceptionKey;
+  item.sampler_slot = items.size();
+  items.push_back(&item);
+}
+
+void Sampler::remove_exception(MonitoredItem& item) noexcept {
+  item.sampler_key = -1;
+  auto it = exceptions_.find(item.cell);
+  if (it == exceptions_.end()) return;
+  auto& items = it->second;
+  MonitoredItem* last = items.back();
+  items[item.sampler_slot] = last;
+  last->sampler_slot = item.sampler_slot;
+  items.pop_back();
+  if (!items.empty()) return;
+  exceptions_.erase(it);
+  const size_t slot = CellWatch::slot(item.cell);
+  auto count = slot_cells_.find(slot);
+  if (count != slot_cells_.end() && --count->second == 0) {
+    slot_cells_.erase(count);
+    watch_.unwatch(slot, bit_);
+  }
+}
+
+void Sampler::on_written(std::span<const addressspace::ValueCell* const> cells) {
+  if (exceptions_.empty()) return;
+  const addressspace::NodeStore& store = *space_.current();
+  for (const addressspace::ValueCell* cell : cells) {
+    auto it = exceptions_.find(cell);
+    if (it == exceptions_.end()) continue;  // another cell of the same slot, or the item left
+    // sample() never adds or removes items, so the vector is stable while we walk it.
+    for (MonitoredItem* item : it->second) item->sample(store);
+  }
 }
 
 void Sampler::arm(const std::shared_ptr<Group>& group) {

@@ -7,18 +7,28 @@
 // tick that finds itself more than one interval late skips the deadlines already past (sampling them
 // again would read the same value) and counts them in missed_ticks().
 //
-// shard-local: lives in ShardState, touched only by its shard's thread; needs no lock.
+// Exception-based items (sampling interval 0 on a Value with a cell) have no timer: they are kept by cell,
+// the shard's bit is set in the CellWatch for that cell, and on_written() samples them when a writer (on
+// any shard) says the cell changed. The version check in MonitoredItem::sample() makes a spurious or
+// repeated wake cost one atomic load.
+//
+// shard-local: lives in ShardState, touched only by its shard's thread; needs no lock (the CellWatch bit
+// it sets is its own, see cell_watch.hpp).
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "addressspace/address_space.hpp"
+#include "services/cell_watch.hpp"
 
 namespace opcuad::services {
 
@@ -26,20 +36,34 @@ struct MonitoredItem;
 
 class Sampler {
  public:
-  Sampler(asio::io_context& ctx, addressspace::AddressSpace& space) : ctx_(ctx), space_(space) {}
+  // `shard_index` picks this shard's bit in `watch`; beyond CellWatch::kMaxShards there is none.
+  Sampler(asio::io_context& ctx, addressspace::AddressSpace& space, CellWatch& watch, unsigned shard_index)
+      : ctx_(ctx), space_(space), watch_(watch),
+        bit_(shard_index < CellWatch::kMaxShards ? uint64_t{1} << shard_index : 0) {}
   ~Sampler();  // REQUIRES: on the shard's thread, or after its io_context stopped
   Sampler(const Sampler&) = delete;
   Sampler& operator=(const Sampler&) = delete;
 
-  // Adds the item to the group of its sampling_interval_ms (starting the group's timer if new).
-  // REQUIRES: item not in a group (sampler_key < 0).
+  // Adds the item to the group of its sampling_interval_ms (starting the group's timer if new), or, for
+  // an interval of 0, to the exception-based items of its cell (the fastest group when it has no cell or
+  // this shard no bit). REQUIRES: item not in a group (sampler_key < 0).
   void add(MonitoredItem& item);
   // Takes the item out of its group, if any; an empty group's timer stops.
   void remove(MonitoredItem& item) noexcept;
   // Stops every timer (the shard is being detached); items stay registered but are no longer sampled.
   void stop() noexcept;
 
+  // A writer says these cells changed: their exception-based items here take a sample.
+  void on_written(std::span<const addressspace::ValueCell* const> cells);
+  bool exception_based() const noexcept { return bit_ != 0; }
+
   size_t group_count() const noexcept { return groups_.size(); }
+  size_t watched_cells() const noexcept { return exceptions_.size(); }
+  // Items sampled by the timer of `interval_ms`.
+  size_t items_at(double interval_ms) const noexcept {
+    auto it = groups_.find(std::llround(interval_ms * 1000.0));
+    return it == groups_.end() ? 0 : it->second->items.size();
+  }
   uint64_t missed_ticks() const noexcept { return missed_ticks_; }
 
  private:
@@ -54,9 +78,17 @@ class Sampler {
 
   void arm(const std::shared_ptr<Group>& group);
   void run(Group& group);
+  void add_exception(MonitoredItem& item);
+  void remove_exception(MonitoredItem& item) noexcept;
 
   asio::io_context& ctx_;
   addressspace::AddressSpace& space_;
+  CellWatch& watch_;
+  const uint64_t bit_;  // this shard's CellWatch bit; 0: none
+  // Exception-based items by cell, and how many watched cells fall in each CellWatch slot (the bit is
+  // cleared when the last one goes).
+  std::unordered_map<const addressspace::ValueCell*, std::vector<MonitoredItem*>> exceptions_;
+  std::unordered_map<size_t, uint32_t> slot_cells_;
   // interval in microseconds -> group. A group is shared with its pending wait (through a weak_ptr), so a
   // completion already queued when the group goes away finds nothing instead of freed memory.
   std::map<int64_t, std::shared_ptr<Group>> groups_;

@@ -36,18 +36,47 @@ ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusC
   return h;
 }
 
-Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config) : space_(space), config_(config) {}
+Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config) : space_(space), config_(config) {
+  // The simulated variables, found as the daemon's Simulator finds them (config nodes with a simulation).
+  const auto store = space_.current();
+  if (!store) return;
+  ua::NodeId::NamespaceResolver resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
+    for (size_t i = 0; i < config_.namespaces.size(); ++i) {
+      if (config_.namespaces[i] == uri) return static_cast<uint16_t>(i);
+    }
+    return std::nullopt;
+  };
+  auto add = [&](const ua::NodeId& id) {
+    const auto n = store->find(id);
+    const auto* var = n == addressspace::kNoNode ? nullptr : store->variable(n);
+    if (var && var->cell) simulated_.insert(var->cell);
+  };
+  for (const auto& d : config_.nodes) {
+    if (!d.simulation) continue;
+    if (d.count == 0) {
+      add(d.node_id);
+    } else {
+      for (uint32_t k = 0; k < d.count; ++k) add(config::bulk_node_id(d, d.start + k, resolver));
+    }
+  }
+}
 
-Server::~Server() = default;
+bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept {
+  return cell && node.namespace_index() != 0 && !simulated_.count(cell);
+}
+
+// The shards go first: their sessions' subscriptions unregister themselves from members declared later.
+Server::~Server() { shards_.clear(); }
 
 void Server::attach_shard(asio::io_context& ctx) {
   auto state = std::make_unique<ShardState>();
   state->context = &ctx;
+  state->index = static_cast<unsigned>(shards_.size());
   state->participant = space_.reclaimer().register_participant();
   std::random_device rd;
   state->rng.seed((uint64_t{rd()} << 32) | rd());
   state->sweep = std::make_unique<asio::steady_timer>(ctx);
-  state->sampler = std::make_unique<Sampler>(ctx, space_);
+  state->sampler = std::make_unique<Sampler>(ctx, space_, watch_, state->index);
   ShardState* s = state.get();
   shards_.push_back(std::move(state));
   // Start the sweep on the shard's own thread.
@@ -65,6 +94,33 @@ void Server::detach_shards() {
   }
   std::lock_guard lock(owners_mutex_);
   owners_.clear();
+}
+
+void Server::notify_written(ShardState* origin, std::span<const addressspace::ValueCell* const> cells) {
+  // Shard-local scratch of the calling thread: no allocation once warm, none at all when nobody watches.
+  thread_local std::vector<uint64_t> masks;
+  masks.clear();
+  CellWatch::fence();  // the cells were stored before; see cell_watch.hpp
+  uint64_t any = 0;
+  for (const addressspace::ValueCell* cell : cells) {
+    masks.push_back(watch_.watchers(cell));
+    any |= masks.back();
+  }
+  if (any == 0) return;
+  for (auto& s : shards_) {
+    ShardState* shard = s.get();
+    if (shard->index >= CellWatch::kMaxShards || !(any & (uint64_t{1} << shard->index))) continue;
+    const uint64_t bit = uint64_t{1} << shard->index;
+    std::vector<const addressspace::ValueCell*> batch;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (masks[i] & bit) batch.push_back(cells[i]);
+    }
+    if (shard == origin) {
+      shard->sampler->on_written(batch);
+    } else {
+      asio::post(*shard->context, [shard, batch = std::move(batch)] { shard->sampler->on_written(batch); });
+    }
+  }
 }
 
 void Server::sweep(ShardState& shard) {
@@ -149,6 +205,22 @@ void Server::remove_session(ShardState& shard, const ua::NodeId& token) {
   owners_.erase(token);
 }
 
+void Server::register_subscription(uint32_t id, ShardState& shard) {
+  std::lock_guard lock(subscription_owners_mutex_);
+  subscription_owners_[id] = &shard;
+}
+
+void Server::unregister_subscription(uint32_t id) noexcept {
+  std::lock_guard lock(subscription_owners_mutex_);
+  subscription_owners_.erase(id);
+}
+
+ShardState* Server::subscription_shard(uint32_t id) {
+  std::lock_guard lock(subscription_owners_mutex_);
+  auto it = subscription_owners_.find(id);
+  return it == subscription_owners_.end() ? nullptr : it->second;
+}
+
 void Server::move_and_activate(transport::SecureChannel& channel, uint32_t request_id, ShardState& to,
                                ua::ActivateSessionRequest request) {
   const ua::NodeId token = request.request_header.authentication_token;
@@ -168,12 +240,11 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
     std::shared_ptr<Session> moving;
     auto it = from->sessions.find(request.request_header.authentication_token);
     if (it != from->sessions.end()) {
-      // Subscriptions, their items and timers belong to this shard: they are deleted here, and the
-      // Publish requests queued on the old channel go unanswered with it.
-      // TODO(issue 6): TransferSubscriptions is the next step: move them with the session instead.
+      // Subscriptions move with the session: their timers and sampler registrations belong to this
+      // shard, so they leave it here (detach) and are rebuilt on the new one (attach) below. The Publish
+      // requests queued on the old channel go unanswered with it; pending status changes move along.
       it->second->publish_queue.clear();
-      it->second->status_changes.clear();
-      it->second->subscriptions.clear();
+      for (auto& [id, sub] : it->second->subscriptions) sub->detach();
       moving = std::move(it->second);
       from->sessions.erase(it);
     }
@@ -185,6 +256,7 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
       }
       auto owned = std::make_unique<Session>(std::move(*moving));
       Session& session = *owned;
+      for (auto& [id, sub] : session.subscriptions) sub->attach(to, session);
       add_session(to, std::move(owned));
       if (ch && ch->state() == transport::SecureChannel::State::Open) {
         activate_session(*this, to, *ch, request_id, session, request);
@@ -272,6 +344,7 @@ constexpr Entry kEntries[] = {
     {ua::ModifySubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_subscription},
     {ua::SetPublishingModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_publishing_mode},
     {ua::DeleteSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_subscriptions},
+    {ua::TransferSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_transfer_subscriptions},
     {ua::PublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_publish},
     {ua::RepublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_republish},
     {ua::CreateMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_monitored_items},

@@ -5,8 +5,10 @@
 // once, in on_request(), before a handler runs (after open62541's ua_services.c and STYLE.md).
 //
 // Threads: on_request() runs on the channel's shard thread. Each shard has a ShardState (its sessions,
-// its epoch participant) that only its thread touches; the session count and the token registry are
-// the only state shared between shards, and are touched only by Create/Activate/CloseSession.
+// its epoch participant) that only its thread touches. Shared between shards: the counters (atomics),
+// the token and subscription registries (mutexes, touched only when a session or subscription is
+// created, moved or deleted, never by Read/Write/Publish or sampling), and the CellWatch (atomics,
+// lock-free; see cell_watch.hpp).
 
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
@@ -15,12 +17,15 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "addressspace/address_space.hpp"
 #include "config/config.hpp"
+#include "services/cell_watch.hpp"
 #include "services/sampler.hpp"
 #include "services/session.hpp"
 #include "transport/secure_channel.hpp"
@@ -31,6 +36,7 @@ namespace opcuad::services {
 
 struct ShardState {
   asio::io_context* context = nullptr;
+  unsigned index = 0;  // attach order; picks the shard's CellWatch bit
   addressspace::EpochReclaimer::Participant* participant = nullptr;
   // shard-local: the sampling timers of this shard's monitored items. Declared before `sessions`, so it
   // outlives them: a subscription unregisters its items when it is destroyed.
@@ -60,6 +66,17 @@ class Server final : public transport::ServiceHandler {
   // Stops the shard timers (on each shard's thread via post; the caller joins the shards after).
   void detach_shards();
 
+  // Exception-based sampling (Part 4 §5.12.1.2, interval 0): after writing `cells`, a writer calls this
+  // to wake the shards whose items watch them. One post per interested shard per call (batch a request's
+  // writes into one call); the writer's own shard (`origin`, nullptr for a thread that is no shard, such
+  // as the simulator) samples at once. Takes no lock unless someone watches. Any thread.
+  // REQUIRES: every shard attached before traffic (the shard list is read without a lock).
+  void notify_written(ShardState* origin, std::span<const addressspace::ValueCell* const> cells);
+  // Whether writes to this Value wake exception-based items: true for the cells only the Write service
+  // changes. Namespace 0 values (the daemon's Server status clock) and simulated variables are written
+  // by threads that do not call notify_written() yet, so items on them are sampled by timer.
+  bool wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept;
+
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
                   ua::Decoder& body) override;
   void on_channel_closed(transport::SecureChannel& channel) override;
@@ -67,6 +84,8 @@ class Server final : public transport::ServiceHandler {
   const config::ServerConfig& config() const noexcept { return config_; }
   addressspace::AddressSpace& space() noexcept { return space_; }
   uint32_t session_count() const noexcept { return session_count_.load(std::memory_order_relaxed); }
+  // Shard i's sampler, in attach order (diagnostics and tests; touch it on that shard's thread only).
+  const Sampler& sampler(size_t shard) const noexcept { return *shards_[shard]->sampler; }
 
   // The endpoints this server offers, with `url` (the one the client dialled) as their address when it
   // names one of ours; see discovery_service.cpp.
@@ -89,6 +108,11 @@ class Server final : public transport::ServiceHandler {
   // this one): the session moves here, then is activated (Part 4 §5.6.3). Answers asynchronously.
   void move_and_activate(transport::SecureChannel& channel, uint32_t request_id, ShardState& to,
                          ua::ActivateSessionRequest request);
+  // Which shard holds each subscription, for TransferSubscriptions (transfer_service.cpp). Touched when
+  // a subscription is created, deleted or moved, never by Publish or sampling.
+  void register_subscription(uint32_t id, ShardState& shard);
+  void unregister_subscription(uint32_t id) noexcept;
+  ShardState* subscription_shard(uint32_t id);
 
   struct Entry;  // a dispatch table row (server.cpp)
 
@@ -98,6 +122,8 @@ class Server final : public transport::ServiceHandler {
 
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;
+  CellWatch watch_;  // which shards watch which value cells (exception-based items)
+  std::unordered_set<const addressspace::ValueCell*> simulated_;  // immutable after construction
   std::vector<std::unique_ptr<ShardState>> shards_;
   std::atomic<uint32_t> session_count_{0};
   std::atomic<uint32_t> subscription_count_{0};
@@ -106,6 +132,8 @@ class Server final : public transport::ServiceHandler {
   // move, never on the request path (requests find their session in their shard's own table).
   std::mutex owners_mutex_;
   std::unordered_map<ua::NodeId, ShardState*> owners_;  // GUARDED_BY(owners_mutex_)
+  std::mutex subscription_owners_mutex_;
+  std::unordered_map<uint32_t, ShardState*> subscription_owners_;  // GUARDED_BY(subscription_owners_mutex_)
 };
 
 // Handlers, one file per service set. Each decodes its request from `body`, answers through
@@ -128,6 +156,7 @@ void handle_create_subscription(Server&, Call&, ua::Decoder& body);
 void handle_modify_subscription(Server&, Call&, ua::Decoder& body);
 void handle_set_publishing_mode(Server&, Call&, ua::Decoder& body);
 void handle_delete_subscriptions(Server&, Call&, ua::Decoder& body);
+void handle_transfer_subscriptions(Server&, Call&, ua::Decoder& body);
 void handle_publish(Server&, Call&, ua::Decoder& body);
 void handle_republish(Server&, Call&, ua::Decoder& body);
 void handle_create_monitored_items(Server&, Call&, ua::Decoder& body);

@@ -45,8 +45,9 @@ struct Session {
   uint32_t max_response_message_size = 0;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
   uint64_t next_continuation = 1;
-  // Subscriptions (Part 4 §5.13): they and the Publish requests they answer live and die with the
-  // session. Declared last so they go first: a subscription refers to its session while it lives.
+  // Subscriptions (Part 4 §5.13): they and the Publish requests they answer die with the session;
+  // TransferSubscriptions moves a subscription to another session (transfer_service.cpp). Declared last
+  // so they go first: a subscription refers to its session while it lives.
   std::deque<PendingPublish> publish_queue;      // outstanding Publish requests, oldest first
   std::deque<StatusChangeNotice> status_changes;  // of subscriptions closed by their lifetime
   std::map<uint32_t, std::shared_ptr<Subscription>> subscriptions;

@@ -45,17 +45,65 @@ Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifet
 
 Subscription::Subscription(Server& server, ShardState& shard, Session& session, uint32_t id, const Parameters& p,
                            bool enabled)
-    : server_(server), shard_(shard), session_(session), id_(id), params_(p), enabled_(enabled),
-      timer_(*shard.context) {
+    : server_(server), shard_(&shard), session_(&session), id_(id), params_(p), enabled_(enabled),
+      timer_(std::make_shared<asio::steady_timer>(*shard.context)) {
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
+  server_.register_subscription(id_, shard);
 }
 
 Subscription::~Subscription() {
-  timer_.cancel();
-  for (auto& [item_id, item] : items_) shard_.sampler->remove(*item);
+  if (timer_) timer_->cancel();
+  if (shard_) {
+    for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+  }
   server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
   server_.release_subscription();
+  server_.unregister_subscription(id_);
+}
+
+void Subscription::detach() noexcept {
+  timer_.reset();  // its destruction cancels the wait; a completion already queued finds it expired
+  for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+  shard_ = nullptr;
+  session_ = nullptr;
+}
+
+void Subscription::attach(ShardState& shard, Session& session) {
+  shard_ = &shard;
+  session_ = &session;
+  server_.register_subscription(id_, shard);
+  timer_ = std::make_shared<asio::steady_timer>(*shard.context);
+  // A sample right away: an exception-based item would otherwise miss a write made while it travelled
+  // (the version check makes it free when nothing changed).
+  const addressspace::NodeStore& store = *server_.space().current();
+  for (auto& [item_id, item] : items_) {
+    if (item->mode == ua::MonitoringMode::Disabled) continue;
+    shard.sampler->add(*item);
+    item->sample(store);
+  }
+  // The new session's Publish requests count from now on (Part 4 §5.13.1.1 counters restart).
+  lifetime_counter_ = params_.lifetime_count;
+  keep_alive_counter_ = params_.max_keep_alive_count;
+  start();
+}
+
+void Subscription::queue_current_values() {
+  const addressspace::NodeStore& store = *server_.space().current();
+  for (auto& [item_id, item] : items_) {
+    if (item->mode != ua::MonitoringMode::Reporting) continue;
+    item->reset_sampling();  // the current value passes whatever the filter
+    item->sample(store);
+  }
+}
+
+StatusChangeNotice Subscription::status_change(ua::StatusCode status) const {
+  StatusChangeNotice notice;
+  notice.subscription_id = id_;
+  notice.message.sequence_number = next_sequence_;
+  notice.message.publish_time = ua::DateTime::now();
+  notice.message.notification_data.push_back(ua::ExtensionObject::make(ua::StatusChangeNotification{status, {}}));
+  return notice;
 }
 
 void Subscription::start() {
@@ -68,7 +116,7 @@ void Subscription::modify(const Parameters& p) {
   params_ = p;
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
-  timer_.cancel();  // a wait already completed finds a new tick count and is ignored (on_timer)
+  timer_->cancel();  // a wait already completed finds a new tick count and is ignored (on_timer)
   start();
 }
 
@@ -82,10 +130,14 @@ void Subscription::arm_timer() {
     tick_ = static_cast<uint64_t>((now - timer_start_) / interval) + 1;  // skip deadlines already past
     due = timer_start_ + interval * tick_;
   }
-  timer_.expires_at(due);
+  timer_->expires_at(due);
   std::weak_ptr<Subscription> weak = weak_from_this();
+  std::weak_ptr<asio::steady_timer> home = timer_;
   const uint64_t tick = tick_;
-  timer_.async_wait([weak, tick](std::error_code ec) {
+  timer_->async_wait([weak, home, tick](std::error_code ec) {
+    // The timer is dropped (on this thread) before the subscription leaves the shard: an expired `home`
+    // means the subscription may now belong to another thread, so it is not even locked.
+    if (ec || home.expired()) return;
     auto self = weak.lock();
     // A stale completion (the timer was restarted by modify()) carries an old tick.
     if (ec || !self || self->tick_ != tick) return;
@@ -156,14 +208,14 @@ void Subscription::serve(PendingPublish request) {
 }
 
 bool Subscription::has_request() {
-  auto& q = session_.publish_queue;
+  auto& q = session_->publish_queue;
   while (!q.empty() && !channel_open(q.front())) q.pop_front();  // its channel closed: nobody to answer
   return !q.empty();
 }
 
 PendingPublish Subscription::take_request() {
-  PendingPublish r = std::move(session_.publish_queue.front());
-  session_.publish_queue.pop_front();
+  PendingPublish r = std::move(session_->publish_queue.front());
+  session_->publish_queue.pop_front();
   return r;
 }
 
@@ -218,19 +270,13 @@ void Subscription::respond(PendingPublish& request, const ua::NotificationMessag
   resp.more_notifications = more;
   resp.notification_message = message;
   resp.results = std::move(request.ack_results);
-  ch->send(request.request_id, resp, publish_stream(session_));
+  ch->send(request.request_id, resp, publish_stream(*session_));
 }
 
 void Subscription::expire() {
   // Part 4 §5.13.1.2 #27: StatusChangeNotification with BadTimeout, then the subscription is gone.
-  StatusChangeNotice notice;
-  notice.subscription_id = id_;
-  notice.message.sequence_number = next_sequence_;
-  notice.message.publish_time = ua::DateTime::now();
-  notice.message.notification_data.push_back(
-      ua::ExtensionObject::make(ua::StatusChangeNotification{status::BadTimeout, {}}));
-  Session& session = session_;
-  session.status_changes.push_back(std::move(notice));
+  Session& session = *session_;
+  session.status_changes.push_back(status_change(status::BadTimeout));
   session.subscriptions.erase(id_);  // the caller's shared_ptr keeps this alive until it returns
   serve_waiting(session);
 }
@@ -281,7 +327,7 @@ MonitoredItem& Subscription::add_item(std::unique_ptr<MonitoredItem> owned) {
 bool Subscription::remove_item(uint32_t item_id) {
   auto it = items_.find(item_id);
   if (it == items_.end()) return false;
-  shard_.sampler->remove(*it->second);
+  shard_->sampler->remove(*it->second);
   unready(*it->second);
   items_.erase(it);
   server_.release_monitored_items(1);
@@ -292,7 +338,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
   const ua::MonitoringMode before = item.mode;
   item.mode = mode;
   if (mode == ua::MonitoringMode::Disabled) {
-    shard_.sampler->remove(item);
+    shard_->sampler->remove(item);
     unready(item);
     item.queue.clear();
     item.reset_sampling();
@@ -301,7 +347,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
   if (before == ua::MonitoringMode::Disabled) {
     // The initial value (Part 4 §5.12.1.4): the first sample after enabling is always queued.
     item.reset_sampling();
-    shard_.sampler->add(item);
+    shard_->sampler->add(item);
     item.sample(*server_.space().current());
   } else if (mode == ua::MonitoringMode::Reporting && !item.queue.empty() && !item.ready) {
     item.ready = true;  // Sampling -> Reporting: what it queued is reported now
@@ -313,8 +359,8 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
 
 void Subscription::resample(MonitoredItem& item) {
   if (item.mode == ua::MonitoringMode::Disabled) return;
-  shard_.sampler->remove(item);
-  shard_.sampler->add(item);
+  shard_->sampler->remove(item);
+  shard_->sampler->add(item);
 }
 
 void Subscription::on_item_queued(MonitoredItem& item) {
@@ -393,6 +439,13 @@ void serve_waiting(Session& session) {
     if (!r) return;
     best->serve(std::move(*r));
   }
+}
+
+void drop_idle_publishes(Session& session) {
+  if (!session.subscriptions.empty() || !session.status_changes.empty()) return;
+  const uint64_t stream = publish_stream(session);
+  for (auto& r : session.publish_queue) answer_fault(r, status::BadNoSubscription, stream);
+  session.publish_queue.clear();
 }
 
 void close_subscriptions(Session& session, ua::StatusCode result) {

@@ -7,9 +7,14 @@
 // Publishing timers use absolute deadlines (tick k due at start + k * interval), like the Sampler.
 //
 // shard-local: owned by Session::subscriptions; it, its items and its timer live on the session's shard
-// and are touched only by that shard's thread. A pending timer wait holds a weak_ptr, so deleting a
-// subscription (DeleteSubscriptions, CloseSession, session expiry, lifetime expiry, a session move) is
-// safe at any time.
+// and are touched only by that shard's thread. A pending timer wait holds weak_ptrs, so deleting a
+// subscription (DeleteSubscriptions, CloseSession, session expiry, lifetime expiry) is safe at any time.
+//
+// Moving to another shard (TransferSubscriptions, a session re-activated on another shard): detach() on
+// the old shard cancels the timer and takes the items out of that shard's Sampler; the detached object,
+// which then refers to no shard, is handed over through asio::post; attach() on the new shard builds a new
+// timer there and registers the items with its Sampler. A live subscription is never touched by two
+// shards: a timer completion already queued on the old shard finds its timer gone and does nothing.
 
 #include <asio/steady_timer.hpp>
 
@@ -79,6 +84,16 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
 
   // Starts the publishing timer. Separate from the constructor: it needs shared_from_this().
   void start();
+  // Leaves the current shard (on its thread): timer cancelled, items out of its Sampler, no session.
+  void detach() noexcept;
+  // Joins `shard` and `session` (on that shard's thread) and restarts the timer there, counters reset.
+  // REQUIRES: detach() was called.
+  void attach(ShardState& shard, Session& session);
+  // Part 4 §5.13.7 sendInitialValues: every Reporting item queues its current value.
+  void queue_current_values();
+  // A StatusChangeNotification of this subscription (BadTimeout on expiry, GoodSubscriptionTransferred
+  // for the session it left); it carries the next sequence number without using it, like a keep-alive.
+  StatusChangeNotice status_change(ua::StatusCode status) const;
   uint32_t id() const noexcept { return id_; }
   State state() const noexcept { return state_; }
   const Parameters& parameters() const noexcept { return params_; }
@@ -90,6 +105,10 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   // Monitored items.
   MonitoredItem* item(uint32_t item_id) noexcept;
   size_t item_count() const noexcept { return items_.size(); }
+  template <class F>
+  void for_each_item(F&& f) {
+    for (auto& [item_id, item] : items_) f(*item);
+  }
   // Takes ownership, assigns the id, and applies the item's mode (sampling it at once unless Disabled).
   // REQUIRES: a monitored item slot reserved in the server (released when the item is removed).
   MonitoredItem& add_item(std::unique_ptr<MonitoredItem> item);
@@ -124,8 +143,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void unready(MonitoredItem& item) noexcept;
 
   Server& server_;
-  ShardState& shard_;
-  Session& session_;
+  ShardState* shard_;    // nullptr while detached
+  Session* session_;     // nullptr while detached
   const uint32_t id_;
   Parameters params_;
   bool enabled_;
@@ -138,8 +157,9 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::chrono::steady_clock::time_point late_since_;
   uint32_t next_sequence_ = 1;
   std::deque<ua::NotificationMessage> retransmission_;  // oldest first, at most kRetransmissionQueueSize
-  // Publishing timer: tick k due at timer_start_ + k * interval.
-  asio::steady_timer timer_;
+  // Publishing timer: tick k due at timer_start_ + k * interval. Shared with its pending wait only as a
+  // weak_ptr: detach() drops it, so a completion still queued on the old shard sees it expired.
+  std::shared_ptr<asio::steady_timer> timer_;
   std::chrono::steady_clock::time_point timer_start_;
   uint64_t tick_ = 0;
   // Items: id -> item, and those with reportable values in the order they became reportable.
@@ -147,6 +167,10 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::vector<MonitoredItem*> ready_;
   uint32_t next_item_id_ = 1;
 };
+
+// Part 4 §5.12.1.2: items created or modified with a sampling interval of -1 sample at the publishing
+// interval, also after ModifySubscription changed it (monitored_item_service.cpp).
+void follow_publishing_interval(Server& server, Subscription& sub);
 
 // Session-level Publish (subscription.cpp).
 // The output writer's fairness key for this session's Publish responses.
@@ -157,6 +181,9 @@ void enqueue_publish(Session& session, PendingPublish request);
 // Hands queued requests to pending StatusChangeNotifications, then to subscriptions that want one
 // (highest priority first, then the one waiting longest).
 void serve_waiting(Session& session);
+// Part 4 §5.13.8: once a session has no subscription and no status change left to report, its queued
+// Publish requests are answered with BadNoSubscription.
+void drop_idle_publishes(Session& session);
 // Deletes every subscription of the session and answers its queued Publish requests with `result`.
 void close_subscriptions(Session& session, ua::StatusCode result);
 

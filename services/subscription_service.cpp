@@ -10,7 +10,8 @@ namespace {
 
 namespace status = ua::status;
 
-// Subscription ids are unique in the process, so a later TransferSubscriptions can find any of them.
+// Subscription ids are unique in the process, so TransferSubscriptions can find any of them (through
+// Server::subscription_shard()).
 std::atomic<uint32_t> g_next_subscription_id{1};
 
 Subscription* find_subscription(Session& session, uint32_t id) {
@@ -43,7 +44,7 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
   call.channel.send(call.request_id, resp);
 }
 
-void handle_modify_subscription(Server&, Call& call, ua::Decoder& body) {
+void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
   ua::ModifySubscriptionRequest req;
   if (!decode_request(call, body, req)) return;
   Subscription* sub = find_subscription(*call.session, req.subscription_id);
@@ -54,6 +55,7 @@ void handle_modify_subscription(Server&, Call& call, ua::Decoder& body) {
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
                                            req.priority);
   sub->modify(params);
+  follow_publishing_interval(server, *sub);
   ua::ModifySubscriptionResponse resp;
   resp.response_header = response_header(req.request_header);
   resp.revised_publishing_interval = params.publishing_interval_ms;
@@ -89,16 +91,7 @@ void handle_delete_subscriptions(Server&, Call& call, ua::Decoder& body) {
     resp.results.push_back(session.subscriptions.erase(id) ? status::Good : status::BadSubscriptionIdInvalid);
   }
   call.channel.send(call.request_id, resp);
-  // Part 4 §5.13.8: once the last subscription is gone, queued Publish requests get BadNoSubscription.
-  if (session.subscriptions.empty() && session.status_changes.empty()) {
-    const uint64_t stream = publish_stream(session);
-    for (auto& r : session.publish_queue) {
-      if (auto ch = r.channel.lock(); ch && ch->state() == transport::SecureChannel::State::Open) {
-        ch->send_fault(r.request_id, r.request_handle, status::BadNoSubscription, stream);
-      }
-    }
-    session.publish_queue.clear();
-  }
+  drop_idle_publishes(session);
 }
 
 void handle_publish(Server&, Call& call, ua::Decoder& body) {

@@ -138,3 +138,58 @@ test("an idle subscription sends keep-alives", async () => {
     await subscription.terminate();
   }
 });
+
+test("sampling interval 0: writes wake the item, every write arrives", async () => {
+  const subscription = await subscribe({ requestedPublishingInterval: 20 });
+  try {
+    const nodeId = id("Scalar.Int32");
+    const write = async (value) => {
+      const s = await session.write({ nodeId, attributeId: AttributeIds.Value, value: { value: { dataType: DataType.Int32, value } } });
+      assert.equal(s, StatusCodes.Good);
+    };
+    await write(100);
+    const { item, values } = await monitor(subscription, nodeId, 0, 100);
+    assert.equal(item.monitoringParameters.samplingInterval, 0, "revised to exception-based");
+    await until(() => values.length >= 1, "the initial value");
+    // Writes back to back, without waiting for a notification in between: none is lost.
+    for (let v = 101; v <= 110; ++v) await write(v);
+    await until(() => values.length >= 11, "every write");
+    assert.deepEqual(values.map((dv) => dv.value.value), [100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110]);
+  } finally {
+    await subscription.terminate();
+  }
+});
+
+test("TransferSubscriptions to a session of a second connection", async () => {
+  const subscription = await subscribe();
+  const client2 = OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+  });
+  await client2.connect(daemon.url);
+  const session2 = await client2.createSession();
+  try {
+    const { values } = await monitor(subscription, id("Scalar.Double"), 20, 10);
+    await until(() => values.length >= 1, "the initial value");
+    let transferred = false;
+    subscription.on("status_changed", (status) => {
+      if (status === StatusCodes.GoodSubscriptionTransferred) transferred = true;
+    });
+    const response = await session2.transferSubscriptions({
+      subscriptionIds: [subscription.subscriptionId, 987654], sendInitialValues: true,
+    });
+    assert.equal(response.results.length, 2);
+    assert.equal(response.results[0].statusCode, StatusCodes.Good);
+    assert.equal(response.results[1].statusCode, StatusCodes.BadSubscriptionIdInvalid);
+    await until(() => transferred, "GoodSubscriptionTransferred on the old session");
+    // The subscription now belongs to the second session: it deletes it, the first cannot.
+    const deleted = await session2.deleteSubscriptions({ subscriptionIds: [subscription.subscriptionId] });
+    assert.equal(deleted.results[0], StatusCodes.Good);
+  } finally {
+    await subscription.terminate().catch(() => {});
+    await session2.close();
+    await client2.disconnect();
+  }
+});

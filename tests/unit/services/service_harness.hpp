@@ -1,7 +1,7 @@
 #pragma once
 // An in-memory harness for the services: a Server over a small address space, one SecureChannel fed
-// message by message through a MemorySink, and helpers to log in and call services. Shared by the
-// services tests (services_test.cpp, subscription_test.cpp).
+// message by message through a MemorySink, and helpers to log in and call services; SecondShard adds a
+// second io_context with its own channel to the same server. Shared by the services tests.
 
 #include <catch2/catch.hpp>
 
@@ -218,5 +218,112 @@ inline ua::ExtensionObject user(const char* name, const char* password) {
   return ua::ExtensionObject::make(
       ua::UserNameIdentityToken{ua::String("username"), ua::String(name), ua::ByteString(password), ua::String()});
 }
+
+// A second shard with its own channel to the harness's server. REQUIRES: `ctx` outlives the server (it
+// keeps timers there), so declare it before the ServiceHarness.
+struct SecondShard {
+  SecondShard(ServiceHarness& harness, asio::io_context& context) : h(harness), ctx(context) {
+    h.server->attach_shard(ctx);
+    ch = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, h.tconfig, *h.server, h.ids);
+    ch->start();
+    feed(hello());
+    feed(open_request(1, 1));
+    std::vector<ServerMessage> m;
+    REQUIRE(parse_output(sink.out, m));
+    sink.out.clear();
+    ua::OpenSecureChannelResponse opened;
+    REQUIRE(decode_body(m.back(), opened));
+    channel_id = opened.security_token.channel_id;
+    token_id = opened.security_token.token_id;
+  }
+  ~SecondShard() { ch->detach(); }
+
+  // Runs both shards for about `d`.
+  void run_for(std::chrono::milliseconds d) {
+    const auto deadline = std::chrono::steady_clock::now() + d;
+    do {
+      h.ctx.restart();
+      h.ctx.run_for(std::chrono::milliseconds(1));
+      ctx.restart();
+      ctx.run_for(std::chrono::milliseconds(1));
+    } while (std::chrono::steady_clock::now() < deadline);
+  }
+
+  // Hands `bytes` to the channel, then runs both shards a little unless `run` is false (the request is
+  // then handled, but what it posted waits for the next run).
+  void feed(const std::string& bytes, bool run = true) {
+    auto space = ch->receive_space();
+    REQUIRE(space.size() >= bytes.size());
+    std::memcpy(space.data(), bytes.data(), bytes.size());
+    ch->on_received(bytes.size());
+    if (run) run_for(std::chrono::milliseconds(2));
+  }
+
+  template <class Req>
+  uint32_t send(Req req, bool run = true) {
+    req.request_header.authentication_token = token;
+    req.request_header.request_handle = ++handle;
+    feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)), run);
+    return handle;
+  }
+
+  // Runs both shards until the answer to `request_id` arrives (at most 5 s).
+  bool wait_response(uint32_t request_id, ServerMessage& out) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    for (;;) {
+      std::vector<ServerMessage> m;
+      REQUIRE(parse_output(sink.out, m));
+      sink.out.clear();
+      for (auto& x : m) stash.push_back(std::move(x));
+      for (auto it = stash.begin(); it != stash.end(); ++it) {
+        if (it->request_id == request_id) {
+          out = std::move(*it);
+          stash.erase(it);
+          return true;
+        }
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      run_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  template <class Resp, class Req>
+  Resp call(Req req, ua::StatusCode* fault = nullptr) {
+    ServerMessage m;
+    REQUIRE(wait_response(send(std::move(req)), m));
+    Resp resp;
+    ua::ServiceFault sf;
+    if (decode_body(m, sf)) {
+      REQUIRE(fault);
+      *fault = sf.response_header.service_result;
+      return resp;
+    }
+    REQUIRE(decode_body(m, resp));
+    if (fault) *fault = resp.response_header.service_result;
+    return resp;
+  }
+
+  // An anonymous session created and activated on this shard's channel.
+  void login() {
+    ua::CreateSessionRequest create;
+    create.session_name = ua::String("second");
+    create.requested_session_timeout = 60000;
+    auto created = call<ua::CreateSessionResponse>(create);
+    token = created.authentication_token;
+    auto activated = call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{});
+    REQUIRE(activated.response_header.service_result.is_good());
+  }
+
+  ServiceHarness& h;
+  asio::io_context& ctx;
+  MemorySink sink{ctx};
+  MemoryEvents events;
+  BufferPool pool;
+  TransportStats stats;
+  std::shared_ptr<SecureChannel> ch;
+  uint32_t channel_id = 0, token_id = 0, sequence = 2, handle = 100;
+  ua::NodeId token;
+  std::vector<ServerMessage> stash;
+};
 
 }  // namespace opcuad::services::test

@@ -305,6 +305,25 @@ TEST_CASE("subscription: filters are checked per item and deadbands applied", "[
   CHECK(c[0].value.value == ua::Variant(int32_t{7}));
 }
 
+TEST_CASE("subscription: items asked for -1 follow a later publishing interval", "[services][subscription]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t id = subscribe(h, 50).subscription_id;
+  CHECK(monitor(h, id, {plant(".Speed"), 1, -1}).revised_sampling_interval == 50);
+  CHECK(monitor(h, id, {plant(".Count"), 2, 50}).revised_sampling_interval == 50);
+  const services::Sampler& sampler = h.server->sampler(0);
+  CHECK(sampler.items_at(50) == 2);
+  ua::ModifySubscriptionRequest mod;
+  mod.subscription_id = id;
+  mod.requested_publishing_interval = 200;
+  mod.requested_max_keep_alive_count = 10;
+  mod.requested_lifetime_count = 100;
+  REQUIRE(h.call<ua::ModifySubscriptionResponse>(mod).revised_publishing_interval == 200);
+  // Part 4 §5.12.1.2: only the -1 item moves; the one that asked for 50 keeps it.
+  CHECK(sampler.items_at(200) == 1);
+  CHECK(sampler.items_at(50) == 1);
+}
+
 TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
@@ -313,7 +332,10 @@ TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[serv
   CHECK(monitor(h, id, {plant(".Speed"), 1, -1}).revised_sampling_interval == 50);  // the publishing interval
   CHECK(monitor(h, id, {plant(".Speed"), 1, std::numeric_limits<double>::quiet_NaN()}).revised_sampling_interval ==
         50);
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 0}).revised_sampling_interval == services::kFastestSamplingIntervalMs);
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 0}).revised_sampling_interval == 0);  // exception-based
+  ItemSpec name{plant(".Speed"), 1, 0};
+  name.attribute = 3;  // BrowseName: not changed by writes, so sampled at the fastest rate
+  CHECK(monitor(h, id, name).revised_sampling_interval == services::kFastestSamplingIntervalMs);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 1}).revised_sampling_interval == services::kFastestSamplingIntervalMs);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 250}).revised_sampling_interval == 250);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 1e12}).revised_sampling_interval == services::kSlowestSamplingIntervalMs);
@@ -344,7 +366,7 @@ TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[serv
   auto mr = h.call<ua::ModifyMonitoredItemsResponse>(mi);
   REQUIRE(mr.results.size() == 2);
   CHECK(mr.results[0].status_code.is_good());
-  CHECK(mr.results[0].revised_sampling_interval == services::kFastestSamplingIntervalMs);
+  CHECK(mr.results[0].revised_sampling_interval == 0);  // the Value of Speed: exception-based
   CHECK(mr.results[0].revised_queue_size == 4);
   CHECK(mr.results[1].status_code == status::BadMonitoredItemIdInvalid);
 

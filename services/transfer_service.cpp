@@ -1,0 +1,150 @@
+// TransferSubscriptions (Part 4 §5.13.7): subscriptions move to the session that asks for them, when it
+// belongs to the same user (anonymous sessions count as one user). The session a subscription leaves
+// gets a StatusChangeNotification GoodSubscriptionTransferred with its next Publish.
+//
+// Threads: the asking session lives on this shard ("home"); each subscription lives on its session's
+// shard, which may be another one (sessions move between shards on re-activation). A TransferJob visits
+// every shard that holds a requested subscription in turn, through asio::post, and each shard takes its
+// subscriptions out itself (Subscription::detach: timer cancelled, items out of its Sampler). The job
+// then returns home, where the subscriptions are attached (new timer, items in this shard's Sampler) and
+// the request is answered. The job is touched by one thread at a time; each post hands it over.
+#include <asio/post.hpp>
+
+#include <algorithm>
+
+#include "services/request.hpp"
+
+namespace opcuad::services {
+
+namespace {
+
+namespace status = ua::status;
+
+struct TransferJob {
+  ShardState* home = nullptr;
+  std::weak_ptr<transport::SecureChannel> channel;
+  uint32_t request_id = 0;
+  ua::RequestHeader header;
+  ua::NodeId token;  // the asking session
+  std::string user;  // its user; empty for anonymous
+  bool send_initial_values = false;
+  std::vector<uint32_t> ids;
+  std::vector<ShardState*> owners;                    // per id: the shard that held it when asked
+  std::vector<ua::TransferResult> results;            // per id
+  std::vector<std::shared_ptr<Subscription>> moving;  // per id: detached, on its way home
+  std::vector<ShardState*> route;                     // shards still to visit
+};
+
+// On `shard`'s thread: takes the requested subscriptions it holds out of their sessions.
+void take_from(TransferJob& job, ShardState& shard) {
+  for (size_t i = 0; i < job.ids.size(); ++i) {
+    if (job.owners[i] != &shard) continue;
+    const uint32_t id = job.ids[i];
+    Session* from = nullptr;
+    for (auto& [token, session] : shard.sessions) {
+      if (session->subscriptions.count(id)) {
+        from = session.get();
+        break;
+      }
+    }
+    ua::TransferResult& result = job.results[i];
+    if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
+    if (from->user != job.user) {
+      result.status_code = status::BadUserAccessDenied;
+      continue;
+    }
+    std::shared_ptr<Subscription> sub = from->subscriptions[id];
+    result.status_code = status::Good;
+    result.available_sequence_numbers = sub->available_sequence_numbers();
+    if (from->authentication_token == job.token) {
+      // Already the asking session's: nothing moves, but the initial values are still sent.
+      if (job.send_initial_values) sub->queue_current_values();
+      continue;
+    }
+    from->subscriptions.erase(id);
+    from->status_changes.push_back(sub->status_change(status::GoodSubscriptionTransferred));
+    serve_waiting(*from);
+    drop_idle_publishes(*from);
+    sub->detach();
+    job.moving[i] = std::move(sub);
+  }
+}
+
+// On the home shard: the subscriptions join the asking session; the request is answered.
+void finish(TransferJob& job) {
+  ShardState& home = *job.home;
+  auto it = home.sessions.find(job.token);
+  auto ch = job.channel.lock();
+  const bool open = ch && ch->state() == transport::SecureChannel::State::Open;
+  if (it == home.sessions.end()) {
+    // The asking session closed (or moved) while the job travelled: what was taken is deleted.
+    job.moving.clear();
+    if (open) ch->send_fault(job.request_id, job.header.request_handle, status::BadSessionIdInvalid);
+    return;
+  }
+  Session& session = *it->second;
+  for (size_t i = 0; i < job.ids.size(); ++i) {
+    std::shared_ptr<Subscription>& sub = job.moving[i];
+    if (!sub) continue;
+    sub->attach(home, session);
+    if (job.send_initial_values) sub->queue_current_values();
+    session.subscriptions.emplace(job.ids[i], std::move(sub));
+  }
+  if (open) {
+    ua::TransferSubscriptionsResponse resp;
+    resp.response_header = response_header(job.header);
+    resp.results = std::move(job.results);
+    ch->send(job.request_id, resp);
+  }
+  serve_waiting(session);  // its queued Publish requests may now have work
+}
+
+// Posts the job to the next shard on its route, or home when none is left.
+void travel(std::shared_ptr<TransferJob> job) {
+  if (job->route.empty()) {
+    ShardState* home = job->home;
+    asio::post(*home->context, [job = std::move(job)] { finish(*job); });
+    return;
+  }
+  ShardState* next = job->route.back();
+  job->route.pop_back();
+  asio::post(*next->context, [job = std::move(job), next]() mutable {
+    take_from(*job, *next);
+    travel(std::move(job));
+  });
+}
+
+}  // namespace
+
+void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body) {
+  ua::TransferSubscriptionsRequest req;
+  if (!decode_request(call, body, req)) return;
+  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
+  auto job = std::make_shared<TransferJob>();
+  job->home = &call.shard;
+  job->channel = call.channel.weak_from_this();
+  job->request_id = call.request_id;
+  job->header = req.request_header;
+  job->token = call.session->authentication_token;
+  job->user = call.session->user;
+  job->send_initial_values = req.send_initial_values;
+  job->ids = std::move(req.subscription_ids);
+  const size_t n = job->ids.size();
+  job->owners.resize(n);
+  job->results.resize(n, ua::TransferResult{status::BadSubscriptionIdInvalid, {}});
+  job->moving.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    ShardState* owner = server.subscription_shard(job->ids[i]);
+    job->owners[i] = owner;
+    if (owner && owner != &call.shard &&
+        std::find(job->route.begin(), job->route.end(), owner) == job->route.end()) {
+      job->route.push_back(owner);
+    }
+  }
+  take_from(*job, call.shard);
+  // The common case (every subscription on this shard) answers at once; otherwise the job travels.
+  if (job->route.empty()) return finish(*job);
+  travel(std::move(job));
+}
+
+}  // namespace opcuad::services

@@ -1,0 +1,265 @@
+// TransferSubscriptions (Part 4 §5.13.7) and subscriptions that move between shards: on one shard,
+// across shards (the asking session on another shard than the subscription), and with a session
+// re-activated on another shard. Two io_contexts are driven from this one thread, as in services_test.cpp.
+#include <catch2/catch.hpp>
+
+#include "services/subscription.hpp"
+#include "tests/unit/services/service_harness.hpp"
+
+using namespace opcuad;
+using namespace opcuad::services::test;
+namespace status = ua::status;
+
+namespace {
+
+uint32_t subscribe(ServiceHarness& h) {
+  ua::CreateSubscriptionRequest r;
+  r.requested_publishing_interval = 20;
+  r.requested_max_keep_alive_count = 100;
+  r.requested_lifetime_count = 1000;
+  r.publishing_enabled = true;
+  auto resp = h.call<ua::CreateSubscriptionResponse>(r);
+  REQUIRE(resp.response_header.service_result.is_good());
+  return resp.subscription_id;
+}
+
+void monitor(ServiceHarness& h, uint32_t sub, const ua::NodeId& node, double interval = 10) {
+  ua::CreateMonitoredItemsRequest r;
+  r.subscription_id = sub;
+  r.timestamps_to_return = ua::TimestampsToReturn::Both;
+  ua::MonitoredItemCreateRequest item;
+  item.item_to_monitor.node_id = node;
+  item.item_to_monitor.attribute_id = 13;
+  item.monitoring_mode = ua::MonitoringMode::Reporting;
+  item.requested_parameters = ua::MonitoringParameters{7, interval, {}, 10, true};
+  r.items_to_create.push_back(item);
+  auto resp = h.call<ua::CreateMonitoredItemsResponse>(r);
+  REQUIRE(resp.results.size() == 1);
+  REQUIRE(resp.results[0].status_code.is_good());
+}
+
+ua::TransferSubscriptionsRequest transfer_request(std::vector<uint32_t> ids, bool initial) {
+  ua::TransferSubscriptionsRequest r;
+  r.subscription_ids = std::move(ids);
+  r.send_initial_values = initial;
+  return r;
+}
+
+// Decodes a Publish answer: the response, or a fault's status.
+ua::PublishResponse as_publish(const ServerMessage& m, ua::StatusCode* fault = nullptr) {
+  ua::PublishResponse resp;
+  ua::ServiceFault sf;
+  if (decode_body(m, sf)) {
+    REQUIRE(fault);
+    *fault = sf.response_header.service_result;
+    return resp;
+  }
+  REQUIRE(decode_body(m, resp));
+  return resp;
+}
+
+ua::PublishResponse publish(ServiceHarness& h, ua::StatusCode* fault = nullptr) {
+  ServerMessage m;
+  REQUIRE(h.wait_response(h.send(ua::PublishRequest{}), m));
+  return as_publish(m, fault);
+}
+
+ua::PublishResponse publish(SecondShard& s, ua::StatusCode* fault = nullptr) {
+  ServerMessage m;
+  REQUIRE(s.wait_response(s.send(ua::PublishRequest{}), m));
+  return as_publish(m, fault);
+}
+
+std::vector<ua::MonitoredItemNotification> changes(const ua::PublishResponse& r) {
+  std::vector<ua::MonitoredItemNotification> out;
+  for (const auto& eo : r.notification_message.notification_data) {
+    if (const auto* dc = eo.get<ua::DataChangeNotification>()) {
+      out.insert(out.end(), dc->monitored_items.begin(), dc->monitored_items.end());
+    }
+  }
+  return out;
+}
+
+// Publishes until a message with data arrives (keep-alives skipped), at most 5 s.
+template <class Side>
+std::vector<ua::MonitoredItemNotification> next_changes(Side& side) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto c = changes(publish(side));
+    if (!c.empty()) return c;
+  }
+  FAIL("no data change within 5 s");
+  return {};
+}
+
+ua::StatusCode status_change(const ua::PublishResponse& r) {
+  for (const auto& eo : r.notification_message.notification_data) {
+    if (const auto* sc = eo.get<ua::StatusChangeNotification>()) return sc->status;
+  }
+  return status::BadUnexpectedError;
+}
+
+}  // namespace
+
+TEST_CASE("transfer: to another session of the same user on one shard",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const ua::NodeId old_token = h.token;
+  const uint32_t sub = subscribe(h);
+  monitor(h, sub, plant(".Speed"));
+  auto first = next_changes(h);  // sequence number 1, not acknowledged
+  REQUIRE(first.size() == 1);
+
+  REQUIRE(h.login().is_good());  // a second anonymous session on the same channel
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub, 424242}, true));
+  REQUIRE(resp.results.size() == 2);
+  CHECK(resp.results[0].status_code.is_good());
+  CHECK(resp.results[0].available_sequence_numbers == std::vector<uint32_t>{1});
+  CHECK(resp.results[1].status_code == status::BadSubscriptionIdInvalid);
+
+  // sendInitialValues: the new session's first data is the current value.
+  auto c = next_changes(h);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].client_handle == 7);
+  CHECK(c[0].value.value == ua::Variant(10.0));
+  // Republish still finds the message the old session was sent.
+  ua::RepublishRequest rp;
+  rp.subscription_id = sub;
+  rp.retransmit_sequence_number = 1;
+  CHECK(h.call<ua::RepublishResponse>(rp).notification_message.sequence_number == 1);
+  // Later changes reach the new session.
+  REQUIRE(h.write(plant(".Speed"), 33.0).is_good());
+  c = next_changes(h);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(33.0));
+
+  // The old session hears GoodSubscriptionTransferred, then has nothing left.
+  const ua::NodeId new_token = h.token;
+  h.token = old_token;
+  auto notice = publish(h);
+  CHECK(notice.subscription_id == sub);
+  CHECK(status_change(notice) == status::GoodSubscriptionTransferred);
+  ua::StatusCode s;
+  publish(h, &s);
+  CHECK(s == status::BadNoSubscription);
+  ua::DeleteSubscriptionsRequest del;
+  del.subscription_ids = {sub};
+  CHECK(h.call<ua::DeleteSubscriptionsResponse>(del).results[0] == status::BadSubscriptionIdInvalid);
+  h.token = new_token;
+  CHECK(h.call<ua::DeleteSubscriptionsResponse>(del).results[0].is_good());
+}
+
+TEST_CASE("transfer: another user is refused; the own session's subscription is kept",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const ua::NodeId anonymous = h.token;
+  const uint32_t sub = subscribe(h);
+  monitor(h, sub, plant(".Count"));
+  next_changes(h);
+
+  REQUIRE(h.login(user("alice", "secret")).is_good());
+  auto refused = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
+  REQUIRE(refused.results.size() == 1);
+  CHECK(refused.results[0].status_code == status::BadUserAccessDenied);
+
+  // Transferring a subscription to the session that has it changes nothing but sends initial values.
+  h.token = anonymous;
+  auto kept = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, true));
+  REQUIRE(kept.results.size() == 1);
+  CHECK(kept.results[0].status_code.is_good());
+  auto c = next_changes(h);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(int32_t{1}));
+
+  ua::StatusCode s;
+  h.call<ua::TransferSubscriptionsResponse>(ua::TransferSubscriptionsRequest{}, &s);
+  CHECK(s == status::BadNothingToDo);
+}
+
+TEST_CASE("transfer: a subscription moves to a session on another shard",
+          "[services][subscription][transfer]") {
+  asio::io_context ctx2;  // outlives the server, which keeps timers on it
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h);
+  monitor(h, sub, plant(".Speed"));
+  REQUIRE(next_changes(h).size() == 1);
+
+  SecondShard s2(h, ctx2);
+  s2.login();
+  auto resp = s2.call<ua::TransferSubscriptionsResponse>(transfer_request({sub, 424242}, true));
+  REQUIRE(resp.results.size() == 2);
+  CHECK(resp.results[0].status_code.is_good());
+  CHECK(resp.results[0].available_sequence_numbers == std::vector<uint32_t>{1});
+  CHECK(resp.results[1].status_code == status::BadSubscriptionIdInvalid);
+
+  // Sampled and published on the second shard now: the initial value, then a change written there.
+  auto c = next_changes(s2);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(10.0));
+  ua::WriteRequest w;
+  ua::DataValue v;
+  v.value = 55.0;
+  w.nodes_to_write.push_back(ua::WriteValue{plant(".Speed"), 13, {}, v});
+  REQUIRE(s2.call<ua::WriteResponse>(w).results.at(0).is_good());
+  c = next_changes(s2);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(55.0));
+
+  // The old session, on the first shard, hears GoodSubscriptionTransferred.
+  auto notice = publish(h);
+  CHECK(notice.subscription_id == sub);
+  CHECK(status_change(notice) == status::GoodSubscriptionTransferred);
+
+  // And back again, asked on the first shard: the job visits the second shard and returns.
+  const uint32_t request = h.send(transfer_request({sub}, false));
+  ServerMessage m;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!h.take_response(request, m)) {
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+    s2.run_for(std::chrono::milliseconds(2));
+  }
+  ua::TransferSubscriptionsResponse back;
+  REQUIRE(decode_body(m, back));
+  REQUIRE(back.results.size() == 1);
+  CHECK(back.results[0].status_code.is_good());
+  CHECK(status_change(publish(s2)) == status::GoodSubscriptionTransferred);
+  REQUIRE(h.write(plant(".Speed"), 66.0).is_good());
+  c = next_changes(h);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(66.0));
+}
+
+TEST_CASE("transfer: subscriptions move with a session re-activated on another shard",
+          "[services][subscription][transfer]") {
+  asio::io_context ctx2;
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h);
+  monitor(h, sub, plant(".Count"));
+  REQUIRE(next_changes(h).size() == 1);
+  REQUIRE(h.write(plant(".Count"), ua::Variant(int32_t{5})).is_good());
+
+  SecondShard s2(h, ctx2);
+  s2.token = h.token;
+  auto activated = s2.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{});
+  REQUIRE(activated.response_header.service_result.is_good());
+  // The subscription came along, with its sampling and publishing now on the second shard.
+  auto c = next_changes(s2);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(int32_t{5}));
+  ua::WriteRequest w;
+  ua::DataValue v;
+  v.value = int32_t{6};
+  w.nodes_to_write.push_back(ua::WriteValue{plant(".Count"), 13, {}, v});
+  REQUIRE(s2.call<ua::WriteResponse>(w).results.at(0).is_good());
+  c = next_changes(s2);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(int32_t{6}));
+  ua::DeleteSubscriptionsRequest del;
+  del.subscription_ids = {sub};
+  CHECK(s2.call<ua::DeleteSubscriptionsResponse>(del).results.at(0).is_good());
+  CHECK(h.server->subscription_count() == 0);
+}
