@@ -81,7 +81,7 @@ bool Daemon::start() {
   shards_ = std::make_unique<transport::ShardPool>(config_.threads);
   services_ = std::make_unique<services::Server>(space_, config_);
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
-  simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_);
+  simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
   shards_->start();
   simulator_->start();
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());

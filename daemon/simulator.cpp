@@ -8,8 +8,9 @@
 
 namespace opcuad {
 
-Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config)
-    : ctx_(shard), space_(space) {
+Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config,
+                     services::Server& services)
+    : ctx_(shard), space_(space), services_(services) {
   const auto& store = *space.current();
   ua::NodeId::NamespaceResolver resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
     for (size_t i = 0; i < config.namespaces.size(); ++i) {
@@ -59,10 +60,13 @@ void Simulator::tick(Group& g) {
   const int64_t t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
   ua::DataValue dv;
   dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
+  written_.clear();
   for (const auto& v : g.variables) {
     dv.value = config::simulate_as(v.simulation, v.type, t_ms, v.seed);
     space_.values().write(*v.cell, dv, *participant_);
+    written_.push_back(v.cell);
   }
+  services_.notify_written(nullptr, written_);  // wakes exception-based monitored items on any shard
   space_.reclaimer().quiescent(*participant_);
   // Absolute deadlines: skip whole intervals that were missed rather than drifting.
   do {

@@ -14,12 +14,15 @@
 
 #include "addressspace/address_space.hpp"
 #include "config/config.hpp"
+#include "services/server.hpp"
 
 namespace opcuad {
 
 class Simulator {
  public:
-  Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config);
+  // `services` is told of every write, so exception-based monitored items see simulated changes.
+  Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config,
+            services::Server& services);
   size_t variable_count() const noexcept { return variables_.size(); }
   void start();  // posts the first ticks to the shard
   void stop();   // cancels the timers (call on the shard, e.g. through post)
@@ -41,6 +44,8 @@ class Simulator {
 
   asio::io_context& ctx_;
   addressspace::AddressSpace& space_;
+  services::Server& services_;
+  std::vector<const addressspace::ValueCell*> written_;  // reused per tick
   addressspace::EpochReclaimer::Participant* participant_ = nullptr;
   std::vector<Variable> variables_;
   std::vector<Group> groups_;

@@ -36,33 +36,17 @@ ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusC
   return h;
 }
 
-Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config) : space_(space), config_(config) {
-  // The simulated variables, found as the daemon's Simulator finds them (config nodes with a simulation).
-  const auto store = space_.current();
-  if (!store) return;
-  ua::NodeId::NamespaceResolver resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
-    for (size_t i = 0; i < config_.namespaces.size(); ++i) {
-      if (config_.namespaces[i] == uri) return static_cast<uint16_t>(i);
-    }
-    return std::nullopt;
-  };
-  auto add = [&](const ua::NodeId& id) {
-    const auto n = store->find(id);
-    const auto* var = n == addressspace::kNoNode ? nullptr : store->variable(n);
-    if (var && var->cell) simulated_.insert(var->cell);
-  };
-  for (const auto& d : config_.nodes) {
-    if (!d.simulation) continue;
-    if (d.count == 0) {
-      add(d.node_id);
-    } else {
-      for (uint32_t k = 0; k < d.count; ++k) add(config::bulk_node_id(d, d.start + k, resolver));
-    }
-  }
-}
+namespace {
+std::atomic<uint64_t> g_next_instance{1};
+}  // namespace
+
+Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config)
+    : space_(space), config_(config), instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {}
 
 bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept {
-  return cell && node.namespace_index() != 0 && !simulated_.count(cell);
+  // Every writer of the configured namespaces (Write service, daemon simulator) calls notify_written();
+  // namespace 0's live values are written by the daemon's status clock, which does not.
+  return cell && node.namespace_index() != 0;
 }
 
 // The shards go first: their sessions' subscriptions unregister themselves from members declared later.
@@ -146,20 +130,21 @@ void Server::sweep(ShardState& shard) {
 }
 
 ShardState& Server::shard_of(transport::SecureChannel& channel) {
+  // Keyed by instance id, not address: a later Server may reuse a destroyed one's address.
   thread_local ShardState* cached = nullptr;
-  thread_local const Server* cached_for = nullptr;
-  if (cached_for == this && cached->context == &channel.context()) return *cached;
+  thread_local uint64_t cached_for = 0;
+  if (cached_for == instance_ && cached->context == &channel.context()) return *cached;
   for (auto& s : shards_) {
     if (s->context == &channel.context()) {
       cached = s.get();
-      cached_for = this;
+      cached_for = instance_;
       return *s;
     }
   }
   // An io_context nobody attached: attach it now (tests that drive one channel directly).
   attach_shard(channel.context());
   cached = shards_.back().get();
-  cached_for = this;
+  cached_for = instance_;
   return *cached;
 }
 

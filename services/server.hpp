@@ -72,9 +72,9 @@ class Server final : public transport::ServiceHandler {
   // as the simulator) samples at once. Takes no lock unless someone watches. Any thread.
   // REQUIRES: every shard attached before traffic (the shard list is read without a lock).
   void notify_written(ShardState* origin, std::span<const addressspace::ValueCell* const> cells);
-  // Whether writes to this Value wake exception-based items: true for the cells only the Write service
-  // changes. Namespace 0 values (the daemon's Server status clock) and simulated variables are written
-  // by threads that do not call notify_written() yet, so items on them are sampled by timer.
+  // Whether writes to this Value wake exception-based items: true for the configured namespaces, whose
+  // writers (the Write service, the daemon's simulator) call notify_written(). Namespace 0 values are
+  // written by the daemon's Server status clock, which does not, so items on them are sampled by timer.
   bool wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept;
 
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
@@ -123,7 +123,7 @@ class Server final : public transport::ServiceHandler {
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;
   CellWatch watch_;  // which shards watch which value cells (exception-based items)
-  std::unordered_set<const addressspace::ValueCell*> simulated_;  // immutable after construction
+  const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
   std::vector<std::unique_ptr<ShardState>> shards_;
   std::atomic<uint32_t> session_count_{0};
   std::atomic<uint32_t> subscription_count_{0};

@@ -128,6 +128,19 @@ test("a simulated variable changes at every sample", async () => {
   }
 });
 
+test("sampling interval 0 on a simulated variable: the simulator's writes wake the item", async () => {
+  const subscription = await subscribe({ requestedPublishingInterval: 100 });
+  try {
+    const { item, values } = await monitor(subscription, id("Sine"), 0, 100);
+    assert.equal(item.monitoringParameters.samplingInterval, 0);  // exception-based, not revised up
+    await until(() => values.length >= 8, "eight simulated changes");  // the simulator writes every 100 ms
+    const times = values.map((dv) => dv.sourceTimestamp.getTime());
+    for (let i = 1; i < times.length; ++i) assert.ok(times[i] > times[i - 1], "each change once, in order");
+  } finally {
+    await subscription.terminate();
+  }
+});
+
 test("an idle subscription sends keep-alives", async () => {
   const subscription = await subscribe({ requestedPublishingInterval: 20, requestedMaxKeepAliveCount: 3 });
   try {
