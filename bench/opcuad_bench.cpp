@@ -27,8 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_options.hpp"
 #include "bench/canned_server.hpp"
+#include "bench/limits_scenario.hpp"
 #include "bench/server_process.hpp"
+#include "bench/sub_connection.hpp"
+#include "bench/sub_scenario.hpp"
 #include "bench/ua_client.hpp"
 #include "bench/workload.hpp"
 
@@ -43,13 +47,28 @@ constexpr const char* kUsage =
     "program)\n"
     "  --url URL             an already running server on loopback (opc.tcp://127.0.0.1:PORT)\n"
     "Load:\n"
-    "  --scenario S          read | write | browse | translate (default read)\n"
+    "  --scenario S          read | write | browse | translate | sub | connect | limits (default read)\n"
     "  --sessions S          sessions, each on its own connection (default 10)\n"
     "  --inflight K          outstanding requests per session (default 10)\n"
     "  --nodes N             values per Read/Write, paths per Translate (default 1; browse: i=2253)\n"
     "  --duration SECONDS    measured time (default 5)\n"
     "  --warmup SECONDS      load before measuring (default 1)\n"
     "  --threads T           client threads, one io_context each (default 1)\n"
+    "Subscriptions (--scenario sub):\n"
+    "  --nodes N             monitored items, each on its own simulated counter (default 1000)\n"
+    "  --sampling-interval MS  sampling interval, also the counters' interval (default 100)\n"
+    "  --publishing-interval MS  (default 5 x sampling interval)\n"
+    "  --publish-outstanding K  Publish requests kept outstanding per session (default 16)\n"
+    "  --items-per-sub N     monitored items per subscription (default 50000)\n"
+    "  --min-percent P       criterion: every item gets >= P % of window/interval samples (default 99)\n"
+    "  --find-capacity       double --nodes until the criterion fails, then bisect\n"
+    "  --max-items N         stop doubling here (default 1048576)\n"
+    "  --max-step-seconds S  stop doubling after a step that took longer (default 60)\n"
+    "Sessions (--scenario connect):\n"
+    "  --threads T           closed loops opening and closing sessions\n"
+    "  --hold N              instead: open N sessions, each with a subscription, hold them --duration\n"
+    "Limits (--scenario limits): clients 1..128 x outstanding 1..256 of Read-1, --duration per level\n"
+    "  --quick               a reduced grid (5 x 5)\n"
     "Machine:\n"
     "  --server-cpus LIST    pin the server child (e.g. 0 or 0-1)\n"
     "  --client-cpus LIST    pin the load generator\n"
@@ -63,68 +82,6 @@ constexpr const char* kUsage =
     "  --serve-canned PORT   run the canned-response server (with --scenario/--nodes, or --canned-response "
     "FILE)\n";
 
-struct Options {
-  std::string server;
-  std::string url;
-  Scenario scenario = Scenario::Read;
-  uint32_t sessions = 10;
-  uint32_t inflight = 10;
-  uint32_t nodes = 1;
-  double duration = 5;
-  double warmup = 1;
-  uint32_t threads = 1;
-  std::vector<int> server_cpus;
-  std::vector<int> client_cpus;
-  uint32_t server_threads = 1;
-  bool compare_canned = false;
-  uint32_t rounds = 1;
-  bool json = false;
-  bool keep_config = false;
-  std::optional<uint16_t> serve_canned;
-  std::string canned_response;
-};
-
-struct RunResult {
-  std::string target;  // "opcuad", "canned"
-  std::string url;
-  double seconds = 0;
-  uint64_t requests = 0;
-  uint64_t operations = 0;
-  uint64_t references = 0;
-  uint64_t response_bytes = 0;
-  Histogram latency;
-  ErrorCounts errors;
-  std::map<std::string, uint64_t> transport_errors;
-  double server_cpu = -1;  // seconds during the measurement; negative when unknown (--url)
-  double client_cpu = 0;
-  std::string server_problem;
-  std::vector<uint8_t> sample_response;
-  std::vector<double> round_rates;  // requests/s of each round
-
-  void merge(const RunResult& r) {
-    seconds += r.seconds;
-    requests += r.requests;
-    operations += r.operations;
-    references += r.references;
-    response_bytes += r.response_bytes;
-    latency.merge(r.latency);
-    errors.merge(r.errors);
-    for (const auto& [what, n] : r.transport_errors) transport_errors[what] += n;
-    server_cpu =
-        server_cpu >= 0 && r.server_cpu >= 0 ? server_cpu + r.server_cpu : -1;  // a total starts at 0
-    client_cpu += r.client_cpu;
-    if (server_problem.empty()) server_problem = r.server_problem;
-    if (sample_response.empty()) sample_response = r.sample_response;
-    round_rates.push_back(r.rate(r.requests));
-  }
-
-  uint64_t error_total() const {
-    uint64_t n = errors.total();
-    for (const auto& [what, c] : transport_errors) n += c;
-    return n;
-  }
-  double rate(uint64_t n) const { return seconds > 0 ? static_cast<double>(n) / seconds : 0; }
-};
 
 std::string self_path() {
   std::error_code ec;
@@ -164,15 +121,40 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       if (ok) o.url = *v;
     } else if (a == "--scenario") {
       auto v = value();
+      if (v && (*v == "sub" || *v == "connect" || *v == "limits")) {
+        o.mode = *v;
+        continue;
+      }
       auto s = v ? parse_scenario(*v) : std::nullopt;
       ok = s.has_value();
       if (ok) o.scenario = *s;
+    } else if (a == "--sampling-interval") {
+      ok = number(o.sub.sampling_interval_ms) && o.sub.sampling_interval_ms > 0;
+    } else if (a == "--publishing-interval") {
+      ok = number(o.sub.publishing_interval_ms) && o.sub.publishing_interval_ms > 0;
+    } else if (a == "--publish-outstanding") {
+      ok = number(o.sub.publish_outstanding) && o.sub.publish_outstanding > 0;
+    } else if (a == "--items-per-sub") {
+      ok = number(o.sub.items_per_subscription) && o.sub.items_per_subscription > 0;
+    } else if (a == "--min-percent") {
+      ok = number(o.sub.min_percent) && o.sub.min_percent >= 0 && o.sub.min_percent <= 100;
+    } else if (a == "--find-capacity") {
+      o.sub.find_capacity = true;
+    } else if (a == "--max-items") {
+      ok = number(o.sub.max_items) && o.sub.max_items > 0;
+    } else if (a == "--max-step-seconds") {
+      ok = number(o.sub.max_step_seconds) && o.sub.max_step_seconds > 0;
+    } else if (a == "--hold") {
+      ok = number(o.sub.hold) && o.sub.hold > 0;
+    } else if (a == "--quick") {
+      o.quick = true;
     } else if (a == "--sessions") {
       ok = number(o.sessions) && o.sessions > 0;
     } else if (a == "--inflight") {
       ok = number(o.inflight) && o.inflight > 0;
     } else if (a == "--nodes") {
       ok = number(o.nodes) && o.nodes > 0;
+      o.nodes_given = true;
     } else if (a == "--duration") {
       ok = number(o.duration) && o.duration > 0;
     } else if (a == "--warmup") {
@@ -216,7 +198,17 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
     o.server =
         (std::filesystem::path(self_path()).parent_path() / "../daemon/opcuad").lexically_normal().string();
   }
-  if (o.threads > o.sessions) o.threads = o.sessions;
+  if (o.mode == "load" && o.threads > o.sessions) o.threads = o.sessions;
+  o.sub.server = o.server;
+  o.sub.items = o.nodes_given ? o.nodes : 1000;
+  o.sub.sessions = o.sessions;
+  o.sub.threads = o.threads;
+  o.sub.duration = o.duration;
+  o.sub.warmup = o.warmup;
+  o.sub.server_cpus = o.server_cpus;
+  o.sub.client_cpus = o.client_cpus;
+  o.sub.server_threads = o.server_threads;
+  o.sub.keep_config = o.keep_config;
   return o;
 }
 
@@ -335,179 +327,6 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
   return result;
 }
 
-// ---- output
-
-std::string group(double v) {
-  auto n = static_cast<uint64_t>(v + 0.5);
-  const std::string digits = std::to_string(n);
-  std::string s;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) s += ',';
-    s += digits[i];
-  }
-  return s;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
-std::string micros(uint64_t ns) {
-  return fixed(static_cast<double>(ns) / 1000.0, 1);
-}
-
-std::string status_name(uint32_t code) {
-  ua::StatusCode s(code);
-  char hex[16];
-  std::snprintf(hex, sizeof hex, "0x%08X", code);
-  return std::string(s.name()) + " (" + hex + ")";
-}
-
-// The median over rounds of server / ceiling requests/s, each ratio taken within one round pair.
-double median_ratio(const std::vector<RunResult>& runs) {
-  if (runs.size() != 2) return 0;
-  std::vector<double> ratios;
-  for (size_t i = 0; i < std::min(runs[0].round_rates.size(), runs[1].round_rates.size()); ++i)
-    if (runs[1].round_rates[i] > 0) ratios.push_back(runs[0].round_rates[i] / runs[1].round_rates[i]);
-  if (ratios.empty()) return 0;
-  std::sort(ratios.begin(), ratios.end());
-  const size_t n = ratios.size();
-  return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-void print_text(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
-  std::printf(
-      "opcuad-bench: %s, %u session(s) x %u in flight, %u %s per request, %u client thread(s), "
-      "%u round(s) of %.1f s measured after %.1f s warmup\n",
-      std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
-      o.scenario == Scenario::Browse      ? "node (i=2253, both directions)"
-      : o.scenario == Scenario::Translate ? "path(s)"
-                                          : "value(s)",
-      o.threads, o.rounds, o.duration, o.warmup);
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  for (const auto& r : runs) {
-    std::printf("\n[%s] %s\n", r.target.c_str(), r.url.c_str());
-    std::printf("  requests/s        %s\n", group(r.rate(r.requests)).c_str());
-    std::printf("  values/s          %s\n", group(r.rate(r.operations)).c_str());
-    if (r.round_rates.size() > 1) {
-      std::printf("  rounds req/s     ");
-      for (double x : r.round_rates) std::printf(" %s", group(x).c_str());
-      std::printf("  (median %s)\n", group(median(r.round_rates)).c_str());
-    }
-    if (o.scenario == Scenario::Browse)
-      std::printf(
-          "  references/req    %s\n",
-          fixed(r.requests ? static_cast<double>(r.references) / static_cast<double>(r.requests) : 0, 1)
-              .c_str());
-    std::printf("  latency us        p50 %s  p90 %s  p99 %s  p99.9 %s  max %s\n",
-                micros(r.latency.quantile(0.5)).c_str(), micros(r.latency.quantile(0.9)).c_str(),
-                micros(r.latency.quantile(0.99)).c_str(), micros(r.latency.quantile(0.999)).c_str(),
-                micros(r.latency.max()).c_str());
-    std::printf(
-        "  response bytes    %s per request\n",
-        group(r.requests ? static_cast<double>(r.response_bytes) / static_cast<double>(r.requests) : 0)
-            .c_str());
-    const double seconds = r.seconds > 0 ? r.seconds : 1;  // a run that never started has no time
-    if (r.server_cpu >= 0)
-      std::printf("  server CPU        %s cores, %s us per request\n",
-                  fixed(r.server_cpu / seconds, 2).c_str(),
-                  fixed(r.requests ? r.server_cpu * 1e6 / static_cast<double>(r.requests) : 0, 2).c_str());
-    const double client_cores = r.client_cpu / seconds;
-    const size_t client_limit = o.client_cpus.empty() ? static_cast<size_t>(cpus) : o.client_cpus.size();
-    std::printf("  client CPU        %s cores, %s us per request%s\n", fixed(client_cores, 2).c_str(),
-                fixed(r.requests ? r.client_cpu * 1e6 / static_cast<double>(r.requests) : 0, 2).c_str(),
-                client_cores > 0.9 * static_cast<double>(std::min<size_t>(client_limit, o.threads))
-                    ? "  (the load generator is saturated: client-bound)"
-                    : "");
-    std::printf("  errors            %s\n", group(static_cast<double>(r.error_total())).c_str());
-    for (const auto& [code, n] : r.errors.service)
-      std::printf("    service   %-48s %s\n", status_name(code).c_str(),
-                  group(static_cast<double>(n)).c_str());
-    for (const auto& [code, n] : r.errors.operation)
-      std::printf("    operation %-48s %s\n", status_name(code).c_str(),
-                  group(static_cast<double>(n)).c_str());
-    for (const auto& [what, n] : r.transport_errors)
-      std::printf("    transport %-48s %s\n", what.c_str(), group(static_cast<double>(n)).c_str());
-    if (!r.server_problem.empty()) std::printf("  SERVER PROBLEM    %s\n", r.server_problem.c_str());
-  }
-  if (runs.size() == 2 && runs[1].requests > 0)
-    std::printf("\nratio %s / %s: %s of the ceiling (requests/s, median of %zu round pair(s))\n",
-                runs[0].target.c_str(), runs[1].target.c_str(), fixed(median_ratio(runs), 3).c_str(),
-                std::min(runs[0].round_rates.size(), runs[1].round_rates.size()));
-}
-
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
-void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
-  std::printf(
-      "{\"scenario\": \"%s\", \"sessions\": %u, \"inflight\": %u, \"operations_per_request\": %u, "
-      "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"runs\": [",
-      std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
-      o.threads, o.duration, o.warmup);
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const auto& r = runs[i];
-    std::printf(
-        "%s\n  {\"target\": \"%s\", \"url\": \"%s\", \"seconds\": %.4f, \"requests\": %llu, "
-        "\"requests_per_s\": %.1f, \"values_per_s\": %.1f, \"references\": %llu, "
-        "\"latency_us\": {\"p50\": %s, \"p90\": %s, \"p99\": %s, \"p99_9\": %s, \"max\": %s}, "
-        "\"response_bytes_per_request\": %.1f, \"server_cpu_s\": %.3f, \"server_cpu_us_per_request\": %.3f, "
-        "\"client_cpu_s\": %.3f, \"client_cpu_us_per_request\": %.3f, \"errors\": %llu, "
-        "\"median_round_requests_per_s\": %.1f, \"service_errors\": {",
-        i ? "," : "", r.target.c_str(), r.url.c_str(), r.seconds, static_cast<unsigned long long>(r.requests),
-        r.rate(r.requests), r.rate(r.operations), static_cast<unsigned long long>(r.references),
-        micros(r.latency.quantile(0.5)).c_str(), micros(r.latency.quantile(0.9)).c_str(),
-        micros(r.latency.quantile(0.99)).c_str(), micros(r.latency.quantile(0.999)).c_str(),
-        micros(r.latency.max()).c_str(),
-        r.requests ? static_cast<double>(r.response_bytes) / static_cast<double>(r.requests) : 0.0,
-        r.server_cpu,
-        r.requests && r.server_cpu >= 0 ? r.server_cpu * 1e6 / static_cast<double>(r.requests) : 0.0,
-        r.client_cpu, r.requests ? r.client_cpu * 1e6 / static_cast<double>(r.requests) : 0.0,
-        static_cast<unsigned long long>(r.error_total()), median(r.round_rates));
-    auto codes = [](const std::map<uint32_t, uint64_t>& m) {
-      bool first = true;
-      for (const auto& [code, n] : m) {
-        std::printf("%s\"%s\": %llu", first ? "" : ", ", std::string(ua::StatusCode(code).name()).c_str(),
-                    static_cast<unsigned long long>(n));
-        first = false;
-      }
-    };
-    codes(r.errors.service);
-    std::printf("}, \"operation_errors\": {");
-    codes(r.errors.operation);
-    std::printf("}, \"transport_errors\": {");
-    bool first = true;
-    for (const auto& [what, n] : r.transport_errors) {
-      std::printf("%s\"%s\": %llu", first ? "" : ", ", json_escape(what).c_str(),
-                  static_cast<unsigned long long>(n));
-      first = false;
-    }
-    std::printf("}, \"server_problem\": \"%s\"}", json_escape(r.server_problem).c_str());
-  }
-  std::printf("\n]");
-  if (runs.size() == 2 && runs[1].requests > 0)
-    std::printf(", \"ratio_to_ceiling\": %.4f", median_ratio(runs));
-  std::printf("}\n");
-}
 
 // A server the load runs against: a child process we started, or a URL.
 struct Target {
@@ -543,7 +362,61 @@ void stop_child(Target& t) {
     t.total.server_problem = how + "\n" + t.child->log_tail();
 }
 
+// `limits`: one server for the whole grid; each level a short closed-loop Read-1 run (run_load).
+int run_limits(const Options& in) {
+  raise_fd_limit();
+  if (!pin_current_thread(in.client_cpus)) {
+    std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
+    return 2;
+  }
+  Options o = in;
+  o.scenario = Scenario::Read;
+  o.nodes = 1;
+  o.sessions = limits_total_sessions(o.quick) + 10;  // sessions outlive their connections
+  const Workload workload(o.scenario, o.nodes, 2);
+  Target server;
+  server.name = "opcuad";
+  const auto dir = make_temp_dir();
+  if (!o.url.empty()) {
+    std::string error;
+    if (!parse_loopback_url(o.url, server.endpoint, error)) {
+      std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+      return 2;
+    }
+  } else {
+    std::filesystem::path config;
+    if (dir.empty() || !write_config(dir, o, config) || !start_child(server, {o.server, "--config", config.string()}, o)) {
+      std::fprintf(stderr, "opcuad-bench: the server did not start: %s\n", server.total.server_problem.c_str());
+      return 1;
+    }
+  }
+  const int rc = run_limits_grid(o.quick, [&](uint32_t clients, uint32_t outstanding) {
+    Options l = o;
+    l.sessions = clients;
+    l.inflight = outstanding;
+    l.threads = std::min(o.threads, clients);
+    RunResult r = run_load(server.endpoint, workload, l, server.child ? server.child->pid() : -1, server.child.get());
+    LimitsLevel level;
+    level.clients = clients;
+    level.outstanding = outstanding;
+    level.requests = r.requests;
+    level.errors = r.error_total();
+    level.rate = r.rate(r.requests);
+    level.p99_ns = r.latency.quantile(0.99);
+    level.problem = r.server_problem;
+    return level;
+  });
+  stop_child(server);
+  if (!server.total.server_problem.empty()) std::printf("SERVER PROBLEM: %s\n", server.total.server_problem.c_str());
+  if (!dir.empty()) std::filesystem::remove_all(dir);
+  return server.total.server_problem.empty() ? rc : 1;
+}
+
 int run(const Options& o) {
+  if (o.mode == "sub") return run_sub_scenario(o.sub);
+  if (o.mode == "connect") return run_connect_scenario(o.sub);
+  if (o.mode == "limits") return run_limits(o);
+  raise_fd_limit();
   const Workload workload(o.scenario, o.nodes, 2);
   if (o.serve_canned) {
     CannedResponse canned = synthesize_canned(workload);

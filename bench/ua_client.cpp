@@ -162,7 +162,7 @@ bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error)
 }
 
 bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error) {
+                  SessionInfo& out, std::string& error, double session_timeout_ms) {
   asio::error_code ec;
   s.set_option(asio::ip::tcp::no_delay(true), ec);
 
@@ -242,7 +242,7 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   create.endpoint_url = ua::String(endpoint.url);
   create.session_name = ua::String(session_name);
   create.client_nonce = ua::ByteString(std::string(32, '\x5a'));
-  create.requested_session_timeout = 60000;
+  create.requested_session_timeout = session_timeout_ms;
   ua::CreateSessionResponse created;
   if (!call(s, out, 2, create, created, error)) {
     error = "CreateSession: " + error;

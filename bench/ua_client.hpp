@@ -48,7 +48,7 @@ struct SessionInfo {
 // HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
 // Blocking. On failure returns false with a message.
 bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error);
+                  SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
 
 // Phases of a run, written by the main thread, read (relaxed) on every response.
 enum class Phase : int { Warmup = 0, Measure = 1, Stop = 2 };

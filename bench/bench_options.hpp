@@ -1,0 +1,88 @@
+#pragma once
+// The options of opcuad-bench and the result of one load run, shared by the driver (opcuad_bench.cpp) and
+// the report printer (report.cpp).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/histogram.hpp"
+#include "bench/sub_scenario.hpp"
+#include "bench/workload.hpp"
+
+namespace opcuad::bench {
+
+struct Options {
+  std::string mode = "load";  // load (read/write/browse/translate), sub, connect, limits
+  SubOptions sub;
+  bool quick = false;
+  std::string server;
+  std::string url;
+  Scenario scenario = Scenario::Read;
+  uint32_t sessions = 10;
+  uint32_t inflight = 10;
+  uint32_t nodes = 1;
+  bool nodes_given = false;
+  double duration = 5;
+  double warmup = 1;
+  uint32_t threads = 1;
+  std::vector<int> server_cpus;
+  std::vector<int> client_cpus;
+  uint32_t server_threads = 1;
+  bool compare_canned = false;
+  uint32_t rounds = 1;
+  bool json = false;
+  bool keep_config = false;
+  std::optional<uint16_t> serve_canned;
+  std::string canned_response;
+};
+
+struct RunResult {
+  std::string target;  // "opcuad", "canned"
+  std::string url;
+  double seconds = 0;
+  uint64_t requests = 0;
+  uint64_t operations = 0;
+  uint64_t references = 0;
+  uint64_t response_bytes = 0;
+  Histogram latency;
+  ErrorCounts errors;
+  std::map<std::string, uint64_t> transport_errors;
+  double server_cpu = -1;  // seconds during the measurement; negative when unknown (--url)
+  double client_cpu = 0;
+  std::string server_problem;
+  std::vector<uint8_t> sample_response;
+  std::vector<double> round_rates;  // requests/s of each round
+
+  void merge(const RunResult& r) {
+    seconds += r.seconds;
+    requests += r.requests;
+    operations += r.operations;
+    references += r.references;
+    response_bytes += r.response_bytes;
+    latency.merge(r.latency);
+    errors.merge(r.errors);
+    for (const auto& [what, n] : r.transport_errors) transport_errors[what] += n;
+    server_cpu =
+        server_cpu >= 0 && r.server_cpu >= 0 ? server_cpu + r.server_cpu : -1;  // a total starts at 0
+    client_cpu += r.client_cpu;
+    if (server_problem.empty()) server_problem = r.server_problem;
+    if (sample_response.empty()) sample_response = r.sample_response;
+    round_rates.push_back(r.rate(r.requests));
+  }
+
+  uint64_t error_total() const {
+    uint64_t n = errors.total();
+    for (const auto& [what, c] : transport_errors) n += c;
+    return n;
+  }
+  double rate(uint64_t n) const { return seconds > 0 ? static_cast<double>(n) / seconds : 0; }
+};
+
+// The text block and the JSON document of a load run (read, write, browse, translate).
+void print_text(const Options& o, const Workload& w, const std::vector<RunResult>& runs);
+void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs);
+
+}  // namespace opcuad::bench

@@ -1,0 +1,64 @@
+#pragma once
+// Blocking request/response on an open session, for setup phases (subscriptions, monitored items, close):
+// a request of any size is split into chunks that fit the server's receive buffer, and a response of any
+// number of chunks is reassembled. Not for the load path (see ua_client.hpp).
+
+#include <asio/ip/tcp.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "bench/ua_client.hpp"
+#include "ua/codec.hpp"
+#include "ua/generated/types.hpp"
+
+namespace opcuad::bench {
+
+// Sends type id + request body as one message of as many chunks as needed.
+bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::span<const uint8_t> body,
+                  std::string& error);
+// Reads chunks until a final one; `body` gets the reassembled message body (after the sequence header).
+bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<uint8_t>& body, std::string& error);
+// CloseSessionRequest then CLO; the socket is left for the caller to close.
+bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::string& error);
+
+// One blocking call. `Response` is the expected response type; a ServiceFault or a Bad service result fails.
+template <class Request, class Response>
+bool blocking_call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, Request& request,
+                   Response& response, std::string& error) {
+  request.request_header.authentication_token = info.authentication_token;
+  request.request_header.timestamp = ua::DateTime::now();
+  request.request_header.request_handle = request_id;
+  request.request_header.timeout_hint = 60000;
+  ua::ByteBuffer body;
+  ua::Encoder e(body);
+  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
+  ua::encode(e, request);
+  if (!send_message(s, info, request_id, body.span(), error)) return false;
+  std::vector<uint8_t> in;
+  uint32_t got_id = 0;
+  if (!read_response(s, got_id, in, error)) return false;
+  ua::Decoder d(in);
+  ua::NodeId type_id;
+  ua::decode(d, type_id);
+  if (type_id.is_ns0(ua::ServiceFault::binary_encoding_id)) {
+    ua::ServiceFault fault;
+    ua::decode(d, fault);
+    error = "ServiceFault " + std::string(fault.response_header.service_result.name());
+    return false;
+  }
+  ua::decode(d, response);
+  if (!d.ok() || !type_id.is_ns0(Response::binary_encoding_id) || got_id != request_id) {
+    error = "malformed response";
+    return false;
+  }
+  if (!response.response_header.service_result.is_good()) {
+    error = std::string(response.response_header.service_result.name());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace opcuad::bench

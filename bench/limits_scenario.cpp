@@ -1,0 +1,64 @@
+#include "bench/limits_scenario.hpp"
+
+#include <cstdio>
+#include <vector>
+
+namespace opcuad::bench {
+
+namespace {
+
+std::vector<uint32_t> grid_clients(bool quick) {
+  if (quick) return {1, 4, 16, 64, 128};
+  return {1, 2, 4, 8, 16, 32, 64, 128};
+}
+std::vector<uint32_t> grid_outstanding(bool quick) {
+  if (quick) return {1, 4, 16, 64, 256};
+  return {1, 2, 4, 8, 16, 32, 64, 128, 256};
+}
+
+}  // namespace
+
+uint32_t limits_total_sessions(bool quick) {
+  uint32_t n = 0;
+  for (uint32_t c : grid_clients(quick)) n += c * static_cast<uint32_t>(grid_outstanding(quick).size());
+  return n;
+}
+
+int run_limits_grid(bool quick, const LimitsRunner& run) {
+  std::printf("limits: Read-1, clients x outstanding per client; a level fails on > 1 %% errors, p99 > 10x the "
+              "1x1 p99, or throughput < 0.5x the previous level\n");
+  std::printf("%8s %12s %12s %12s %10s %8s  %s\n", "clients", "outstanding", "req/s", "p99 us", "errors", "result",
+              "why");
+  double base_p99 = 0;
+  double previous_row_first = 0;
+  uint32_t failed = 0, levels = 0;
+  for (uint32_t clients : grid_clients(quick)) {
+    double previous = previous_row_first;
+    bool first_in_row = true;
+    for (uint32_t outstanding : grid_outstanding(quick)) {
+      LimitsLevel l = run(clients, outstanding);
+      const uint64_t total = l.requests + l.errors;
+      std::string why;
+      if (!l.problem.empty()) why += "server problem; ";
+      if (l.requests == 0) why += "no throughput; ";
+      if (total && static_cast<double>(l.errors) > 0.01 * static_cast<double>(total)) why += "errors > 1 %; ";
+      if (base_p99 == 0 && clients == 1 && outstanding == 1) base_p99 = static_cast<double>(l.p99_ns);
+      if (base_p99 > 0 && static_cast<double>(l.p99_ns) > 10 * base_p99) why += "p99 > 10x 1x1; ";
+      if (previous > 0 && l.rate < 0.5 * previous) why += "throughput < 0.5x previous; ";
+      const bool pass = why.empty();
+      failed += pass ? 0 : 1;
+      ++levels;
+      std::printf("%8u %12u %12.0f %12.1f %10llu %8s  %s\n", clients, outstanding, l.rate, l.p99_ns / 1e3,
+                  static_cast<unsigned long long>(l.errors), pass ? "PASS" : "FAIL", why.c_str());
+      if (!l.problem.empty()) std::printf("  %s\n", l.problem.c_str());
+      std::fflush(stdout);
+      previous = l.rate;
+      if (first_in_row) previous_row_first = l.rate;
+      first_in_row = false;
+    }
+  }
+  std::printf("limits: %u of %u levels pass: %s\n", levels - failed, levels, failed ? "FAIL" : "PASS");
+  return failed ? 1 : 0;
+}
+
+}  // namespace opcuad::bench
