@@ -2252,21 +2252,23 @@ void check_roundtrip(const T& value) {
   REQUIRE(d.remaining() == 0);
 }
 
-// The default value encodes in exactly the smallest size: every field at its minimum.
+// Round-trips the default value; returns its encoded size, which the test expects to be the smallest
+// size (every field at its minimum).
 template <class T>
-void check_default() {
+size_t check_default() {
   const T value{};
   check_roundtrip(value);
-  REQUIRE(encoded(value).size() == T::kMinEncodedSize);
+  return encoded(value).size();
 }
 
-// has_fields is false for the abstract base structures, whose filled value is their default value.
+// Round-trips the filled value; returns whether filling changed it (false only for the abstract base
+// structures, which have no fields).
 template <class T>
-void check_filled(bool has_fields) {
+bool check_filled() {
   T value;
   fill(value);
-  if (has_fields) REQUIRE_FALSE(value == T{});
   check_roundtrip(value);
+  return !(value == T{});
 }
 
 // The prefix lengths to try: all of them, except that checking every prefix is quadratic, so for the
@@ -2281,9 +2283,11 @@ inline std::vector<size_t> truncation_lengths(size_t size) {
   return lengths;
 }
 
-// A strict prefix of a valid encoding must decode to a bad status, and never crash.
+// A strict prefix of a valid encoding must decode to a bad status, and never crash: returns the first
+// prefix length that decoded anyway, or kNoPrefix.
+inline constexpr size_t kNoPrefix = SIZE_MAX;
 template <class T>
-void check_truncated() {
+size_t first_decodable_prefix() {
   T value;
   fill(value);
   const std::vector<uint8_t> bytes = encoded(value);
@@ -2291,10 +2295,9 @@ void check_truncated() {
   REQUIRE(decode_from(bytes, full).is_good());
   for (size_t n : truncation_lengths(bytes.size())) {
     T decoded;
-    if (!decode_from(std::span<const uint8_t>(bytes.data(), n), decoded).is_bad()) {
-      FAIL("decoding the first " << n << " of " << bytes.size() << " bytes succeeded");
-    }
+    if (!decode_from(std::span<const uint8_t>(bytes.data(), n), decoded).is_bad()) return n;
   }
+  return kNoPrefix;
 }
 
 }  // namespace opcuad::ua::gentest

@@ -4,635 +4,635 @@
 namespace opcuad::ua::gentest {
 
 TEST_CASE("roundtrip DataTypeDefinition", "[generated][roundtrip]") {
-  check_default<DataTypeDefinition>();
-  check_filled<DataTypeDefinition>(/*has_fields=*/false);
+  REQUIRE(check_default<DataTypeDefinition>() == DataTypeDefinition::kMinEncodedSize);
+  REQUIRE(check_filled<DataTypeDefinition>() == false);
 }
 TEST_CASE("roundtrip truncated DataTypeDefinition", "[generated][roundtrip][truncated]") {
-  check_truncated<DataTypeDefinition>();
+  REQUIRE(first_decodable_prefix<DataTypeDefinition>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StructureField", "[generated][roundtrip]") {
-  check_default<StructureField>();
-  check_filled<StructureField>(/*has_fields=*/true);
+  REQUIRE(check_default<StructureField>() == StructureField::kMinEncodedSize);
+  REQUIRE(check_filled<StructureField>() == true);
 }
 TEST_CASE("roundtrip truncated StructureField", "[generated][roundtrip][truncated]") {
-  check_truncated<StructureField>();
+  REQUIRE(first_decodable_prefix<StructureField>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StructureDefinition", "[generated][roundtrip]") {
-  check_default<StructureDefinition>();
-  check_filled<StructureDefinition>(/*has_fields=*/true);
+  REQUIRE(check_default<StructureDefinition>() == StructureDefinition::kMinEncodedSize);
+  REQUIRE(check_filled<StructureDefinition>() == true);
 }
 TEST_CASE("roundtrip truncated StructureDefinition", "[generated][roundtrip][truncated]") {
-  check_truncated<StructureDefinition>();
+  REQUIRE(first_decodable_prefix<StructureDefinition>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StructureDescription", "[generated][roundtrip]") {
-  check_default<StructureDescription>();
-  check_filled<StructureDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<StructureDescription>() == StructureDescription::kMinEncodedSize);
+  REQUIRE(check_filled<StructureDescription>() == true);
 }
 TEST_CASE("roundtrip truncated StructureDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<StructureDescription>();
+  REQUIRE(first_decodable_prefix<StructureDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip Argument", "[generated][roundtrip]") {
-  check_default<Argument>();
-  check_filled<Argument>(/*has_fields=*/true);
+  REQUIRE(check_default<Argument>() == Argument::kMinEncodedSize);
+  REQUIRE(check_filled<Argument>() == true);
 }
 TEST_CASE("roundtrip truncated Argument", "[generated][roundtrip][truncated]") {
-  check_truncated<Argument>();
+  REQUIRE(first_decodable_prefix<Argument>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EnumValueType", "[generated][roundtrip]") {
-  check_default<EnumValueType>();
-  check_filled<EnumValueType>(/*has_fields=*/true);
+  REQUIRE(check_default<EnumValueType>() == EnumValueType::kMinEncodedSize);
+  REQUIRE(check_filled<EnumValueType>() == true);
 }
 TEST_CASE("roundtrip truncated EnumValueType", "[generated][roundtrip][truncated]") {
-  check_truncated<EnumValueType>();
+  REQUIRE(first_decodable_prefix<EnumValueType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EnumField", "[generated][roundtrip]") {
-  check_default<EnumField>();
-  check_filled<EnumField>(/*has_fields=*/true);
+  REQUIRE(check_default<EnumField>() == EnumField::kMinEncodedSize);
+  REQUIRE(check_filled<EnumField>() == true);
 }
 TEST_CASE("roundtrip truncated EnumField", "[generated][roundtrip][truncated]") {
-  check_truncated<EnumField>();
+  REQUIRE(first_decodable_prefix<EnumField>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EnumDefinition", "[generated][roundtrip]") {
-  check_default<EnumDefinition>();
-  check_filled<EnumDefinition>(/*has_fields=*/true);
+  REQUIRE(check_default<EnumDefinition>() == EnumDefinition::kMinEncodedSize);
+  REQUIRE(check_filled<EnumDefinition>() == true);
 }
 TEST_CASE("roundtrip truncated EnumDefinition", "[generated][roundtrip][truncated]") {
-  check_truncated<EnumDefinition>();
+  REQUIRE(first_decodable_prefix<EnumDefinition>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EnumDescription", "[generated][roundtrip]") {
-  check_default<EnumDescription>();
-  check_filled<EnumDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<EnumDescription>() == EnumDescription::kMinEncodedSize);
+  REQUIRE(check_filled<EnumDescription>() == true);
 }
 TEST_CASE("roundtrip truncated EnumDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<EnumDescription>();
+  REQUIRE(first_decodable_prefix<EnumDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataTypeSchemaHeader", "[generated][roundtrip]") {
-  check_default<DataTypeSchemaHeader>();
-  check_filled<DataTypeSchemaHeader>(/*has_fields=*/true);
+  REQUIRE(check_default<DataTypeSchemaHeader>() == DataTypeSchemaHeader::kMinEncodedSize);
+  REQUIRE(check_filled<DataTypeSchemaHeader>() == true);
 }
 TEST_CASE("roundtrip truncated DataTypeSchemaHeader", "[generated][roundtrip][truncated]") {
-  check_truncated<DataTypeSchemaHeader>();
+  REQUIRE(first_decodable_prefix<DataTypeSchemaHeader>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UABinaryFileDataType", "[generated][roundtrip]") {
-  check_default<UABinaryFileDataType>();
-  check_filled<UABinaryFileDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<UABinaryFileDataType>() == UABinaryFileDataType::kMinEncodedSize);
+  REQUIRE(check_filled<UABinaryFileDataType>() == true);
 }
 TEST_CASE("roundtrip truncated UABinaryFileDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<UABinaryFileDataType>();
+  REQUIRE(first_decodable_prefix<UABinaryFileDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataSetMetaDataType", "[generated][roundtrip]") {
-  check_default<DataSetMetaDataType>();
-  check_filled<DataSetMetaDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<DataSetMetaDataType>() == DataSetMetaDataType::kMinEncodedSize);
+  REQUIRE(check_filled<DataSetMetaDataType>() == true);
 }
 TEST_CASE("roundtrip truncated DataSetMetaDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<DataSetMetaDataType>();
+  REQUIRE(first_decodable_prefix<DataSetMetaDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PublishedDataSetDataType", "[generated][roundtrip]") {
-  check_default<PublishedDataSetDataType>();
-  check_filled<PublishedDataSetDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PublishedDataSetDataType>() == PublishedDataSetDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PublishedDataSetDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PublishedDataSetDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PublishedDataSetDataType>();
+  REQUIRE(first_decodable_prefix<PublishedDataSetDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StandaloneSubscribedDataSetDataType", "[generated][roundtrip]") {
-  check_default<StandaloneSubscribedDataSetDataType>();
-  check_filled<StandaloneSubscribedDataSetDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<StandaloneSubscribedDataSetDataType>() == StandaloneSubscribedDataSetDataType::kMinEncodedSize);
+  REQUIRE(check_filled<StandaloneSubscribedDataSetDataType>() == true);
 }
 TEST_CASE("roundtrip truncated StandaloneSubscribedDataSetDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<StandaloneSubscribedDataSetDataType>();
+  REQUIRE(first_decodable_prefix<StandaloneSubscribedDataSetDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip OptionSet", "[generated][roundtrip]") {
-  check_default<OptionSet>();
-  check_filled<OptionSet>(/*has_fields=*/true);
+  REQUIRE(check_default<OptionSet>() == OptionSet::kMinEncodedSize);
+  REQUIRE(check_filled<OptionSet>() == true);
 }
 TEST_CASE("roundtrip truncated OptionSet", "[generated][roundtrip][truncated]") {
-  check_truncated<OptionSet>();
+  REQUIRE(first_decodable_prefix<OptionSet>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TimeZoneDataType", "[generated][roundtrip]") {
-  check_default<TimeZoneDataType>();
-  check_filled<TimeZoneDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<TimeZoneDataType>() == TimeZoneDataType::kMinEncodedSize);
+  REQUIRE(check_filled<TimeZoneDataType>() == true);
 }
 TEST_CASE("roundtrip truncated TimeZoneDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<TimeZoneDataType>();
+  REQUIRE(first_decodable_prefix<TimeZoneDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ApplicationDescription", "[generated][roundtrip]") {
-  check_default<ApplicationDescription>();
-  check_filled<ApplicationDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<ApplicationDescription>() == ApplicationDescription::kMinEncodedSize);
+  REQUIRE(check_filled<ApplicationDescription>() == true);
 }
 TEST_CASE("roundtrip truncated ApplicationDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<ApplicationDescription>();
+  REQUIRE(first_decodable_prefix<ApplicationDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RequestHeader", "[generated][roundtrip]") {
-  check_default<RequestHeader>();
-  check_filled<RequestHeader>(/*has_fields=*/true);
+  REQUIRE(check_default<RequestHeader>() == RequestHeader::kMinEncodedSize);
+  REQUIRE(check_filled<RequestHeader>() == true);
 }
 TEST_CASE("roundtrip truncated RequestHeader", "[generated][roundtrip][truncated]") {
-  check_truncated<RequestHeader>();
+  REQUIRE(first_decodable_prefix<RequestHeader>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ResponseHeader", "[generated][roundtrip]") {
-  check_default<ResponseHeader>();
-  check_filled<ResponseHeader>(/*has_fields=*/true);
+  REQUIRE(check_default<ResponseHeader>() == ResponseHeader::kMinEncodedSize);
+  REQUIRE(check_filled<ResponseHeader>() == true);
 }
 TEST_CASE("roundtrip truncated ResponseHeader", "[generated][roundtrip][truncated]") {
-  check_truncated<ResponseHeader>();
+  REQUIRE(first_decodable_prefix<ResponseHeader>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ServiceFault", "[generated][roundtrip]") {
-  check_default<ServiceFault>();
-  check_filled<ServiceFault>(/*has_fields=*/true);
+  REQUIRE(check_default<ServiceFault>() == ServiceFault::kMinEncodedSize);
+  REQUIRE(check_filled<ServiceFault>() == true);
 }
 TEST_CASE("roundtrip truncated ServiceFault", "[generated][roundtrip][truncated]") {
-  check_truncated<ServiceFault>();
+  REQUIRE(first_decodable_prefix<ServiceFault>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SessionlessInvokeRequestType", "[generated][roundtrip]") {
-  check_default<SessionlessInvokeRequestType>();
-  check_filled<SessionlessInvokeRequestType>(/*has_fields=*/true);
+  REQUIRE(check_default<SessionlessInvokeRequestType>() == SessionlessInvokeRequestType::kMinEncodedSize);
+  REQUIRE(check_filled<SessionlessInvokeRequestType>() == true);
 }
 TEST_CASE("roundtrip truncated SessionlessInvokeRequestType", "[generated][roundtrip][truncated]") {
-  check_truncated<SessionlessInvokeRequestType>();
+  REQUIRE(first_decodable_prefix<SessionlessInvokeRequestType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SessionlessInvokeResponseType", "[generated][roundtrip]") {
-  check_default<SessionlessInvokeResponseType>();
-  check_filled<SessionlessInvokeResponseType>(/*has_fields=*/true);
+  REQUIRE(check_default<SessionlessInvokeResponseType>() == SessionlessInvokeResponseType::kMinEncodedSize);
+  REQUIRE(check_filled<SessionlessInvokeResponseType>() == true);
 }
 TEST_CASE("roundtrip truncated SessionlessInvokeResponseType", "[generated][roundtrip][truncated]") {
-  check_truncated<SessionlessInvokeResponseType>();
+  REQUIRE(first_decodable_prefix<SessionlessInvokeResponseType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip FindServersRequest", "[generated][roundtrip]") {
-  check_default<FindServersRequest>();
-  check_filled<FindServersRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<FindServersRequest>() == FindServersRequest::kMinEncodedSize);
+  REQUIRE(check_filled<FindServersRequest>() == true);
 }
 TEST_CASE("roundtrip truncated FindServersRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<FindServersRequest>();
+  REQUIRE(first_decodable_prefix<FindServersRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip FindServersResponse", "[generated][roundtrip]") {
-  check_default<FindServersResponse>();
-  check_filled<FindServersResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<FindServersResponse>() == FindServersResponse::kMinEncodedSize);
+  REQUIRE(check_filled<FindServersResponse>() == true);
 }
 TEST_CASE("roundtrip truncated FindServersResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<FindServersResponse>();
+  REQUIRE(first_decodable_prefix<FindServersResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ServerOnNetwork", "[generated][roundtrip]") {
-  check_default<ServerOnNetwork>();
-  check_filled<ServerOnNetwork>(/*has_fields=*/true);
+  REQUIRE(check_default<ServerOnNetwork>() == ServerOnNetwork::kMinEncodedSize);
+  REQUIRE(check_filled<ServerOnNetwork>() == true);
 }
 TEST_CASE("roundtrip truncated ServerOnNetwork", "[generated][roundtrip][truncated]") {
-  check_truncated<ServerOnNetwork>();
+  REQUIRE(first_decodable_prefix<ServerOnNetwork>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip FindServersOnNetworkRequest", "[generated][roundtrip]") {
-  check_default<FindServersOnNetworkRequest>();
-  check_filled<FindServersOnNetworkRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<FindServersOnNetworkRequest>() == FindServersOnNetworkRequest::kMinEncodedSize);
+  REQUIRE(check_filled<FindServersOnNetworkRequest>() == true);
 }
 TEST_CASE("roundtrip truncated FindServersOnNetworkRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<FindServersOnNetworkRequest>();
+  REQUIRE(first_decodable_prefix<FindServersOnNetworkRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip FindServersOnNetworkResponse", "[generated][roundtrip]") {
-  check_default<FindServersOnNetworkResponse>();
-  check_filled<FindServersOnNetworkResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<FindServersOnNetworkResponse>() == FindServersOnNetworkResponse::kMinEncodedSize);
+  REQUIRE(check_filled<FindServersOnNetworkResponse>() == true);
 }
 TEST_CASE("roundtrip truncated FindServersOnNetworkResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<FindServersOnNetworkResponse>();
+  REQUIRE(first_decodable_prefix<FindServersOnNetworkResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UserTokenPolicy", "[generated][roundtrip]") {
-  check_default<UserTokenPolicy>();
-  check_filled<UserTokenPolicy>(/*has_fields=*/true);
+  REQUIRE(check_default<UserTokenPolicy>() == UserTokenPolicy::kMinEncodedSize);
+  REQUIRE(check_filled<UserTokenPolicy>() == true);
 }
 TEST_CASE("roundtrip truncated UserTokenPolicy", "[generated][roundtrip][truncated]") {
-  check_truncated<UserTokenPolicy>();
+  REQUIRE(first_decodable_prefix<UserTokenPolicy>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PubSubKeyPushTargetDataType", "[generated][roundtrip]") {
-  check_default<PubSubKeyPushTargetDataType>();
-  check_filled<PubSubKeyPushTargetDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PubSubKeyPushTargetDataType>() == PubSubKeyPushTargetDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PubSubKeyPushTargetDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PubSubKeyPushTargetDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PubSubKeyPushTargetDataType>();
+  REQUIRE(first_decodable_prefix<PubSubKeyPushTargetDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EndpointDescription", "[generated][roundtrip]") {
-  check_default<EndpointDescription>();
-  check_filled<EndpointDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<EndpointDescription>() == EndpointDescription::kMinEncodedSize);
+  REQUIRE(check_filled<EndpointDescription>() == true);
 }
 TEST_CASE("roundtrip truncated EndpointDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<EndpointDescription>();
+  REQUIRE(first_decodable_prefix<EndpointDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PubSubGroupDataType", "[generated][roundtrip]") {
-  check_default<PubSubGroupDataType>();
-  check_filled<PubSubGroupDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PubSubGroupDataType>() == PubSubGroupDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PubSubGroupDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PubSubGroupDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PubSubGroupDataType>();
+  REQUIRE(first_decodable_prefix<PubSubGroupDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip WriterGroupDataType", "[generated][roundtrip]") {
-  check_default<WriterGroupDataType>();
-  check_filled<WriterGroupDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<WriterGroupDataType>() == WriterGroupDataType::kMinEncodedSize);
+  REQUIRE(check_filled<WriterGroupDataType>() == true);
 }
 TEST_CASE("roundtrip truncated WriterGroupDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<WriterGroupDataType>();
+  REQUIRE(first_decodable_prefix<WriterGroupDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataSetReaderDataType", "[generated][roundtrip]") {
-  check_default<DataSetReaderDataType>();
-  check_filled<DataSetReaderDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<DataSetReaderDataType>() == DataSetReaderDataType::kMinEncodedSize);
+  REQUIRE(check_filled<DataSetReaderDataType>() == true);
 }
 TEST_CASE("roundtrip truncated DataSetReaderDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<DataSetReaderDataType>();
+  REQUIRE(first_decodable_prefix<DataSetReaderDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReaderGroupDataType", "[generated][roundtrip]") {
-  check_default<ReaderGroupDataType>();
-  check_filled<ReaderGroupDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ReaderGroupDataType>() == ReaderGroupDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ReaderGroupDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ReaderGroupDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ReaderGroupDataType>();
+  REQUIRE(first_decodable_prefix<ReaderGroupDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PubSubConnectionDataType", "[generated][roundtrip]") {
-  check_default<PubSubConnectionDataType>();
-  check_filled<PubSubConnectionDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PubSubConnectionDataType>() == PubSubConnectionDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PubSubConnectionDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PubSubConnectionDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PubSubConnectionDataType>();
+  REQUIRE(first_decodable_prefix<PubSubConnectionDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PubSubConfigurationDataType", "[generated][roundtrip]") {
-  check_default<PubSubConfigurationDataType>();
-  check_filled<PubSubConfigurationDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PubSubConfigurationDataType>() == PubSubConfigurationDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PubSubConfigurationDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PubSubConfigurationDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PubSubConfigurationDataType>();
+  REQUIRE(first_decodable_prefix<PubSubConfigurationDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PubSubConfiguration2DataType", "[generated][roundtrip]") {
-  check_default<PubSubConfiguration2DataType>();
-  check_filled<PubSubConfiguration2DataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PubSubConfiguration2DataType>() == PubSubConfiguration2DataType::kMinEncodedSize);
+  REQUIRE(check_filled<PubSubConfiguration2DataType>() == true);
 }
 TEST_CASE("roundtrip truncated PubSubConfiguration2DataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PubSubConfiguration2DataType>();
+  REQUIRE(first_decodable_prefix<PubSubConfiguration2DataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip GetEndpointsRequest", "[generated][roundtrip]") {
-  check_default<GetEndpointsRequest>();
-  check_filled<GetEndpointsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<GetEndpointsRequest>() == GetEndpointsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<GetEndpointsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated GetEndpointsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<GetEndpointsRequest>();
+  REQUIRE(first_decodable_prefix<GetEndpointsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip GetEndpointsResponse", "[generated][roundtrip]") {
-  check_default<GetEndpointsResponse>();
-  check_filled<GetEndpointsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<GetEndpointsResponse>() == GetEndpointsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<GetEndpointsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated GetEndpointsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<GetEndpointsResponse>();
+  REQUIRE(first_decodable_prefix<GetEndpointsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisteredServer", "[generated][roundtrip]") {
-  check_default<RegisteredServer>();
-  check_filled<RegisteredServer>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisteredServer>() == RegisteredServer::kMinEncodedSize);
+  REQUIRE(check_filled<RegisteredServer>() == true);
 }
 TEST_CASE("roundtrip truncated RegisteredServer", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisteredServer>();
+  REQUIRE(first_decodable_prefix<RegisteredServer>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterServerRequest", "[generated][roundtrip]") {
-  check_default<RegisterServerRequest>();
-  check_filled<RegisterServerRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterServerRequest>() == RegisterServerRequest::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterServerRequest>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterServerRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterServerRequest>();
+  REQUIRE(first_decodable_prefix<RegisterServerRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterServerResponse", "[generated][roundtrip]") {
-  check_default<RegisterServerResponse>();
-  check_filled<RegisterServerResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterServerResponse>() == RegisterServerResponse::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterServerResponse>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterServerResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterServerResponse>();
+  REQUIRE(first_decodable_prefix<RegisterServerResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DiscoveryConfiguration", "[generated][roundtrip]") {
-  check_default<DiscoveryConfiguration>();
-  check_filled<DiscoveryConfiguration>(/*has_fields=*/false);
+  REQUIRE(check_default<DiscoveryConfiguration>() == DiscoveryConfiguration::kMinEncodedSize);
+  REQUIRE(check_filled<DiscoveryConfiguration>() == false);
 }
 TEST_CASE("roundtrip truncated DiscoveryConfiguration", "[generated][roundtrip][truncated]") {
-  check_truncated<DiscoveryConfiguration>();
+  REQUIRE(first_decodable_prefix<DiscoveryConfiguration>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MdnsDiscoveryConfiguration", "[generated][roundtrip]") {
-  check_default<MdnsDiscoveryConfiguration>();
-  check_filled<MdnsDiscoveryConfiguration>(/*has_fields=*/true);
+  REQUIRE(check_default<MdnsDiscoveryConfiguration>() == MdnsDiscoveryConfiguration::kMinEncodedSize);
+  REQUIRE(check_filled<MdnsDiscoveryConfiguration>() == true);
 }
 TEST_CASE("roundtrip truncated MdnsDiscoveryConfiguration", "[generated][roundtrip][truncated]") {
-  check_truncated<MdnsDiscoveryConfiguration>();
+  REQUIRE(first_decodable_prefix<MdnsDiscoveryConfiguration>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterServer2Request", "[generated][roundtrip]") {
-  check_default<RegisterServer2Request>();
-  check_filled<RegisterServer2Request>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterServer2Request>() == RegisterServer2Request::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterServer2Request>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterServer2Request", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterServer2Request>();
+  REQUIRE(first_decodable_prefix<RegisterServer2Request>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterServer2Response", "[generated][roundtrip]") {
-  check_default<RegisterServer2Response>();
-  check_filled<RegisterServer2Response>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterServer2Response>() == RegisterServer2Response::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterServer2Response>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterServer2Response", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterServer2Response>();
+  REQUIRE(first_decodable_prefix<RegisterServer2Response>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ChannelSecurityToken", "[generated][roundtrip]") {
-  check_default<ChannelSecurityToken>();
-  check_filled<ChannelSecurityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<ChannelSecurityToken>() == ChannelSecurityToken::kMinEncodedSize);
+  REQUIRE(check_filled<ChannelSecurityToken>() == true);
 }
 TEST_CASE("roundtrip truncated ChannelSecurityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<ChannelSecurityToken>();
+  REQUIRE(first_decodable_prefix<ChannelSecurityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip OpenSecureChannelRequest", "[generated][roundtrip]") {
-  check_default<OpenSecureChannelRequest>();
-  check_filled<OpenSecureChannelRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<OpenSecureChannelRequest>() == OpenSecureChannelRequest::kMinEncodedSize);
+  REQUIRE(check_filled<OpenSecureChannelRequest>() == true);
 }
 TEST_CASE("roundtrip truncated OpenSecureChannelRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<OpenSecureChannelRequest>();
+  REQUIRE(first_decodable_prefix<OpenSecureChannelRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip OpenSecureChannelResponse", "[generated][roundtrip]") {
-  check_default<OpenSecureChannelResponse>();
-  check_filled<OpenSecureChannelResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<OpenSecureChannelResponse>() == OpenSecureChannelResponse::kMinEncodedSize);
+  REQUIRE(check_filled<OpenSecureChannelResponse>() == true);
 }
 TEST_CASE("roundtrip truncated OpenSecureChannelResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<OpenSecureChannelResponse>();
+  REQUIRE(first_decodable_prefix<OpenSecureChannelResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CloseSecureChannelRequest", "[generated][roundtrip]") {
-  check_default<CloseSecureChannelRequest>();
-  check_filled<CloseSecureChannelRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CloseSecureChannelRequest>() == CloseSecureChannelRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CloseSecureChannelRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CloseSecureChannelRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CloseSecureChannelRequest>();
+  REQUIRE(first_decodable_prefix<CloseSecureChannelRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CloseSecureChannelResponse", "[generated][roundtrip]") {
-  check_default<CloseSecureChannelResponse>();
-  check_filled<CloseSecureChannelResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CloseSecureChannelResponse>() == CloseSecureChannelResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CloseSecureChannelResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CloseSecureChannelResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CloseSecureChannelResponse>();
+  REQUIRE(first_decodable_prefix<CloseSecureChannelResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SignedSoftwareCertificate", "[generated][roundtrip]") {
-  check_default<SignedSoftwareCertificate>();
-  check_filled<SignedSoftwareCertificate>(/*has_fields=*/true);
+  REQUIRE(check_default<SignedSoftwareCertificate>() == SignedSoftwareCertificate::kMinEncodedSize);
+  REQUIRE(check_filled<SignedSoftwareCertificate>() == true);
 }
 TEST_CASE("roundtrip truncated SignedSoftwareCertificate", "[generated][roundtrip][truncated]") {
-  check_truncated<SignedSoftwareCertificate>();
+  REQUIRE(first_decodable_prefix<SignedSoftwareCertificate>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SignatureData", "[generated][roundtrip]") {
-  check_default<SignatureData>();
-  check_filled<SignatureData>(/*has_fields=*/true);
+  REQUIRE(check_default<SignatureData>() == SignatureData::kMinEncodedSize);
+  REQUIRE(check_filled<SignatureData>() == true);
 }
 TEST_CASE("roundtrip truncated SignatureData", "[generated][roundtrip][truncated]") {
-  check_truncated<SignatureData>();
+  REQUIRE(first_decodable_prefix<SignatureData>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateSessionRequest", "[generated][roundtrip]") {
-  check_default<CreateSessionRequest>();
-  check_filled<CreateSessionRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateSessionRequest>() == CreateSessionRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CreateSessionRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CreateSessionRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateSessionRequest>();
+  REQUIRE(first_decodable_prefix<CreateSessionRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateSessionResponse", "[generated][roundtrip]") {
-  check_default<CreateSessionResponse>();
-  check_filled<CreateSessionResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateSessionResponse>() == CreateSessionResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CreateSessionResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CreateSessionResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateSessionResponse>();
+  REQUIRE(first_decodable_prefix<CreateSessionResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UserIdentityToken", "[generated][roundtrip]") {
-  check_default<UserIdentityToken>();
-  check_filled<UserIdentityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<UserIdentityToken>() == UserIdentityToken::kMinEncodedSize);
+  REQUIRE(check_filled<UserIdentityToken>() == true);
 }
 TEST_CASE("roundtrip truncated UserIdentityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<UserIdentityToken>();
+  REQUIRE(first_decodable_prefix<UserIdentityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AnonymousIdentityToken", "[generated][roundtrip]") {
-  check_default<AnonymousIdentityToken>();
-  check_filled<AnonymousIdentityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<AnonymousIdentityToken>() == AnonymousIdentityToken::kMinEncodedSize);
+  REQUIRE(check_filled<AnonymousIdentityToken>() == true);
 }
 TEST_CASE("roundtrip truncated AnonymousIdentityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<AnonymousIdentityToken>();
+  REQUIRE(first_decodable_prefix<AnonymousIdentityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UserNameIdentityToken", "[generated][roundtrip]") {
-  check_default<UserNameIdentityToken>();
-  check_filled<UserNameIdentityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<UserNameIdentityToken>() == UserNameIdentityToken::kMinEncodedSize);
+  REQUIRE(check_filled<UserNameIdentityToken>() == true);
 }
 TEST_CASE("roundtrip truncated UserNameIdentityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<UserNameIdentityToken>();
+  REQUIRE(first_decodable_prefix<UserNameIdentityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip X509IdentityToken", "[generated][roundtrip]") {
-  check_default<X509IdentityToken>();
-  check_filled<X509IdentityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<X509IdentityToken>() == X509IdentityToken::kMinEncodedSize);
+  REQUIRE(check_filled<X509IdentityToken>() == true);
 }
 TEST_CASE("roundtrip truncated X509IdentityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<X509IdentityToken>();
+  REQUIRE(first_decodable_prefix<X509IdentityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip IssuedIdentityToken", "[generated][roundtrip]") {
-  check_default<IssuedIdentityToken>();
-  check_filled<IssuedIdentityToken>(/*has_fields=*/true);
+  REQUIRE(check_default<IssuedIdentityToken>() == IssuedIdentityToken::kMinEncodedSize);
+  REQUIRE(check_filled<IssuedIdentityToken>() == true);
 }
 TEST_CASE("roundtrip truncated IssuedIdentityToken", "[generated][roundtrip][truncated]") {
-  check_truncated<IssuedIdentityToken>();
+  REQUIRE(first_decodable_prefix<IssuedIdentityToken>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ActivateSessionRequest", "[generated][roundtrip]") {
-  check_default<ActivateSessionRequest>();
-  check_filled<ActivateSessionRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<ActivateSessionRequest>() == ActivateSessionRequest::kMinEncodedSize);
+  REQUIRE(check_filled<ActivateSessionRequest>() == true);
 }
 TEST_CASE("roundtrip truncated ActivateSessionRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<ActivateSessionRequest>();
+  REQUIRE(first_decodable_prefix<ActivateSessionRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ActivateSessionResponse", "[generated][roundtrip]") {
-  check_default<ActivateSessionResponse>();
-  check_filled<ActivateSessionResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<ActivateSessionResponse>() == ActivateSessionResponse::kMinEncodedSize);
+  REQUIRE(check_filled<ActivateSessionResponse>() == true);
 }
 TEST_CASE("roundtrip truncated ActivateSessionResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<ActivateSessionResponse>();
+  REQUIRE(first_decodable_prefix<ActivateSessionResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CloseSessionRequest", "[generated][roundtrip]") {
-  check_default<CloseSessionRequest>();
-  check_filled<CloseSessionRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CloseSessionRequest>() == CloseSessionRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CloseSessionRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CloseSessionRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CloseSessionRequest>();
+  REQUIRE(first_decodable_prefix<CloseSessionRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CloseSessionResponse", "[generated][roundtrip]") {
-  check_default<CloseSessionResponse>();
-  check_filled<CloseSessionResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CloseSessionResponse>() == CloseSessionResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CloseSessionResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CloseSessionResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CloseSessionResponse>();
+  REQUIRE(first_decodable_prefix<CloseSessionResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CancelRequest", "[generated][roundtrip]") {
-  check_default<CancelRequest>();
-  check_filled<CancelRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CancelRequest>() == CancelRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CancelRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CancelRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CancelRequest>();
+  REQUIRE(first_decodable_prefix<CancelRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CancelResponse", "[generated][roundtrip]") {
-  check_default<CancelResponse>();
-  check_filled<CancelResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CancelResponse>() == CancelResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CancelResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CancelResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CancelResponse>();
+  REQUIRE(first_decodable_prefix<CancelResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NodeAttributes", "[generated][roundtrip]") {
-  check_default<NodeAttributes>();
-  check_filled<NodeAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<NodeAttributes>() == NodeAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<NodeAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated NodeAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<NodeAttributes>();
+  REQUIRE(first_decodable_prefix<NodeAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ObjectAttributes", "[generated][roundtrip]") {
-  check_default<ObjectAttributes>();
-  check_filled<ObjectAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<ObjectAttributes>() == ObjectAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<ObjectAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated ObjectAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<ObjectAttributes>();
+  REQUIRE(first_decodable_prefix<ObjectAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip VariableAttributes", "[generated][roundtrip]") {
-  check_default<VariableAttributes>();
-  check_filled<VariableAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<VariableAttributes>() == VariableAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<VariableAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated VariableAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<VariableAttributes>();
+  REQUIRE(first_decodable_prefix<VariableAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MethodAttributes", "[generated][roundtrip]") {
-  check_default<MethodAttributes>();
-  check_filled<MethodAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<MethodAttributes>() == MethodAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<MethodAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated MethodAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<MethodAttributes>();
+  REQUIRE(first_decodable_prefix<MethodAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ObjectTypeAttributes", "[generated][roundtrip]") {
-  check_default<ObjectTypeAttributes>();
-  check_filled<ObjectTypeAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<ObjectTypeAttributes>() == ObjectTypeAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<ObjectTypeAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated ObjectTypeAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<ObjectTypeAttributes>();
+  REQUIRE(first_decodable_prefix<ObjectTypeAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip VariableTypeAttributes", "[generated][roundtrip]") {
-  check_default<VariableTypeAttributes>();
-  check_filled<VariableTypeAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<VariableTypeAttributes>() == VariableTypeAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<VariableTypeAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated VariableTypeAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<VariableTypeAttributes>();
+  REQUIRE(first_decodable_prefix<VariableTypeAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReferenceTypeAttributes", "[generated][roundtrip]") {
-  check_default<ReferenceTypeAttributes>();
-  check_filled<ReferenceTypeAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<ReferenceTypeAttributes>() == ReferenceTypeAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<ReferenceTypeAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated ReferenceTypeAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<ReferenceTypeAttributes>();
+  REQUIRE(first_decodable_prefix<ReferenceTypeAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataTypeAttributes", "[generated][roundtrip]") {
-  check_default<DataTypeAttributes>();
-  check_filled<DataTypeAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<DataTypeAttributes>() == DataTypeAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<DataTypeAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated DataTypeAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<DataTypeAttributes>();
+  REQUIRE(first_decodable_prefix<DataTypeAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ViewAttributes", "[generated][roundtrip]") {
-  check_default<ViewAttributes>();
-  check_filled<ViewAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<ViewAttributes>() == ViewAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<ViewAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated ViewAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<ViewAttributes>();
+  REQUIRE(first_decodable_prefix<ViewAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip GenericAttributeValue", "[generated][roundtrip]") {
-  check_default<GenericAttributeValue>();
-  check_filled<GenericAttributeValue>(/*has_fields=*/true);
+  REQUIRE(check_default<GenericAttributeValue>() == GenericAttributeValue::kMinEncodedSize);
+  REQUIRE(check_filled<GenericAttributeValue>() == true);
 }
 TEST_CASE("roundtrip truncated GenericAttributeValue", "[generated][roundtrip][truncated]") {
-  check_truncated<GenericAttributeValue>();
+  REQUIRE(first_decodable_prefix<GenericAttributeValue>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip GenericAttributes", "[generated][roundtrip]") {
-  check_default<GenericAttributes>();
-  check_filled<GenericAttributes>(/*has_fields=*/true);
+  REQUIRE(check_default<GenericAttributes>() == GenericAttributes::kMinEncodedSize);
+  REQUIRE(check_filled<GenericAttributes>() == true);
 }
 TEST_CASE("roundtrip truncated GenericAttributes", "[generated][roundtrip][truncated]") {
-  check_truncated<GenericAttributes>();
+  REQUIRE(first_decodable_prefix<GenericAttributes>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddNodesItem", "[generated][roundtrip]") {
-  check_default<AddNodesItem>();
-  check_filled<AddNodesItem>(/*has_fields=*/true);
+  REQUIRE(check_default<AddNodesItem>() == AddNodesItem::kMinEncodedSize);
+  REQUIRE(check_filled<AddNodesItem>() == true);
 }
 TEST_CASE("roundtrip truncated AddNodesItem", "[generated][roundtrip][truncated]") {
-  check_truncated<AddNodesItem>();
+  REQUIRE(first_decodable_prefix<AddNodesItem>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddNodesResult", "[generated][roundtrip]") {
-  check_default<AddNodesResult>();
-  check_filled<AddNodesResult>(/*has_fields=*/true);
+  REQUIRE(check_default<AddNodesResult>() == AddNodesResult::kMinEncodedSize);
+  REQUIRE(check_filled<AddNodesResult>() == true);
 }
 TEST_CASE("roundtrip truncated AddNodesResult", "[generated][roundtrip][truncated]") {
-  check_truncated<AddNodesResult>();
+  REQUIRE(first_decodable_prefix<AddNodesResult>() == kNoPrefix);
 }
 
 }  // namespace opcuad::ua::gentest

@@ -4,635 +4,635 @@
 namespace opcuad::ua::gentest {
 
 TEST_CASE("roundtrip AddNodesRequest", "[generated][roundtrip]") {
-  check_default<AddNodesRequest>();
-  check_filled<AddNodesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<AddNodesRequest>() == AddNodesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<AddNodesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated AddNodesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<AddNodesRequest>();
+  REQUIRE(first_decodable_prefix<AddNodesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddNodesResponse", "[generated][roundtrip]") {
-  check_default<AddNodesResponse>();
-  check_filled<AddNodesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<AddNodesResponse>() == AddNodesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<AddNodesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated AddNodesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<AddNodesResponse>();
+  REQUIRE(first_decodable_prefix<AddNodesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddReferencesItem", "[generated][roundtrip]") {
-  check_default<AddReferencesItem>();
-  check_filled<AddReferencesItem>(/*has_fields=*/true);
+  REQUIRE(check_default<AddReferencesItem>() == AddReferencesItem::kMinEncodedSize);
+  REQUIRE(check_filled<AddReferencesItem>() == true);
 }
 TEST_CASE("roundtrip truncated AddReferencesItem", "[generated][roundtrip][truncated]") {
-  check_truncated<AddReferencesItem>();
+  REQUIRE(first_decodable_prefix<AddReferencesItem>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddReferencesRequest", "[generated][roundtrip]") {
-  check_default<AddReferencesRequest>();
-  check_filled<AddReferencesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<AddReferencesRequest>() == AddReferencesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<AddReferencesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated AddReferencesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<AddReferencesRequest>();
+  REQUIRE(first_decodable_prefix<AddReferencesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AddReferencesResponse", "[generated][roundtrip]") {
-  check_default<AddReferencesResponse>();
-  check_filled<AddReferencesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<AddReferencesResponse>() == AddReferencesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<AddReferencesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated AddReferencesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<AddReferencesResponse>();
+  REQUIRE(first_decodable_prefix<AddReferencesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteNodesItem", "[generated][roundtrip]") {
-  check_default<DeleteNodesItem>();
-  check_filled<DeleteNodesItem>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteNodesItem>() == DeleteNodesItem::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteNodesItem>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteNodesItem", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteNodesItem>();
+  REQUIRE(first_decodable_prefix<DeleteNodesItem>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteNodesRequest", "[generated][roundtrip]") {
-  check_default<DeleteNodesRequest>();
-  check_filled<DeleteNodesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteNodesRequest>() == DeleteNodesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteNodesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteNodesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteNodesRequest>();
+  REQUIRE(first_decodable_prefix<DeleteNodesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteNodesResponse", "[generated][roundtrip]") {
-  check_default<DeleteNodesResponse>();
-  check_filled<DeleteNodesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteNodesResponse>() == DeleteNodesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteNodesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteNodesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteNodesResponse>();
+  REQUIRE(first_decodable_prefix<DeleteNodesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteReferencesItem", "[generated][roundtrip]") {
-  check_default<DeleteReferencesItem>();
-  check_filled<DeleteReferencesItem>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteReferencesItem>() == DeleteReferencesItem::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteReferencesItem>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteReferencesItem", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteReferencesItem>();
+  REQUIRE(first_decodable_prefix<DeleteReferencesItem>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteReferencesRequest", "[generated][roundtrip]") {
-  check_default<DeleteReferencesRequest>();
-  check_filled<DeleteReferencesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteReferencesRequest>() == DeleteReferencesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteReferencesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteReferencesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteReferencesRequest>();
+  REQUIRE(first_decodable_prefix<DeleteReferencesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteReferencesResponse", "[generated][roundtrip]") {
-  check_default<DeleteReferencesResponse>();
-  check_filled<DeleteReferencesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteReferencesResponse>() == DeleteReferencesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteReferencesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteReferencesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteReferencesResponse>();
+  REQUIRE(first_decodable_prefix<DeleteReferencesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ViewDescription", "[generated][roundtrip]") {
-  check_default<ViewDescription>();
-  check_filled<ViewDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<ViewDescription>() == ViewDescription::kMinEncodedSize);
+  REQUIRE(check_filled<ViewDescription>() == true);
 }
 TEST_CASE("roundtrip truncated ViewDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<ViewDescription>();
+  REQUIRE(first_decodable_prefix<ViewDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseDescription", "[generated][roundtrip]") {
-  check_default<BrowseDescription>();
-  check_filled<BrowseDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseDescription>() == BrowseDescription::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseDescription>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseDescription>();
+  REQUIRE(first_decodable_prefix<BrowseDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReferenceDescription", "[generated][roundtrip]") {
-  check_default<ReferenceDescription>();
-  check_filled<ReferenceDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<ReferenceDescription>() == ReferenceDescription::kMinEncodedSize);
+  REQUIRE(check_filled<ReferenceDescription>() == true);
 }
 TEST_CASE("roundtrip truncated ReferenceDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<ReferenceDescription>();
+  REQUIRE(first_decodable_prefix<ReferenceDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseResult", "[generated][roundtrip]") {
-  check_default<BrowseResult>();
-  check_filled<BrowseResult>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseResult>() == BrowseResult::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseResult>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseResult", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseResult>();
+  REQUIRE(first_decodable_prefix<BrowseResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseRequest", "[generated][roundtrip]") {
-  check_default<BrowseRequest>();
-  check_filled<BrowseRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseRequest>() == BrowseRequest::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseRequest>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseRequest>();
+  REQUIRE(first_decodable_prefix<BrowseRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseResponse", "[generated][roundtrip]") {
-  check_default<BrowseResponse>();
-  check_filled<BrowseResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseResponse>() == BrowseResponse::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseResponse>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseResponse>();
+  REQUIRE(first_decodable_prefix<BrowseResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseNextRequest", "[generated][roundtrip]") {
-  check_default<BrowseNextRequest>();
-  check_filled<BrowseNextRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseNextRequest>() == BrowseNextRequest::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseNextRequest>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseNextRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseNextRequest>();
+  REQUIRE(first_decodable_prefix<BrowseNextRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowseNextResponse", "[generated][roundtrip]") {
-  check_default<BrowseNextResponse>();
-  check_filled<BrowseNextResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowseNextResponse>() == BrowseNextResponse::kMinEncodedSize);
+  REQUIRE(check_filled<BrowseNextResponse>() == true);
 }
 TEST_CASE("roundtrip truncated BrowseNextResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowseNextResponse>();
+  REQUIRE(first_decodable_prefix<BrowseNextResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RelativePathElement", "[generated][roundtrip]") {
-  check_default<RelativePathElement>();
-  check_filled<RelativePathElement>(/*has_fields=*/true);
+  REQUIRE(check_default<RelativePathElement>() == RelativePathElement::kMinEncodedSize);
+  REQUIRE(check_filled<RelativePathElement>() == true);
 }
 TEST_CASE("roundtrip truncated RelativePathElement", "[generated][roundtrip][truncated]") {
-  check_truncated<RelativePathElement>();
+  REQUIRE(first_decodable_prefix<RelativePathElement>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RelativePath", "[generated][roundtrip]") {
-  check_default<RelativePath>();
-  check_filled<RelativePath>(/*has_fields=*/true);
+  REQUIRE(check_default<RelativePath>() == RelativePath::kMinEncodedSize);
+  REQUIRE(check_filled<RelativePath>() == true);
 }
 TEST_CASE("roundtrip truncated RelativePath", "[generated][roundtrip][truncated]") {
-  check_truncated<RelativePath>();
+  REQUIRE(first_decodable_prefix<RelativePath>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowsePath", "[generated][roundtrip]") {
-  check_default<BrowsePath>();
-  check_filled<BrowsePath>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowsePath>() == BrowsePath::kMinEncodedSize);
+  REQUIRE(check_filled<BrowsePath>() == true);
 }
 TEST_CASE("roundtrip truncated BrowsePath", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowsePath>();
+  REQUIRE(first_decodable_prefix<BrowsePath>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowsePathTarget", "[generated][roundtrip]") {
-  check_default<BrowsePathTarget>();
-  check_filled<BrowsePathTarget>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowsePathTarget>() == BrowsePathTarget::kMinEncodedSize);
+  REQUIRE(check_filled<BrowsePathTarget>() == true);
 }
 TEST_CASE("roundtrip truncated BrowsePathTarget", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowsePathTarget>();
+  REQUIRE(first_decodable_prefix<BrowsePathTarget>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BrowsePathResult", "[generated][roundtrip]") {
-  check_default<BrowsePathResult>();
-  check_filled<BrowsePathResult>(/*has_fields=*/true);
+  REQUIRE(check_default<BrowsePathResult>() == BrowsePathResult::kMinEncodedSize);
+  REQUIRE(check_filled<BrowsePathResult>() == true);
 }
 TEST_CASE("roundtrip truncated BrowsePathResult", "[generated][roundtrip][truncated]") {
-  check_truncated<BrowsePathResult>();
+  REQUIRE(first_decodable_prefix<BrowsePathResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TranslateBrowsePathsToNodeIdsRequest", "[generated][roundtrip]") {
-  check_default<TranslateBrowsePathsToNodeIdsRequest>();
-  check_filled<TranslateBrowsePathsToNodeIdsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<TranslateBrowsePathsToNodeIdsRequest>() == TranslateBrowsePathsToNodeIdsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<TranslateBrowsePathsToNodeIdsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated TranslateBrowsePathsToNodeIdsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<TranslateBrowsePathsToNodeIdsRequest>();
+  REQUIRE(first_decodable_prefix<TranslateBrowsePathsToNodeIdsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TranslateBrowsePathsToNodeIdsResponse", "[generated][roundtrip]") {
-  check_default<TranslateBrowsePathsToNodeIdsResponse>();
-  check_filled<TranslateBrowsePathsToNodeIdsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<TranslateBrowsePathsToNodeIdsResponse>() == TranslateBrowsePathsToNodeIdsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<TranslateBrowsePathsToNodeIdsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated TranslateBrowsePathsToNodeIdsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<TranslateBrowsePathsToNodeIdsResponse>();
+  REQUIRE(first_decodable_prefix<TranslateBrowsePathsToNodeIdsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterNodesRequest", "[generated][roundtrip]") {
-  check_default<RegisterNodesRequest>();
-  check_filled<RegisterNodesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterNodesRequest>() == RegisterNodesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterNodesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterNodesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterNodesRequest>();
+  REQUIRE(first_decodable_prefix<RegisterNodesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RegisterNodesResponse", "[generated][roundtrip]") {
-  check_default<RegisterNodesResponse>();
-  check_filled<RegisterNodesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<RegisterNodesResponse>() == RegisterNodesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<RegisterNodesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated RegisterNodesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<RegisterNodesResponse>();
+  REQUIRE(first_decodable_prefix<RegisterNodesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UnregisterNodesRequest", "[generated][roundtrip]") {
-  check_default<UnregisterNodesRequest>();
-  check_filled<UnregisterNodesRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<UnregisterNodesRequest>() == UnregisterNodesRequest::kMinEncodedSize);
+  REQUIRE(check_filled<UnregisterNodesRequest>() == true);
 }
 TEST_CASE("roundtrip truncated UnregisterNodesRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<UnregisterNodesRequest>();
+  REQUIRE(first_decodable_prefix<UnregisterNodesRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UnregisterNodesResponse", "[generated][roundtrip]") {
-  check_default<UnregisterNodesResponse>();
-  check_filled<UnregisterNodesResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<UnregisterNodesResponse>() == UnregisterNodesResponse::kMinEncodedSize);
+  REQUIRE(check_filled<UnregisterNodesResponse>() == true);
 }
 TEST_CASE("roundtrip truncated UnregisterNodesResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<UnregisterNodesResponse>();
+  REQUIRE(first_decodable_prefix<UnregisterNodesResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EndpointConfiguration", "[generated][roundtrip]") {
-  check_default<EndpointConfiguration>();
-  check_filled<EndpointConfiguration>(/*has_fields=*/true);
+  REQUIRE(check_default<EndpointConfiguration>() == EndpointConfiguration::kMinEncodedSize);
+  REQUIRE(check_filled<EndpointConfiguration>() == true);
 }
 TEST_CASE("roundtrip truncated EndpointConfiguration", "[generated][roundtrip][truncated]") {
-  check_truncated<EndpointConfiguration>();
+  REQUIRE(first_decodable_prefix<EndpointConfiguration>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryDataDescription", "[generated][roundtrip]") {
-  check_default<QueryDataDescription>();
-  check_filled<QueryDataDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryDataDescription>() == QueryDataDescription::kMinEncodedSize);
+  REQUIRE(check_filled<QueryDataDescription>() == true);
 }
 TEST_CASE("roundtrip truncated QueryDataDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryDataDescription>();
+  REQUIRE(first_decodable_prefix<QueryDataDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NodeTypeDescription", "[generated][roundtrip]") {
-  check_default<NodeTypeDescription>();
-  check_filled<NodeTypeDescription>(/*has_fields=*/true);
+  REQUIRE(check_default<NodeTypeDescription>() == NodeTypeDescription::kMinEncodedSize);
+  REQUIRE(check_filled<NodeTypeDescription>() == true);
 }
 TEST_CASE("roundtrip truncated NodeTypeDescription", "[generated][roundtrip][truncated]") {
-  check_truncated<NodeTypeDescription>();
+  REQUIRE(first_decodable_prefix<NodeTypeDescription>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryDataSet", "[generated][roundtrip]") {
-  check_default<QueryDataSet>();
-  check_filled<QueryDataSet>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryDataSet>() == QueryDataSet::kMinEncodedSize);
+  REQUIRE(check_filled<QueryDataSet>() == true);
 }
 TEST_CASE("roundtrip truncated QueryDataSet", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryDataSet>();
+  REQUIRE(first_decodable_prefix<QueryDataSet>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NodeReference", "[generated][roundtrip]") {
-  check_default<NodeReference>();
-  check_filled<NodeReference>(/*has_fields=*/true);
+  REQUIRE(check_default<NodeReference>() == NodeReference::kMinEncodedSize);
+  REQUIRE(check_filled<NodeReference>() == true);
 }
 TEST_CASE("roundtrip truncated NodeReference", "[generated][roundtrip][truncated]") {
-  check_truncated<NodeReference>();
+  REQUIRE(first_decodable_prefix<NodeReference>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ContentFilterElement", "[generated][roundtrip]") {
-  check_default<ContentFilterElement>();
-  check_filled<ContentFilterElement>(/*has_fields=*/true);
+  REQUIRE(check_default<ContentFilterElement>() == ContentFilterElement::kMinEncodedSize);
+  REQUIRE(check_filled<ContentFilterElement>() == true);
 }
 TEST_CASE("roundtrip truncated ContentFilterElement", "[generated][roundtrip][truncated]") {
-  check_truncated<ContentFilterElement>();
+  REQUIRE(first_decodable_prefix<ContentFilterElement>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ContentFilter", "[generated][roundtrip]") {
-  check_default<ContentFilter>();
-  check_filled<ContentFilter>(/*has_fields=*/true);
+  REQUIRE(check_default<ContentFilter>() == ContentFilter::kMinEncodedSize);
+  REQUIRE(check_filled<ContentFilter>() == true);
 }
 TEST_CASE("roundtrip truncated ContentFilter", "[generated][roundtrip][truncated]") {
-  check_truncated<ContentFilter>();
+  REQUIRE(first_decodable_prefix<ContentFilter>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip FilterOperand", "[generated][roundtrip]") {
-  check_default<FilterOperand>();
-  check_filled<FilterOperand>(/*has_fields=*/false);
+  REQUIRE(check_default<FilterOperand>() == FilterOperand::kMinEncodedSize);
+  REQUIRE(check_filled<FilterOperand>() == false);
 }
 TEST_CASE("roundtrip truncated FilterOperand", "[generated][roundtrip][truncated]") {
-  check_truncated<FilterOperand>();
+  REQUIRE(first_decodable_prefix<FilterOperand>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ElementOperand", "[generated][roundtrip]") {
-  check_default<ElementOperand>();
-  check_filled<ElementOperand>(/*has_fields=*/true);
+  REQUIRE(check_default<ElementOperand>() == ElementOperand::kMinEncodedSize);
+  REQUIRE(check_filled<ElementOperand>() == true);
 }
 TEST_CASE("roundtrip truncated ElementOperand", "[generated][roundtrip][truncated]") {
-  check_truncated<ElementOperand>();
+  REQUIRE(first_decodable_prefix<ElementOperand>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip LiteralOperand", "[generated][roundtrip]") {
-  check_default<LiteralOperand>();
-  check_filled<LiteralOperand>(/*has_fields=*/true);
+  REQUIRE(check_default<LiteralOperand>() == LiteralOperand::kMinEncodedSize);
+  REQUIRE(check_filled<LiteralOperand>() == true);
 }
 TEST_CASE("roundtrip truncated LiteralOperand", "[generated][roundtrip][truncated]") {
-  check_truncated<LiteralOperand>();
+  REQUIRE(first_decodable_prefix<LiteralOperand>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AttributeOperand", "[generated][roundtrip]") {
-  check_default<AttributeOperand>();
-  check_filled<AttributeOperand>(/*has_fields=*/true);
+  REQUIRE(check_default<AttributeOperand>() == AttributeOperand::kMinEncodedSize);
+  REQUIRE(check_filled<AttributeOperand>() == true);
 }
 TEST_CASE("roundtrip truncated AttributeOperand", "[generated][roundtrip][truncated]") {
-  check_truncated<AttributeOperand>();
+  REQUIRE(first_decodable_prefix<AttributeOperand>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SimpleAttributeOperand", "[generated][roundtrip]") {
-  check_default<SimpleAttributeOperand>();
-  check_filled<SimpleAttributeOperand>(/*has_fields=*/true);
+  REQUIRE(check_default<SimpleAttributeOperand>() == SimpleAttributeOperand::kMinEncodedSize);
+  REQUIRE(check_filled<SimpleAttributeOperand>() == true);
 }
 TEST_CASE("roundtrip truncated SimpleAttributeOperand", "[generated][roundtrip][truncated]") {
-  check_truncated<SimpleAttributeOperand>();
+  REQUIRE(first_decodable_prefix<SimpleAttributeOperand>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PublishedEventsDataType", "[generated][roundtrip]") {
-  check_default<PublishedEventsDataType>();
-  check_filled<PublishedEventsDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<PublishedEventsDataType>() == PublishedEventsDataType::kMinEncodedSize);
+  REQUIRE(check_filled<PublishedEventsDataType>() == true);
 }
 TEST_CASE("roundtrip truncated PublishedEventsDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<PublishedEventsDataType>();
+  REQUIRE(first_decodable_prefix<PublishedEventsDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ContentFilterElementResult", "[generated][roundtrip]") {
-  check_default<ContentFilterElementResult>();
-  check_filled<ContentFilterElementResult>(/*has_fields=*/true);
+  REQUIRE(check_default<ContentFilterElementResult>() == ContentFilterElementResult::kMinEncodedSize);
+  REQUIRE(check_filled<ContentFilterElementResult>() == true);
 }
 TEST_CASE("roundtrip truncated ContentFilterElementResult", "[generated][roundtrip][truncated]") {
-  check_truncated<ContentFilterElementResult>();
+  REQUIRE(first_decodable_prefix<ContentFilterElementResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ContentFilterResult", "[generated][roundtrip]") {
-  check_default<ContentFilterResult>();
-  check_filled<ContentFilterResult>(/*has_fields=*/true);
+  REQUIRE(check_default<ContentFilterResult>() == ContentFilterResult::kMinEncodedSize);
+  REQUIRE(check_filled<ContentFilterResult>() == true);
 }
 TEST_CASE("roundtrip truncated ContentFilterResult", "[generated][roundtrip][truncated]") {
-  check_truncated<ContentFilterResult>();
+  REQUIRE(first_decodable_prefix<ContentFilterResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ParsingResult", "[generated][roundtrip]") {
-  check_default<ParsingResult>();
-  check_filled<ParsingResult>(/*has_fields=*/true);
+  REQUIRE(check_default<ParsingResult>() == ParsingResult::kMinEncodedSize);
+  REQUIRE(check_filled<ParsingResult>() == true);
 }
 TEST_CASE("roundtrip truncated ParsingResult", "[generated][roundtrip][truncated]") {
-  check_truncated<ParsingResult>();
+  REQUIRE(first_decodable_prefix<ParsingResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryFirstRequest", "[generated][roundtrip]") {
-  check_default<QueryFirstRequest>();
-  check_filled<QueryFirstRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryFirstRequest>() == QueryFirstRequest::kMinEncodedSize);
+  REQUIRE(check_filled<QueryFirstRequest>() == true);
 }
 TEST_CASE("roundtrip truncated QueryFirstRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryFirstRequest>();
+  REQUIRE(first_decodable_prefix<QueryFirstRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryFirstResponse", "[generated][roundtrip]") {
-  check_default<QueryFirstResponse>();
-  check_filled<QueryFirstResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryFirstResponse>() == QueryFirstResponse::kMinEncodedSize);
+  REQUIRE(check_filled<QueryFirstResponse>() == true);
 }
 TEST_CASE("roundtrip truncated QueryFirstResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryFirstResponse>();
+  REQUIRE(first_decodable_prefix<QueryFirstResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryNextRequest", "[generated][roundtrip]") {
-  check_default<QueryNextRequest>();
-  check_filled<QueryNextRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryNextRequest>() == QueryNextRequest::kMinEncodedSize);
+  REQUIRE(check_filled<QueryNextRequest>() == true);
 }
 TEST_CASE("roundtrip truncated QueryNextRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryNextRequest>();
+  REQUIRE(first_decodable_prefix<QueryNextRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip QueryNextResponse", "[generated][roundtrip]") {
-  check_default<QueryNextResponse>();
-  check_filled<QueryNextResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<QueryNextResponse>() == QueryNextResponse::kMinEncodedSize);
+  REQUIRE(check_filled<QueryNextResponse>() == true);
 }
 TEST_CASE("roundtrip truncated QueryNextResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<QueryNextResponse>();
+  REQUIRE(first_decodable_prefix<QueryNextResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadValueId", "[generated][roundtrip]") {
-  check_default<ReadValueId>();
-  check_filled<ReadValueId>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadValueId>() == ReadValueId::kMinEncodedSize);
+  REQUIRE(check_filled<ReadValueId>() == true);
 }
 TEST_CASE("roundtrip truncated ReadValueId", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadValueId>();
+  REQUIRE(first_decodable_prefix<ReadValueId>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadRequest", "[generated][roundtrip]") {
-  check_default<ReadRequest>();
-  check_filled<ReadRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadRequest>() == ReadRequest::kMinEncodedSize);
+  REQUIRE(check_filled<ReadRequest>() == true);
 }
 TEST_CASE("roundtrip truncated ReadRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadRequest>();
+  REQUIRE(first_decodable_prefix<ReadRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadResponse", "[generated][roundtrip]") {
-  check_default<ReadResponse>();
-  check_filled<ReadResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadResponse>() == ReadResponse::kMinEncodedSize);
+  REQUIRE(check_filled<ReadResponse>() == true);
 }
 TEST_CASE("roundtrip truncated ReadResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadResponse>();
+  REQUIRE(first_decodable_prefix<ReadResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryReadValueId", "[generated][roundtrip]") {
-  check_default<HistoryReadValueId>();
-  check_filled<HistoryReadValueId>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryReadValueId>() == HistoryReadValueId::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryReadValueId>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryReadValueId", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryReadValueId>();
+  REQUIRE(first_decodable_prefix<HistoryReadValueId>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryReadResult", "[generated][roundtrip]") {
-  check_default<HistoryReadResult>();
-  check_filled<HistoryReadResult>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryReadResult>() == HistoryReadResult::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryReadResult>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryReadResult", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryReadResult>();
+  REQUIRE(first_decodable_prefix<HistoryReadResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryReadDetails", "[generated][roundtrip]") {
-  check_default<HistoryReadDetails>();
-  check_filled<HistoryReadDetails>(/*has_fields=*/false);
+  REQUIRE(check_default<HistoryReadDetails>() == HistoryReadDetails::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryReadDetails>() == false);
 }
 TEST_CASE("roundtrip truncated HistoryReadDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryReadDetails>();
+  REQUIRE(first_decodable_prefix<HistoryReadDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadRawModifiedDetails", "[generated][roundtrip]") {
-  check_default<ReadRawModifiedDetails>();
-  check_filled<ReadRawModifiedDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadRawModifiedDetails>() == ReadRawModifiedDetails::kMinEncodedSize);
+  REQUIRE(check_filled<ReadRawModifiedDetails>() == true);
 }
 TEST_CASE("roundtrip truncated ReadRawModifiedDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadRawModifiedDetails>();
+  REQUIRE(first_decodable_prefix<ReadRawModifiedDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadAtTimeDetails", "[generated][roundtrip]") {
-  check_default<ReadAtTimeDetails>();
-  check_filled<ReadAtTimeDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadAtTimeDetails>() == ReadAtTimeDetails::kMinEncodedSize);
+  REQUIRE(check_filled<ReadAtTimeDetails>() == true);
 }
 TEST_CASE("roundtrip truncated ReadAtTimeDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadAtTimeDetails>();
+  REQUIRE(first_decodable_prefix<ReadAtTimeDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadAnnotationDataDetails", "[generated][roundtrip]") {
-  check_default<ReadAnnotationDataDetails>();
-  check_filled<ReadAnnotationDataDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadAnnotationDataDetails>() == ReadAnnotationDataDetails::kMinEncodedSize);
+  REQUIRE(check_filled<ReadAnnotationDataDetails>() == true);
 }
 TEST_CASE("roundtrip truncated ReadAnnotationDataDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadAnnotationDataDetails>();
+  REQUIRE(first_decodable_prefix<ReadAnnotationDataDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryData", "[generated][roundtrip]") {
-  check_default<HistoryData>();
-  check_filled<HistoryData>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryData>() == HistoryData::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryData>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryData", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryData>();
+  REQUIRE(first_decodable_prefix<HistoryData>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModificationInfo", "[generated][roundtrip]") {
-  check_default<ModificationInfo>();
-  check_filled<ModificationInfo>(/*has_fields=*/true);
+  REQUIRE(check_default<ModificationInfo>() == ModificationInfo::kMinEncodedSize);
+  REQUIRE(check_filled<ModificationInfo>() == true);
 }
 TEST_CASE("roundtrip truncated ModificationInfo", "[generated][roundtrip][truncated]") {
-  check_truncated<ModificationInfo>();
+  REQUIRE(first_decodable_prefix<ModificationInfo>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryModifiedData", "[generated][roundtrip]") {
-  check_default<HistoryModifiedData>();
-  check_filled<HistoryModifiedData>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryModifiedData>() == HistoryModifiedData::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryModifiedData>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryModifiedData", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryModifiedData>();
+  REQUIRE(first_decodable_prefix<HistoryModifiedData>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryReadRequest", "[generated][roundtrip]") {
-  check_default<HistoryReadRequest>();
-  check_filled<HistoryReadRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryReadRequest>() == HistoryReadRequest::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryReadRequest>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryReadRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryReadRequest>();
+  REQUIRE(first_decodable_prefix<HistoryReadRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryReadResponse", "[generated][roundtrip]") {
-  check_default<HistoryReadResponse>();
-  check_filled<HistoryReadResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryReadResponse>() == HistoryReadResponse::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryReadResponse>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryReadResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryReadResponse>();
+  REQUIRE(first_decodable_prefix<HistoryReadResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip WriteValue", "[generated][roundtrip]") {
-  check_default<WriteValue>();
-  check_filled<WriteValue>(/*has_fields=*/true);
+  REQUIRE(check_default<WriteValue>() == WriteValue::kMinEncodedSize);
+  REQUIRE(check_filled<WriteValue>() == true);
 }
 TEST_CASE("roundtrip truncated WriteValue", "[generated][roundtrip][truncated]") {
-  check_truncated<WriteValue>();
+  REQUIRE(first_decodable_prefix<WriteValue>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip WriteRequest", "[generated][roundtrip]") {
-  check_default<WriteRequest>();
-  check_filled<WriteRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<WriteRequest>() == WriteRequest::kMinEncodedSize);
+  REQUIRE(check_filled<WriteRequest>() == true);
 }
 TEST_CASE("roundtrip truncated WriteRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<WriteRequest>();
+  REQUIRE(first_decodable_prefix<WriteRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip WriteResponse", "[generated][roundtrip]") {
-  check_default<WriteResponse>();
-  check_filled<WriteResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<WriteResponse>() == WriteResponse::kMinEncodedSize);
+  REQUIRE(check_filled<WriteResponse>() == true);
 }
 TEST_CASE("roundtrip truncated WriteResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<WriteResponse>();
+  REQUIRE(first_decodable_prefix<WriteResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryUpdateDetails", "[generated][roundtrip]") {
-  check_default<HistoryUpdateDetails>();
-  check_filled<HistoryUpdateDetails>(/*has_fields=*/false);
+  REQUIRE(check_default<HistoryUpdateDetails>() == HistoryUpdateDetails::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryUpdateDetails>() == false);
 }
 TEST_CASE("roundtrip truncated HistoryUpdateDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryUpdateDetails>();
+  REQUIRE(first_decodable_prefix<HistoryUpdateDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UpdateDataDetails", "[generated][roundtrip]") {
-  check_default<UpdateDataDetails>();
-  check_filled<UpdateDataDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<UpdateDataDetails>() == UpdateDataDetails::kMinEncodedSize);
+  REQUIRE(check_filled<UpdateDataDetails>() == true);
 }
 TEST_CASE("roundtrip truncated UpdateDataDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<UpdateDataDetails>();
+  REQUIRE(first_decodable_prefix<UpdateDataDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UpdateStructureDataDetails", "[generated][roundtrip]") {
-  check_default<UpdateStructureDataDetails>();
-  check_filled<UpdateStructureDataDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<UpdateStructureDataDetails>() == UpdateStructureDataDetails::kMinEncodedSize);
+  REQUIRE(check_filled<UpdateStructureDataDetails>() == true);
 }
 TEST_CASE("roundtrip truncated UpdateStructureDataDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<UpdateStructureDataDetails>();
+  REQUIRE(first_decodable_prefix<UpdateStructureDataDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteRawModifiedDetails", "[generated][roundtrip]") {
-  check_default<DeleteRawModifiedDetails>();
-  check_filled<DeleteRawModifiedDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteRawModifiedDetails>() == DeleteRawModifiedDetails::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteRawModifiedDetails>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteRawModifiedDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteRawModifiedDetails>();
+  REQUIRE(first_decodable_prefix<DeleteRawModifiedDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteAtTimeDetails", "[generated][roundtrip]") {
-  check_default<DeleteAtTimeDetails>();
-  check_filled<DeleteAtTimeDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteAtTimeDetails>() == DeleteAtTimeDetails::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteAtTimeDetails>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteAtTimeDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteAtTimeDetails>();
+  REQUIRE(first_decodable_prefix<DeleteAtTimeDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteEventDetails", "[generated][roundtrip]") {
-  check_default<DeleteEventDetails>();
-  check_filled<DeleteEventDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteEventDetails>() == DeleteEventDetails::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteEventDetails>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteEventDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteEventDetails>();
+  REQUIRE(first_decodable_prefix<DeleteEventDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryUpdateResult", "[generated][roundtrip]") {
-  check_default<HistoryUpdateResult>();
-  check_filled<HistoryUpdateResult>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryUpdateResult>() == HistoryUpdateResult::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryUpdateResult>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryUpdateResult", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryUpdateResult>();
+  REQUIRE(first_decodable_prefix<HistoryUpdateResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryUpdateRequest", "[generated][roundtrip]") {
-  check_default<HistoryUpdateRequest>();
-  check_filled<HistoryUpdateRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryUpdateRequest>() == HistoryUpdateRequest::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryUpdateRequest>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryUpdateRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryUpdateRequest>();
+  REQUIRE(first_decodable_prefix<HistoryUpdateRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryUpdateResponse", "[generated][roundtrip]") {
-  check_default<HistoryUpdateResponse>();
-  check_filled<HistoryUpdateResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryUpdateResponse>() == HistoryUpdateResponse::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryUpdateResponse>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryUpdateResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryUpdateResponse>();
+  REQUIRE(first_decodable_prefix<HistoryUpdateResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CallMethodRequest", "[generated][roundtrip]") {
-  check_default<CallMethodRequest>();
-  check_filled<CallMethodRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CallMethodRequest>() == CallMethodRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CallMethodRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CallMethodRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CallMethodRequest>();
+  REQUIRE(first_decodable_prefix<CallMethodRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CallMethodResult", "[generated][roundtrip]") {
-  check_default<CallMethodResult>();
-  check_filled<CallMethodResult>(/*has_fields=*/true);
+  REQUIRE(check_default<CallMethodResult>() == CallMethodResult::kMinEncodedSize);
+  REQUIRE(check_filled<CallMethodResult>() == true);
 }
 TEST_CASE("roundtrip truncated CallMethodResult", "[generated][roundtrip][truncated]") {
-  check_truncated<CallMethodResult>();
+  REQUIRE(first_decodable_prefix<CallMethodResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CallRequest", "[generated][roundtrip]") {
-  check_default<CallRequest>();
-  check_filled<CallRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CallRequest>() == CallRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CallRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CallRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CallRequest>();
+  REQUIRE(first_decodable_prefix<CallRequest>() == kNoPrefix);
 }
 
 }  // namespace opcuad::ua::gentest

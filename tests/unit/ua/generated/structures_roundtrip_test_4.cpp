@@ -4,619 +4,619 @@
 namespace opcuad::ua::gentest {
 
 TEST_CASE("roundtrip CallResponse", "[generated][roundtrip]") {
-  check_default<CallResponse>();
-  check_filled<CallResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CallResponse>() == CallResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CallResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CallResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CallResponse>();
+  REQUIRE(first_decodable_prefix<CallResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoringFilter", "[generated][roundtrip]") {
-  check_default<MonitoringFilter>();
-  check_filled<MonitoringFilter>(/*has_fields=*/false);
+  REQUIRE(check_default<MonitoringFilter>() == MonitoringFilter::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoringFilter>() == false);
 }
 TEST_CASE("roundtrip truncated MonitoringFilter", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoringFilter>();
+  REQUIRE(first_decodable_prefix<MonitoringFilter>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataChangeFilter", "[generated][roundtrip]") {
-  check_default<DataChangeFilter>();
-  check_filled<DataChangeFilter>(/*has_fields=*/true);
+  REQUIRE(check_default<DataChangeFilter>() == DataChangeFilter::kMinEncodedSize);
+  REQUIRE(check_filled<DataChangeFilter>() == true);
 }
 TEST_CASE("roundtrip truncated DataChangeFilter", "[generated][roundtrip][truncated]") {
-  check_truncated<DataChangeFilter>();
+  REQUIRE(first_decodable_prefix<DataChangeFilter>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EventFilter", "[generated][roundtrip]") {
-  check_default<EventFilter>();
-  check_filled<EventFilter>(/*has_fields=*/true);
+  REQUIRE(check_default<EventFilter>() == EventFilter::kMinEncodedSize);
+  REQUIRE(check_filled<EventFilter>() == true);
 }
 TEST_CASE("roundtrip truncated EventFilter", "[generated][roundtrip][truncated]") {
-  check_truncated<EventFilter>();
+  REQUIRE(first_decodable_prefix<EventFilter>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadEventDetails", "[generated][roundtrip]") {
-  check_default<ReadEventDetails>();
-  check_filled<ReadEventDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadEventDetails>() == ReadEventDetails::kMinEncodedSize);
+  REQUIRE(check_filled<ReadEventDetails>() == true);
 }
 TEST_CASE("roundtrip truncated ReadEventDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadEventDetails>();
+  REQUIRE(first_decodable_prefix<ReadEventDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadEventDetails2", "[generated][roundtrip]") {
-  check_default<ReadEventDetails2>();
-  check_filled<ReadEventDetails2>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadEventDetails2>() == ReadEventDetails2::kMinEncodedSize);
+  REQUIRE(check_filled<ReadEventDetails2>() == true);
 }
 TEST_CASE("roundtrip truncated ReadEventDetails2", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadEventDetails2>();
+  REQUIRE(first_decodable_prefix<ReadEventDetails2>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AggregateConfiguration", "[generated][roundtrip]") {
-  check_default<AggregateConfiguration>();
-  check_filled<AggregateConfiguration>(/*has_fields=*/true);
+  REQUIRE(check_default<AggregateConfiguration>() == AggregateConfiguration::kMinEncodedSize);
+  REQUIRE(check_filled<AggregateConfiguration>() == true);
 }
 TEST_CASE("roundtrip truncated AggregateConfiguration", "[generated][roundtrip][truncated]") {
-  check_truncated<AggregateConfiguration>();
+  REQUIRE(first_decodable_prefix<AggregateConfiguration>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ReadProcessedDetails", "[generated][roundtrip]") {
-  check_default<ReadProcessedDetails>();
-  check_filled<ReadProcessedDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<ReadProcessedDetails>() == ReadProcessedDetails::kMinEncodedSize);
+  REQUIRE(check_filled<ReadProcessedDetails>() == true);
 }
 TEST_CASE("roundtrip truncated ReadProcessedDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<ReadProcessedDetails>();
+  REQUIRE(first_decodable_prefix<ReadProcessedDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AggregateFilter", "[generated][roundtrip]") {
-  check_default<AggregateFilter>();
-  check_filled<AggregateFilter>(/*has_fields=*/true);
+  REQUIRE(check_default<AggregateFilter>() == AggregateFilter::kMinEncodedSize);
+  REQUIRE(check_filled<AggregateFilter>() == true);
 }
 TEST_CASE("roundtrip truncated AggregateFilter", "[generated][roundtrip][truncated]") {
-  check_truncated<AggregateFilter>();
+  REQUIRE(first_decodable_prefix<AggregateFilter>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoringFilterResult", "[generated][roundtrip]") {
-  check_default<MonitoringFilterResult>();
-  check_filled<MonitoringFilterResult>(/*has_fields=*/false);
+  REQUIRE(check_default<MonitoringFilterResult>() == MonitoringFilterResult::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoringFilterResult>() == false);
 }
 TEST_CASE("roundtrip truncated MonitoringFilterResult", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoringFilterResult>();
+  REQUIRE(first_decodable_prefix<MonitoringFilterResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EventFilterResult", "[generated][roundtrip]") {
-  check_default<EventFilterResult>();
-  check_filled<EventFilterResult>(/*has_fields=*/true);
+  REQUIRE(check_default<EventFilterResult>() == EventFilterResult::kMinEncodedSize);
+  REQUIRE(check_filled<EventFilterResult>() == true);
 }
 TEST_CASE("roundtrip truncated EventFilterResult", "[generated][roundtrip][truncated]") {
-  check_truncated<EventFilterResult>();
+  REQUIRE(first_decodable_prefix<EventFilterResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AggregateFilterResult", "[generated][roundtrip]") {
-  check_default<AggregateFilterResult>();
-  check_filled<AggregateFilterResult>(/*has_fields=*/true);
+  REQUIRE(check_default<AggregateFilterResult>() == AggregateFilterResult::kMinEncodedSize);
+  REQUIRE(check_filled<AggregateFilterResult>() == true);
 }
 TEST_CASE("roundtrip truncated AggregateFilterResult", "[generated][roundtrip][truncated]") {
-  check_truncated<AggregateFilterResult>();
+  REQUIRE(first_decodable_prefix<AggregateFilterResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoringParameters", "[generated][roundtrip]") {
-  check_default<MonitoringParameters>();
-  check_filled<MonitoringParameters>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoringParameters>() == MonitoringParameters::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoringParameters>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoringParameters", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoringParameters>();
+  REQUIRE(first_decodable_prefix<MonitoringParameters>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoredItemCreateRequest", "[generated][roundtrip]") {
-  check_default<MonitoredItemCreateRequest>();
-  check_filled<MonitoredItemCreateRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoredItemCreateRequest>() == MonitoredItemCreateRequest::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoredItemCreateRequest>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoredItemCreateRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoredItemCreateRequest>();
+  REQUIRE(first_decodable_prefix<MonitoredItemCreateRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoredItemCreateResult", "[generated][roundtrip]") {
-  check_default<MonitoredItemCreateResult>();
-  check_filled<MonitoredItemCreateResult>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoredItemCreateResult>() == MonitoredItemCreateResult::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoredItemCreateResult>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoredItemCreateResult", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoredItemCreateResult>();
+  REQUIRE(first_decodable_prefix<MonitoredItemCreateResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateMonitoredItemsRequest", "[generated][roundtrip]") {
-  check_default<CreateMonitoredItemsRequest>();
-  check_filled<CreateMonitoredItemsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateMonitoredItemsRequest>() == CreateMonitoredItemsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CreateMonitoredItemsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CreateMonitoredItemsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateMonitoredItemsRequest>();
+  REQUIRE(first_decodable_prefix<CreateMonitoredItemsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateMonitoredItemsResponse", "[generated][roundtrip]") {
-  check_default<CreateMonitoredItemsResponse>();
-  check_filled<CreateMonitoredItemsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateMonitoredItemsResponse>() == CreateMonitoredItemsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CreateMonitoredItemsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CreateMonitoredItemsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateMonitoredItemsResponse>();
+  REQUIRE(first_decodable_prefix<CreateMonitoredItemsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoredItemModifyRequest", "[generated][roundtrip]") {
-  check_default<MonitoredItemModifyRequest>();
-  check_filled<MonitoredItemModifyRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoredItemModifyRequest>() == MonitoredItemModifyRequest::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoredItemModifyRequest>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoredItemModifyRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoredItemModifyRequest>();
+  REQUIRE(first_decodable_prefix<MonitoredItemModifyRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoredItemModifyResult", "[generated][roundtrip]") {
-  check_default<MonitoredItemModifyResult>();
-  check_filled<MonitoredItemModifyResult>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoredItemModifyResult>() == MonitoredItemModifyResult::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoredItemModifyResult>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoredItemModifyResult", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoredItemModifyResult>();
+  REQUIRE(first_decodable_prefix<MonitoredItemModifyResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModifyMonitoredItemsRequest", "[generated][roundtrip]") {
-  check_default<ModifyMonitoredItemsRequest>();
-  check_filled<ModifyMonitoredItemsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<ModifyMonitoredItemsRequest>() == ModifyMonitoredItemsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<ModifyMonitoredItemsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated ModifyMonitoredItemsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<ModifyMonitoredItemsRequest>();
+  REQUIRE(first_decodable_prefix<ModifyMonitoredItemsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModifyMonitoredItemsResponse", "[generated][roundtrip]") {
-  check_default<ModifyMonitoredItemsResponse>();
-  check_filled<ModifyMonitoredItemsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<ModifyMonitoredItemsResponse>() == ModifyMonitoredItemsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<ModifyMonitoredItemsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated ModifyMonitoredItemsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<ModifyMonitoredItemsResponse>();
+  REQUIRE(first_decodable_prefix<ModifyMonitoredItemsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetMonitoringModeRequest", "[generated][roundtrip]") {
-  check_default<SetMonitoringModeRequest>();
-  check_filled<SetMonitoringModeRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<SetMonitoringModeRequest>() == SetMonitoringModeRequest::kMinEncodedSize);
+  REQUIRE(check_filled<SetMonitoringModeRequest>() == true);
 }
 TEST_CASE("roundtrip truncated SetMonitoringModeRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<SetMonitoringModeRequest>();
+  REQUIRE(first_decodable_prefix<SetMonitoringModeRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetMonitoringModeResponse", "[generated][roundtrip]") {
-  check_default<SetMonitoringModeResponse>();
-  check_filled<SetMonitoringModeResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<SetMonitoringModeResponse>() == SetMonitoringModeResponse::kMinEncodedSize);
+  REQUIRE(check_filled<SetMonitoringModeResponse>() == true);
 }
 TEST_CASE("roundtrip truncated SetMonitoringModeResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<SetMonitoringModeResponse>();
+  REQUIRE(first_decodable_prefix<SetMonitoringModeResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetTriggeringRequest", "[generated][roundtrip]") {
-  check_default<SetTriggeringRequest>();
-  check_filled<SetTriggeringRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<SetTriggeringRequest>() == SetTriggeringRequest::kMinEncodedSize);
+  REQUIRE(check_filled<SetTriggeringRequest>() == true);
 }
 TEST_CASE("roundtrip truncated SetTriggeringRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<SetTriggeringRequest>();
+  REQUIRE(first_decodable_prefix<SetTriggeringRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetTriggeringResponse", "[generated][roundtrip]") {
-  check_default<SetTriggeringResponse>();
-  check_filled<SetTriggeringResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<SetTriggeringResponse>() == SetTriggeringResponse::kMinEncodedSize);
+  REQUIRE(check_filled<SetTriggeringResponse>() == true);
 }
 TEST_CASE("roundtrip truncated SetTriggeringResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<SetTriggeringResponse>();
+  REQUIRE(first_decodable_prefix<SetTriggeringResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteMonitoredItemsRequest", "[generated][roundtrip]") {
-  check_default<DeleteMonitoredItemsRequest>();
-  check_filled<DeleteMonitoredItemsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteMonitoredItemsRequest>() == DeleteMonitoredItemsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteMonitoredItemsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteMonitoredItemsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteMonitoredItemsRequest>();
+  REQUIRE(first_decodable_prefix<DeleteMonitoredItemsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteMonitoredItemsResponse", "[generated][roundtrip]") {
-  check_default<DeleteMonitoredItemsResponse>();
-  check_filled<DeleteMonitoredItemsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteMonitoredItemsResponse>() == DeleteMonitoredItemsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteMonitoredItemsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteMonitoredItemsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteMonitoredItemsResponse>();
+  REQUIRE(first_decodable_prefix<DeleteMonitoredItemsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateSubscriptionRequest", "[generated][roundtrip]") {
-  check_default<CreateSubscriptionRequest>();
-  check_filled<CreateSubscriptionRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateSubscriptionRequest>() == CreateSubscriptionRequest::kMinEncodedSize);
+  REQUIRE(check_filled<CreateSubscriptionRequest>() == true);
 }
 TEST_CASE("roundtrip truncated CreateSubscriptionRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateSubscriptionRequest>();
+  REQUIRE(first_decodable_prefix<CreateSubscriptionRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip CreateSubscriptionResponse", "[generated][roundtrip]") {
-  check_default<CreateSubscriptionResponse>();
-  check_filled<CreateSubscriptionResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<CreateSubscriptionResponse>() == CreateSubscriptionResponse::kMinEncodedSize);
+  REQUIRE(check_filled<CreateSubscriptionResponse>() == true);
 }
 TEST_CASE("roundtrip truncated CreateSubscriptionResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<CreateSubscriptionResponse>();
+  REQUIRE(first_decodable_prefix<CreateSubscriptionResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModifySubscriptionRequest", "[generated][roundtrip]") {
-  check_default<ModifySubscriptionRequest>();
-  check_filled<ModifySubscriptionRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<ModifySubscriptionRequest>() == ModifySubscriptionRequest::kMinEncodedSize);
+  REQUIRE(check_filled<ModifySubscriptionRequest>() == true);
 }
 TEST_CASE("roundtrip truncated ModifySubscriptionRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<ModifySubscriptionRequest>();
+  REQUIRE(first_decodable_prefix<ModifySubscriptionRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModifySubscriptionResponse", "[generated][roundtrip]") {
-  check_default<ModifySubscriptionResponse>();
-  check_filled<ModifySubscriptionResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<ModifySubscriptionResponse>() == ModifySubscriptionResponse::kMinEncodedSize);
+  REQUIRE(check_filled<ModifySubscriptionResponse>() == true);
 }
 TEST_CASE("roundtrip truncated ModifySubscriptionResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<ModifySubscriptionResponse>();
+  REQUIRE(first_decodable_prefix<ModifySubscriptionResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetPublishingModeRequest", "[generated][roundtrip]") {
-  check_default<SetPublishingModeRequest>();
-  check_filled<SetPublishingModeRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<SetPublishingModeRequest>() == SetPublishingModeRequest::kMinEncodedSize);
+  REQUIRE(check_filled<SetPublishingModeRequest>() == true);
 }
 TEST_CASE("roundtrip truncated SetPublishingModeRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<SetPublishingModeRequest>();
+  REQUIRE(first_decodable_prefix<SetPublishingModeRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SetPublishingModeResponse", "[generated][roundtrip]") {
-  check_default<SetPublishingModeResponse>();
-  check_filled<SetPublishingModeResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<SetPublishingModeResponse>() == SetPublishingModeResponse::kMinEncodedSize);
+  REQUIRE(check_filled<SetPublishingModeResponse>() == true);
 }
 TEST_CASE("roundtrip truncated SetPublishingModeResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<SetPublishingModeResponse>();
+  REQUIRE(first_decodable_prefix<SetPublishingModeResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NotificationMessage", "[generated][roundtrip]") {
-  check_default<NotificationMessage>();
-  check_filled<NotificationMessage>(/*has_fields=*/true);
+  REQUIRE(check_default<NotificationMessage>() == NotificationMessage::kMinEncodedSize);
+  REQUIRE(check_filled<NotificationMessage>() == true);
 }
 TEST_CASE("roundtrip truncated NotificationMessage", "[generated][roundtrip][truncated]") {
-  check_truncated<NotificationMessage>();
+  REQUIRE(first_decodable_prefix<NotificationMessage>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NotificationData", "[generated][roundtrip]") {
-  check_default<NotificationData>();
-  check_filled<NotificationData>(/*has_fields=*/false);
+  REQUIRE(check_default<NotificationData>() == NotificationData::kMinEncodedSize);
+  REQUIRE(check_filled<NotificationData>() == false);
 }
 TEST_CASE("roundtrip truncated NotificationData", "[generated][roundtrip][truncated]") {
-  check_truncated<NotificationData>();
+  REQUIRE(first_decodable_prefix<NotificationData>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip MonitoredItemNotification", "[generated][roundtrip]") {
-  check_default<MonitoredItemNotification>();
-  check_filled<MonitoredItemNotification>(/*has_fields=*/true);
+  REQUIRE(check_default<MonitoredItemNotification>() == MonitoredItemNotification::kMinEncodedSize);
+  REQUIRE(check_filled<MonitoredItemNotification>() == true);
 }
 TEST_CASE("roundtrip truncated MonitoredItemNotification", "[generated][roundtrip][truncated]") {
-  check_truncated<MonitoredItemNotification>();
+  REQUIRE(first_decodable_prefix<MonitoredItemNotification>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DataChangeNotification", "[generated][roundtrip]") {
-  check_default<DataChangeNotification>();
-  check_filled<DataChangeNotification>(/*has_fields=*/true);
+  REQUIRE(check_default<DataChangeNotification>() == DataChangeNotification::kMinEncodedSize);
+  REQUIRE(check_filled<DataChangeNotification>() == true);
 }
 TEST_CASE("roundtrip truncated DataChangeNotification", "[generated][roundtrip][truncated]") {
-  check_truncated<DataChangeNotification>();
+  REQUIRE(first_decodable_prefix<DataChangeNotification>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EventFieldList", "[generated][roundtrip]") {
-  check_default<EventFieldList>();
-  check_filled<EventFieldList>(/*has_fields=*/true);
+  REQUIRE(check_default<EventFieldList>() == EventFieldList::kMinEncodedSize);
+  REQUIRE(check_filled<EventFieldList>() == true);
 }
 TEST_CASE("roundtrip truncated EventFieldList", "[generated][roundtrip][truncated]") {
-  check_truncated<EventFieldList>();
+  REQUIRE(first_decodable_prefix<EventFieldList>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EventNotificationList", "[generated][roundtrip]") {
-  check_default<EventNotificationList>();
-  check_filled<EventNotificationList>(/*has_fields=*/true);
+  REQUIRE(check_default<EventNotificationList>() == EventNotificationList::kMinEncodedSize);
+  REQUIRE(check_filled<EventNotificationList>() == true);
 }
 TEST_CASE("roundtrip truncated EventNotificationList", "[generated][roundtrip][truncated]") {
-  check_truncated<EventNotificationList>();
+  REQUIRE(first_decodable_prefix<EventNotificationList>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryEventFieldList", "[generated][roundtrip]") {
-  check_default<HistoryEventFieldList>();
-  check_filled<HistoryEventFieldList>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryEventFieldList>() == HistoryEventFieldList::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryEventFieldList>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryEventFieldList", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryEventFieldList>();
+  REQUIRE(first_decodable_prefix<HistoryEventFieldList>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryEvent", "[generated][roundtrip]") {
-  check_default<HistoryEvent>();
-  check_filled<HistoryEvent>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryEvent>() == HistoryEvent::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryEvent>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryEvent", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryEvent>();
+  REQUIRE(first_decodable_prefix<HistoryEvent>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip HistoryModifiedEvent", "[generated][roundtrip]") {
-  check_default<HistoryModifiedEvent>();
-  check_filled<HistoryModifiedEvent>(/*has_fields=*/true);
+  REQUIRE(check_default<HistoryModifiedEvent>() == HistoryModifiedEvent::kMinEncodedSize);
+  REQUIRE(check_filled<HistoryModifiedEvent>() == true);
 }
 TEST_CASE("roundtrip truncated HistoryModifiedEvent", "[generated][roundtrip][truncated]") {
-  check_truncated<HistoryModifiedEvent>();
+  REQUIRE(first_decodable_prefix<HistoryModifiedEvent>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip UpdateEventDetails", "[generated][roundtrip]") {
-  check_default<UpdateEventDetails>();
-  check_filled<UpdateEventDetails>(/*has_fields=*/true);
+  REQUIRE(check_default<UpdateEventDetails>() == UpdateEventDetails::kMinEncodedSize);
+  REQUIRE(check_filled<UpdateEventDetails>() == true);
 }
 TEST_CASE("roundtrip truncated UpdateEventDetails", "[generated][roundtrip][truncated]") {
-  check_truncated<UpdateEventDetails>();
+  REQUIRE(first_decodable_prefix<UpdateEventDetails>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StatusChangeNotification", "[generated][roundtrip]") {
-  check_default<StatusChangeNotification>();
-  check_filled<StatusChangeNotification>(/*has_fields=*/true);
+  REQUIRE(check_default<StatusChangeNotification>() == StatusChangeNotification::kMinEncodedSize);
+  REQUIRE(check_filled<StatusChangeNotification>() == true);
 }
 TEST_CASE("roundtrip truncated StatusChangeNotification", "[generated][roundtrip][truncated]") {
-  check_truncated<StatusChangeNotification>();
+  REQUIRE(first_decodable_prefix<StatusChangeNotification>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SubscriptionAcknowledgement", "[generated][roundtrip]") {
-  check_default<SubscriptionAcknowledgement>();
-  check_filled<SubscriptionAcknowledgement>(/*has_fields=*/true);
+  REQUIRE(check_default<SubscriptionAcknowledgement>() == SubscriptionAcknowledgement::kMinEncodedSize);
+  REQUIRE(check_filled<SubscriptionAcknowledgement>() == true);
 }
 TEST_CASE("roundtrip truncated SubscriptionAcknowledgement", "[generated][roundtrip][truncated]") {
-  check_truncated<SubscriptionAcknowledgement>();
+  REQUIRE(first_decodable_prefix<SubscriptionAcknowledgement>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PublishRequest", "[generated][roundtrip]") {
-  check_default<PublishRequest>();
-  check_filled<PublishRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<PublishRequest>() == PublishRequest::kMinEncodedSize);
+  REQUIRE(check_filled<PublishRequest>() == true);
 }
 TEST_CASE("roundtrip truncated PublishRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<PublishRequest>();
+  REQUIRE(first_decodable_prefix<PublishRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip PublishResponse", "[generated][roundtrip]") {
-  check_default<PublishResponse>();
-  check_filled<PublishResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<PublishResponse>() == PublishResponse::kMinEncodedSize);
+  REQUIRE(check_filled<PublishResponse>() == true);
 }
 TEST_CASE("roundtrip truncated PublishResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<PublishResponse>();
+  REQUIRE(first_decodable_prefix<PublishResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RepublishRequest", "[generated][roundtrip]") {
-  check_default<RepublishRequest>();
-  check_filled<RepublishRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<RepublishRequest>() == RepublishRequest::kMinEncodedSize);
+  REQUIRE(check_filled<RepublishRequest>() == true);
 }
 TEST_CASE("roundtrip truncated RepublishRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<RepublishRequest>();
+  REQUIRE(first_decodable_prefix<RepublishRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RepublishResponse", "[generated][roundtrip]") {
-  check_default<RepublishResponse>();
-  check_filled<RepublishResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<RepublishResponse>() == RepublishResponse::kMinEncodedSize);
+  REQUIRE(check_filled<RepublishResponse>() == true);
 }
 TEST_CASE("roundtrip truncated RepublishResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<RepublishResponse>();
+  REQUIRE(first_decodable_prefix<RepublishResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TransferResult", "[generated][roundtrip]") {
-  check_default<TransferResult>();
-  check_filled<TransferResult>(/*has_fields=*/true);
+  REQUIRE(check_default<TransferResult>() == TransferResult::kMinEncodedSize);
+  REQUIRE(check_filled<TransferResult>() == true);
 }
 TEST_CASE("roundtrip truncated TransferResult", "[generated][roundtrip][truncated]") {
-  check_truncated<TransferResult>();
+  REQUIRE(first_decodable_prefix<TransferResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TransferSubscriptionsRequest", "[generated][roundtrip]") {
-  check_default<TransferSubscriptionsRequest>();
-  check_filled<TransferSubscriptionsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<TransferSubscriptionsRequest>() == TransferSubscriptionsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<TransferSubscriptionsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated TransferSubscriptionsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<TransferSubscriptionsRequest>();
+  REQUIRE(first_decodable_prefix<TransferSubscriptionsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip TransferSubscriptionsResponse", "[generated][roundtrip]") {
-  check_default<TransferSubscriptionsResponse>();
-  check_filled<TransferSubscriptionsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<TransferSubscriptionsResponse>() == TransferSubscriptionsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<TransferSubscriptionsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated TransferSubscriptionsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<TransferSubscriptionsResponse>();
+  REQUIRE(first_decodable_prefix<TransferSubscriptionsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteSubscriptionsRequest", "[generated][roundtrip]") {
-  check_default<DeleteSubscriptionsRequest>();
-  check_filled<DeleteSubscriptionsRequest>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteSubscriptionsRequest>() == DeleteSubscriptionsRequest::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteSubscriptionsRequest>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteSubscriptionsRequest", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteSubscriptionsRequest>();
+  REQUIRE(first_decodable_prefix<DeleteSubscriptionsRequest>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DeleteSubscriptionsResponse", "[generated][roundtrip]") {
-  check_default<DeleteSubscriptionsResponse>();
-  check_filled<DeleteSubscriptionsResponse>(/*has_fields=*/true);
+  REQUIRE(check_default<DeleteSubscriptionsResponse>() == DeleteSubscriptionsResponse::kMinEncodedSize);
+  REQUIRE(check_filled<DeleteSubscriptionsResponse>() == true);
 }
 TEST_CASE("roundtrip truncated DeleteSubscriptionsResponse", "[generated][roundtrip][truncated]") {
-  check_truncated<DeleteSubscriptionsResponse>();
+  REQUIRE(first_decodable_prefix<DeleteSubscriptionsResponse>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip BuildInfo", "[generated][roundtrip]") {
-  check_default<BuildInfo>();
-  check_filled<BuildInfo>(/*has_fields=*/true);
+  REQUIRE(check_default<BuildInfo>() == BuildInfo::kMinEncodedSize);
+  REQUIRE(check_filled<BuildInfo>() == true);
 }
 TEST_CASE("roundtrip truncated BuildInfo", "[generated][roundtrip][truncated]") {
-  check_truncated<BuildInfo>();
+  REQUIRE(first_decodable_prefix<BuildInfo>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip RedundantServerDataType", "[generated][roundtrip]") {
-  check_default<RedundantServerDataType>();
-  check_filled<RedundantServerDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<RedundantServerDataType>() == RedundantServerDataType::kMinEncodedSize);
+  REQUIRE(check_filled<RedundantServerDataType>() == true);
 }
 TEST_CASE("roundtrip truncated RedundantServerDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<RedundantServerDataType>();
+  REQUIRE(first_decodable_prefix<RedundantServerDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EndpointUrlListDataType", "[generated][roundtrip]") {
-  check_default<EndpointUrlListDataType>();
-  check_filled<EndpointUrlListDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<EndpointUrlListDataType>() == EndpointUrlListDataType::kMinEncodedSize);
+  REQUIRE(check_filled<EndpointUrlListDataType>() == true);
 }
 TEST_CASE("roundtrip truncated EndpointUrlListDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<EndpointUrlListDataType>();
+  REQUIRE(first_decodable_prefix<EndpointUrlListDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip NetworkGroupDataType", "[generated][roundtrip]") {
-  check_default<NetworkGroupDataType>();
-  check_filled<NetworkGroupDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<NetworkGroupDataType>() == NetworkGroupDataType::kMinEncodedSize);
+  REQUIRE(check_filled<NetworkGroupDataType>() == true);
 }
 TEST_CASE("roundtrip truncated NetworkGroupDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<NetworkGroupDataType>();
+  REQUIRE(first_decodable_prefix<NetworkGroupDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SamplingIntervalDiagnosticsDataType", "[generated][roundtrip]") {
-  check_default<SamplingIntervalDiagnosticsDataType>();
-  check_filled<SamplingIntervalDiagnosticsDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<SamplingIntervalDiagnosticsDataType>() == SamplingIntervalDiagnosticsDataType::kMinEncodedSize);
+  REQUIRE(check_filled<SamplingIntervalDiagnosticsDataType>() == true);
 }
 TEST_CASE("roundtrip truncated SamplingIntervalDiagnosticsDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<SamplingIntervalDiagnosticsDataType>();
+  REQUIRE(first_decodable_prefix<SamplingIntervalDiagnosticsDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ServerDiagnosticsSummaryDataType", "[generated][roundtrip]") {
-  check_default<ServerDiagnosticsSummaryDataType>();
-  check_filled<ServerDiagnosticsSummaryDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ServerDiagnosticsSummaryDataType>() == ServerDiagnosticsSummaryDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ServerDiagnosticsSummaryDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ServerDiagnosticsSummaryDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ServerDiagnosticsSummaryDataType>();
+  REQUIRE(first_decodable_prefix<ServerDiagnosticsSummaryDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ServerStatusDataType", "[generated][roundtrip]") {
-  check_default<ServerStatusDataType>();
-  check_filled<ServerStatusDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ServerStatusDataType>() == ServerStatusDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ServerStatusDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ServerStatusDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ServerStatusDataType>();
+  REQUIRE(first_decodable_prefix<ServerStatusDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SessionSecurityDiagnosticsDataType", "[generated][roundtrip]") {
-  check_default<SessionSecurityDiagnosticsDataType>();
-  check_filled<SessionSecurityDiagnosticsDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<SessionSecurityDiagnosticsDataType>() == SessionSecurityDiagnosticsDataType::kMinEncodedSize);
+  REQUIRE(check_filled<SessionSecurityDiagnosticsDataType>() == true);
 }
 TEST_CASE("roundtrip truncated SessionSecurityDiagnosticsDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<SessionSecurityDiagnosticsDataType>();
+  REQUIRE(first_decodable_prefix<SessionSecurityDiagnosticsDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ServiceCounterDataType", "[generated][roundtrip]") {
-  check_default<ServiceCounterDataType>();
-  check_filled<ServiceCounterDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ServiceCounterDataType>() == ServiceCounterDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ServiceCounterDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ServiceCounterDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ServiceCounterDataType>();
+  REQUIRE(first_decodable_prefix<ServiceCounterDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SessionDiagnosticsDataType", "[generated][roundtrip]") {
-  check_default<SessionDiagnosticsDataType>();
-  check_filled<SessionDiagnosticsDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<SessionDiagnosticsDataType>() == SessionDiagnosticsDataType::kMinEncodedSize);
+  REQUIRE(check_filled<SessionDiagnosticsDataType>() == true);
 }
 TEST_CASE("roundtrip truncated SessionDiagnosticsDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<SessionDiagnosticsDataType>();
+  REQUIRE(first_decodable_prefix<SessionDiagnosticsDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip StatusResult", "[generated][roundtrip]") {
-  check_default<StatusResult>();
-  check_filled<StatusResult>(/*has_fields=*/true);
+  REQUIRE(check_default<StatusResult>() == StatusResult::kMinEncodedSize);
+  REQUIRE(check_filled<StatusResult>() == true);
 }
 TEST_CASE("roundtrip truncated StatusResult", "[generated][roundtrip][truncated]") {
-  check_truncated<StatusResult>();
+  REQUIRE(first_decodable_prefix<StatusResult>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SubscriptionDiagnosticsDataType", "[generated][roundtrip]") {
-  check_default<SubscriptionDiagnosticsDataType>();
-  check_filled<SubscriptionDiagnosticsDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<SubscriptionDiagnosticsDataType>() == SubscriptionDiagnosticsDataType::kMinEncodedSize);
+  REQUIRE(check_filled<SubscriptionDiagnosticsDataType>() == true);
 }
 TEST_CASE("roundtrip truncated SubscriptionDiagnosticsDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<SubscriptionDiagnosticsDataType>();
+  REQUIRE(first_decodable_prefix<SubscriptionDiagnosticsDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ModelChangeStructureDataType", "[generated][roundtrip]") {
-  check_default<ModelChangeStructureDataType>();
-  check_filled<ModelChangeStructureDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ModelChangeStructureDataType>() == ModelChangeStructureDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ModelChangeStructureDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ModelChangeStructureDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ModelChangeStructureDataType>();
+  REQUIRE(first_decodable_prefix<ModelChangeStructureDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip SemanticChangeStructureDataType", "[generated][roundtrip]") {
-  check_default<SemanticChangeStructureDataType>();
-  check_filled<SemanticChangeStructureDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<SemanticChangeStructureDataType>() == SemanticChangeStructureDataType::kMinEncodedSize);
+  REQUIRE(check_filled<SemanticChangeStructureDataType>() == true);
 }
 TEST_CASE("roundtrip truncated SemanticChangeStructureDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<SemanticChangeStructureDataType>();
+  REQUIRE(first_decodable_prefix<SemanticChangeStructureDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip Range", "[generated][roundtrip]") {
-  check_default<Range>();
-  check_filled<Range>(/*has_fields=*/true);
+  REQUIRE(check_default<Range>() == Range::kMinEncodedSize);
+  REQUIRE(check_filled<Range>() == true);
 }
 TEST_CASE("roundtrip truncated Range", "[generated][roundtrip][truncated]") {
-  check_truncated<Range>();
+  REQUIRE(first_decodable_prefix<Range>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip EUInformation", "[generated][roundtrip]") {
-  check_default<EUInformation>();
-  check_filled<EUInformation>(/*has_fields=*/true);
+  REQUIRE(check_default<EUInformation>() == EUInformation::kMinEncodedSize);
+  REQUIRE(check_filled<EUInformation>() == true);
 }
 TEST_CASE("roundtrip truncated EUInformation", "[generated][roundtrip][truncated]") {
-  check_truncated<EUInformation>();
+  REQUIRE(first_decodable_prefix<EUInformation>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ComplexNumberType", "[generated][roundtrip]") {
-  check_default<ComplexNumberType>();
-  check_filled<ComplexNumberType>(/*has_fields=*/true);
+  REQUIRE(check_default<ComplexNumberType>() == ComplexNumberType::kMinEncodedSize);
+  REQUIRE(check_filled<ComplexNumberType>() == true);
 }
 TEST_CASE("roundtrip truncated ComplexNumberType", "[generated][roundtrip][truncated]") {
-  check_truncated<ComplexNumberType>();
+  REQUIRE(first_decodable_prefix<ComplexNumberType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip DoubleComplexNumberType", "[generated][roundtrip]") {
-  check_default<DoubleComplexNumberType>();
-  check_filled<DoubleComplexNumberType>(/*has_fields=*/true);
+  REQUIRE(check_default<DoubleComplexNumberType>() == DoubleComplexNumberType::kMinEncodedSize);
+  REQUIRE(check_filled<DoubleComplexNumberType>() == true);
 }
 TEST_CASE("roundtrip truncated DoubleComplexNumberType", "[generated][roundtrip][truncated]") {
-  check_truncated<DoubleComplexNumberType>();
+  REQUIRE(first_decodable_prefix<DoubleComplexNumberType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip AxisInformation", "[generated][roundtrip]") {
-  check_default<AxisInformation>();
-  check_filled<AxisInformation>(/*has_fields=*/true);
+  REQUIRE(check_default<AxisInformation>() == AxisInformation::kMinEncodedSize);
+  REQUIRE(check_filled<AxisInformation>() == true);
 }
 TEST_CASE("roundtrip truncated AxisInformation", "[generated][roundtrip][truncated]") {
-  check_truncated<AxisInformation>();
+  REQUIRE(first_decodable_prefix<AxisInformation>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip XVType", "[generated][roundtrip]") {
-  check_default<XVType>();
-  check_filled<XVType>(/*has_fields=*/true);
+  REQUIRE(check_default<XVType>() == XVType::kMinEncodedSize);
+  REQUIRE(check_filled<XVType>() == true);
 }
 TEST_CASE("roundtrip truncated XVType", "[generated][roundtrip][truncated]") {
-  check_truncated<XVType>();
+  REQUIRE(first_decodable_prefix<XVType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ProgramDiagnosticDataType", "[generated][roundtrip]") {
-  check_default<ProgramDiagnosticDataType>();
-  check_filled<ProgramDiagnosticDataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ProgramDiagnosticDataType>() == ProgramDiagnosticDataType::kMinEncodedSize);
+  REQUIRE(check_filled<ProgramDiagnosticDataType>() == true);
 }
 TEST_CASE("roundtrip truncated ProgramDiagnosticDataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ProgramDiagnosticDataType>();
+  REQUIRE(first_decodable_prefix<ProgramDiagnosticDataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip ProgramDiagnostic2DataType", "[generated][roundtrip]") {
-  check_default<ProgramDiagnostic2DataType>();
-  check_filled<ProgramDiagnostic2DataType>(/*has_fields=*/true);
+  REQUIRE(check_default<ProgramDiagnostic2DataType>() == ProgramDiagnostic2DataType::kMinEncodedSize);
+  REQUIRE(check_filled<ProgramDiagnostic2DataType>() == true);
 }
 TEST_CASE("roundtrip truncated ProgramDiagnostic2DataType", "[generated][roundtrip][truncated]") {
-  check_truncated<ProgramDiagnostic2DataType>();
+  REQUIRE(first_decodable_prefix<ProgramDiagnostic2DataType>() == kNoPrefix);
 }
 
 TEST_CASE("roundtrip Annotation", "[generated][roundtrip]") {
-  check_default<Annotation>();
-  check_filled<Annotation>(/*has_fields=*/true);
+  REQUIRE(check_default<Annotation>() == Annotation::kMinEncodedSize);
+  REQUIRE(check_filled<Annotation>() == true);
 }
 TEST_CASE("roundtrip truncated Annotation", "[generated][roundtrip][truncated]") {
-  check_truncated<Annotation>();
+  REQUIRE(first_decodable_prefix<Annotation>() == kNoPrefix);
 }
 
 }  // namespace opcuad::ua::gentest
