@@ -17,6 +17,8 @@ constexpr uint32_t kWrapThreshold = 4294966271u;
 
 // A HEL is small (five numbers and a URL of at most 4096 bytes); nothing larger is read before it.
 constexpr uint32_t kMaxHelloSize = kHeaderSize + 20 + 4 + kMaxEndpointUrlLength;
+// The receive buffer of a new channel after Hello: a few typical requests (Read-100 is ~2.5 KB).
+constexpr size_t kInitialReceiveCapacity = 16384;
 
 void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
 
@@ -51,7 +53,8 @@ SecureChannel::SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& e
       send_buffer_size_(std::max(config.send_buffer_size, kMinBufferSize)),
       max_request_chunks_(0),
       next_token_id_(ids.random_token_start()) {
-  rx_.resize(kMaxHelloSize * 2);
+  rx_max_ = kMaxHelloSize * 2;
+  resize_rx(rx_max_);
   writer_.on_written([this](size_t responses) { written(responses); });
   writer_.on_error([this](std::error_code) { finish(); });
 }
@@ -85,13 +88,31 @@ void SecureChannel::tick() {
   start();
 }
 
+void SecureChannel::resize_rx(size_t capacity) {
+  // Not zero-filled: only bytes a read wrote are ever looked at, and untouched pages cost no memory.
+  auto grown = std::make_unique_for_overwrite<uint8_t[]>(capacity);
+  if (rx_end_ > rx_begin_) std::memcpy(grown.get(), rx_.get() + rx_begin_, rx_end_ - rx_begin_);
+  rx_end_ -= rx_begin_;
+  rx_begin_ = 0;
+  rx_ = std::move(grown);
+  rx_cap_ = capacity;
+}
+
 std::span<uint8_t> SecureChannel::receive_space() {
   if (rx_begin_ > 0 && rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
-  return {rx_.data() + rx_end_, rx_.size() - rx_end_};
+  // Grow when the buffer is full while reading is allowed (a chunk bigger than it is arriving), or when a
+  // read filled it (the client sends faster than one small read per turn drains). A full buffer while
+  // paused is back-pressure and stays as it is.
+  if ((rx_end_ == rx_cap_ || rx_filled_) && rx_cap_ < rx_max_ && reading_allowed()) {
+    resize_rx(std::min(rx_max_, rx_cap_ * 4));
+  }
+  rx_filled_ = false;
+  return {rx_.get() + rx_end_, rx_cap_ - rx_end_};
 }
 
 void SecureChannel::on_received(size_t n) {
   assert_owner();
+  rx_filled_ = rx_end_ + n == rx_cap_;
   rx_end_ += n;
   process();
 }
@@ -101,7 +122,7 @@ void SecureChannel::process() {
   processing_ = true;
   auto self = shared_from_this();  // a handler may close the channel and drop the owner's reference
   while (state_ < State::Closing && !paused_) {
-    std::span<const uint8_t> avail(rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+    std::span<const uint8_t> avail(rx_.get() + rx_begin_, rx_end_ - rx_begin_);
     FrameHeader h{};
     StatusCode error;
     ParseResult r = parse_frame_header(avail, h, error);
@@ -122,7 +143,7 @@ void SecureChannel::process() {
   }
   // Keep the unprocessed tail at the front so the next read has room for a whole chunk.
   if (rx_begin_ > 0) {
-    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
+    std::memmove(rx_.get(), rx_.get() + rx_begin_, rx_end_ - rx_begin_);
     rx_end_ -= rx_begin_;
     rx_begin_ = 0;
   }
@@ -181,8 +202,10 @@ bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
   max_request_chunks_ = config_.max_chunk_count
                             ? config_.max_chunk_count
                             : (config_.max_message_size + body_per_chunk - 1) / body_per_chunk;
-  // Room for one whole chunk plus a batch of small ones behind it.
-  rx_.resize(static_cast<size_t>(receive_buffer_size_) + 65536);
+  // At most room for one whole chunk plus a batch of small ones behind it; it starts at what most
+  // requests need and grows on demand (receive_space()).
+  rx_max_ = static_cast<size_t>(receive_buffer_size_) + 65536;
+  resize_rx(std::min(rx_max_, kInitialReceiveCapacity));
 
   AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size, max_request_chunks_};
   std::string bytes = encode_acknowledge(ack);

@@ -99,6 +99,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   const std::string& endpoint_url() const noexcept { return endpoint_url_; }
   uint32_t send_buffer_size() const noexcept { return send_buffer_size_; }
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
+  size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
   uint32_t owed_responses() const noexcept { return owed_; }
   const SecurityToken& current_token() const noexcept { return current_; }
   const OutputWriter& writer() const noexcept { return writer_; }
@@ -151,10 +152,16 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   bool have_received_sequence_ = false;
   uint32_t last_received_sequence_ = 0;
   uint32_t next_send_sequence_ = 1;
-  // Receive buffer: bytes [rx_begin_, rx_end_) are unprocessed.
-  std::vector<uint8_t> rx_;
+  // Receive buffer: bytes [rx_begin_, rx_end_) of rx_[0, rx_cap_) are unprocessed. It starts small and
+  // grows (up to rx_max_: one whole chunk plus a batch of small ones) only when a read fills it, so ten
+  // thousand mostly idle sessions do not each hold a buffer sized for the largest chunk.
+  std::unique_ptr<uint8_t[]> rx_;
+  size_t rx_cap_ = 0;
+  size_t rx_max_ = 0;
   size_t rx_begin_ = 0;
   size_t rx_end_ = 0;
+  bool rx_filled_ = false;  // the last read filled all the space it was given
+  void resize_rx(size_t capacity);
   // Reassembly of a multi-chunk request.
   std::vector<uint8_t> reassembly_;
   uint32_t reassembly_request_id_ = 0;
