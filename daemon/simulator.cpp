@@ -45,6 +45,7 @@ Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space,
 
 void Simulator::start() {
   asio::post(ctx_, [this] {
+    if (stopped_) return;
     participant_ = space_.reclaimer().register_participant();
     started_ = std::chrono::steady_clock::now();
     for (auto& g : groups_) {
@@ -74,11 +75,12 @@ void Simulator::tick(Group& g) {
   } while (g.next <= now);
   g.timer->expires_at(g.next);
   g.timer->async_wait([this, &g](std::error_code ec) {
-    if (!ec) tick(g);
+    if (!ec && !stopped_) tick(g);
   });
 }
 
 void Simulator::stop() {
+  stopped_ = true;
   for (auto& g : groups_) {
     if (g.timer) g.timer->cancel();
   }

@@ -47,6 +47,9 @@ class Simulator {
   services::Server& services_;
   std::vector<const addressspace::ValueCell*> written_;  // reused per tick
   addressspace::EpochReclaimer::Participant* participant_ = nullptr;
+  // Set by stop(). cancel() cannot recall a completion already queued (a tick that ran late re-arms a
+  // timer that is due at once), so the handler checks this before it ticks again.
+  bool stopped_ = false;
   std::vector<Variable> variables_;
   std::vector<Group> groups_;
   std::chrono::steady_clock::time_point started_;
