@@ -1,5 +1,7 @@
 #include "config/address_space_loader.hpp"
 
+#include <functional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "addressspace/namespace0.hpp"
@@ -42,6 +44,92 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
   const ua::NodeId has_modelling_rule(0, ua::id::HasModellingRule);
   const ua::NodeId mandatory(0, ua::id::ModellingRule_Mandatory);
   std::unordered_set<ua::NodeId> type_members;  // nodes of declared object types: instance declarations
+
+  // What instantiation needs (Part 3 §6.3.3, §6.4): the declared types, their base types, the instance
+  // declarations below each node of a type, and the browse names each node declares itself.
+  std::unordered_map<ua::NodeId, ua::NodeId> declared_type_base;
+  std::unordered_map<ua::NodeId, std::vector<const NodeDecl*>> declarations_below;
+  std::unordered_map<ua::NodeId, std::unordered_set<std::string>> declared_names;
+  {
+    std::unordered_set<ua::NodeId> members;
+    for (const NodeDecl& d : c.nodes) {
+      declared_names[d.parent].insert(std::string(d.browse_name.name.view()));
+      if (d.is_type) {
+        declared_type_base[d.node_id] = d.parent;
+        members.insert(d.node_id);
+      } else if (d.count == 0 && members.count(d.parent)) {
+        members.insert(d.node_id);
+        declarations_below[d.parent].push_back(&d);
+      }
+    }
+  }
+  // Gives `instance` a copy of every instance declaration of `type` and its declared supertypes that it
+  // does not declare itself (a subtype's declaration hides its supertype's of the same browse name).
+  // Copies get NodeIds derived like declared children's (`<instance>.<BrowseName>`), the declaration's
+  // attributes, value and type definition, and their own declarations recursively.
+  using Names = std::unordered_set<std::string>;
+  std::function<void(const ua::NodeId&, const ua::NodeId&, Names, const NodeDecl&, int)> instantiate;
+  std::function<void(const ua::NodeId&, const ua::NodeId&, const NodeDecl&, int)> copy_below;
+  auto copy_node = [&](const ua::NodeId& parent, const NodeDecl& decl, const NodeDecl& owner, int depth) {
+    const std::string base(parent.type() == ua::IdType::String ? std::string(parent.string()) : parent.to_string());
+    NodeSpec copy;
+    copy.node_id = ua::NodeId(parent.namespace_index(), ua::String(base + "." + std::string(decl.browse_name.name.view())));
+    copy.node_class = decl.kind == NodeKind::Variable || decl.kind == NodeKind::Property ? NodeClass::Variable
+                                                                                        : NodeClass::Object;
+    copy.browse_name = decl.browse_name;
+    copy.display_name = decl.display_name;
+    copy.description = decl.description;
+    copy.data_type = decl.data_type.is_null() ? ua::NodeId(0, 24) : decl.data_type;
+    copy.value_rank = decl.value_rank;
+    copy.array_dimensions = decl.array_dimensions;
+    copy.access_level = decl.access_level;
+    copy.user_access_level = decl.access_level;
+    copy.minimum_sampling_interval = decl.minimum_sampling_interval;
+    copy.historizing = decl.historizing;
+    if (copy.node_class == NodeClass::Variable) {
+      ua::DataValue dv;
+      dv.value = decl.value;
+      dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
+      copy.value = std::move(dv);
+    }
+    if (!b.add_node(copy)) {
+      errors.push_back({owner.file, owner.path,
+                        "instantiating " + std::string(decl.browse_name.name.view()) + ": duplicate NodeId " +
+                            copy.node_id.to_string()});
+      return;
+    }
+    b.add_reference(parent, decl.reference_type, copy.node_id);
+    b.add_reference(copy.node_id, has_type_definition, decl.type_definition);
+    copy_below(copy.node_id, decl.node_id, owner, depth + 1);
+    if (copy.node_class == NodeClass::Object) {
+      Names copied;  // what copy_below just gave it hides the type's declarations of the same name
+      if (auto it = declarations_below.find(decl.node_id); it != declarations_below.end()) {
+        for (const NodeDecl* below : it->second) copied.insert(std::string(below->browse_name.name.view()));
+      }
+      instantiate(copy.node_id, decl.type_definition, std::move(copied), owner, depth + 1);
+    }
+  };
+  copy_below = [&](const ua::NodeId& target, const ua::NodeId& source, const NodeDecl& owner, int depth) {
+    auto it = declarations_below.find(source);
+    if (it == declarations_below.end()) return;
+    for (const NodeDecl* decl : it->second) copy_node(target, *decl, owner, depth);
+  };
+  instantiate = [&](const ua::NodeId& instance, const ua::NodeId& type, Names present, const NodeDecl& owner,
+                    int depth) {
+    if (!declared_type_base.count(type)) return;  // ns0 types: their instance declarations are not copied
+    if (depth > 16) {
+      errors.push_back({owner.file, owner.path, "object types nest deeper than 16 levels (a type containing itself?)"});
+      return;
+    }
+    for (ua::NodeId t = type; declared_type_base.count(t); t = declared_type_base[t]) {
+      auto it = declarations_below.find(t);
+      if (it == declarations_below.end()) continue;
+      for (const NodeDecl* decl : it->second) {
+        if (!present.insert(std::string(decl->browse_name.name.view())).second) continue;
+        copy_node(instance, *decl, owner, depth);
+      }
+    }
+  };
 
   NodeSpec spec;
   for (const NodeDecl& d : c.nodes) {
@@ -108,6 +196,10 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
       } else {
         b.add_reference(parent, d.reference_type, spec.node_id);
         b.add_reference(spec.node_id, has_type_definition, d.type_definition);
+        if (!in_type && spec.node_class == NodeClass::Object) {
+          auto own = declared_names.find(spec.node_id);
+          instantiate(spec.node_id, d.type_definition, own == declared_names.end() ? Names{} : own->second, d, 0);
+        }
       }
       if (in_type) {
         type_members.insert(spec.node_id);
