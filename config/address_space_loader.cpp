@@ -28,6 +28,40 @@ addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo&
   return info;
 }
 
+namespace {
+
+// The attributes a node declaration gives its node (and every copy of it an instance gets); the NodeId,
+// and the value's timestamp, are the caller's.
+addressspace::NodeSpec spec_of(const NodeDecl& d) {
+  using addressspace::NodeClass;
+  addressspace::NodeSpec spec;
+  spec.node_class = d.is_type                                                 ? NodeClass::ObjectType
+                    : d.kind == NodeKind::Variable || d.kind == NodeKind::Property ? NodeClass::Variable
+                                                                                   : NodeClass::Object;
+  spec.browse_name = d.browse_name;
+  spec.display_name = d.display_name;
+  spec.description = d.description;
+  spec.is_abstract = d.is_abstract;
+  spec.data_type = d.data_type.is_null() ? ua::NodeId(0, 24) : d.data_type;
+  spec.value_rank = d.value_rank;
+  spec.array_dimensions = d.array_dimensions;
+  spec.access_level = d.access_level;
+  spec.user_access_level = d.access_level;
+  spec.minimum_sampling_interval = d.minimum_sampling_interval;
+  spec.historizing = d.historizing;
+  return spec;
+}
+
+void set_initial_value(addressspace::NodeSpec& spec, const NodeDecl& d) {
+  if (spec.node_class != addressspace::NodeClass::Variable) return;
+  ua::DataValue dv;
+  dv.value = d.value;
+  dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
+  spec.value = std::move(dv);
+}
+
+}  // namespace
+
 std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
                                              addressspace::EpochReclaimer::Participant& p, const ua::BuildInfo& build) {
   using namespace addressspace;
@@ -72,26 +106,9 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
   std::function<void(const ua::NodeId&, const ua::NodeId&, const NodeDecl&, int)> copy_below;
   auto copy_node = [&](const ua::NodeId& parent, const NodeDecl& decl, const NodeDecl& owner, int depth) {
     const std::string base(parent.type() == ua::IdType::String ? std::string(parent.string()) : parent.to_string());
-    NodeSpec copy;
+    NodeSpec copy = spec_of(decl);
     copy.node_id = ua::NodeId(parent.namespace_index(), ua::String(base + "." + std::string(decl.browse_name.name.view())));
-    copy.node_class = decl.kind == NodeKind::Variable || decl.kind == NodeKind::Property ? NodeClass::Variable
-                                                                                        : NodeClass::Object;
-    copy.browse_name = decl.browse_name;
-    copy.display_name = decl.display_name;
-    copy.description = decl.description;
-    copy.data_type = decl.data_type.is_null() ? ua::NodeId(0, 24) : decl.data_type;
-    copy.value_rank = decl.value_rank;
-    copy.array_dimensions = decl.array_dimensions;
-    copy.access_level = decl.access_level;
-    copy.user_access_level = decl.access_level;
-    copy.minimum_sampling_interval = decl.minimum_sampling_interval;
-    copy.historizing = decl.historizing;
-    if (copy.node_class == NodeClass::Variable) {
-      ua::DataValue dv;
-      dv.value = decl.value;
-      dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
-      copy.value = std::move(dv);
-    }
+    set_initial_value(copy, decl);
     if (!b.add_node(copy)) {
       errors.push_back({owner.file, owner.path,
                         "instantiating " + std::string(decl.browse_name.name.view()) + ": duplicate NodeId " +
@@ -133,21 +150,7 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
 
   NodeSpec spec;
   for (const NodeDecl& d : c.nodes) {
-    spec = NodeSpec{};
-    spec.node_class = d.is_type                                                 ? NodeClass::ObjectType
-                      : d.kind == NodeKind::Variable || d.kind == NodeKind::Property ? NodeClass::Variable
-                                                                                     : NodeClass::Object;
-    spec.browse_name = d.browse_name;
-    spec.display_name = d.display_name;
-    spec.description = d.description;
-    spec.is_abstract = d.is_abstract;
-    spec.data_type = d.data_type.is_null() ? ua::NodeId(0, 24) : d.data_type;
-    spec.value_rank = d.value_rank;
-    spec.array_dimensions = d.array_dimensions;
-    spec.access_level = d.access_level;
-    spec.user_access_level = d.access_level;
-    spec.minimum_sampling_interval = d.minimum_sampling_interval;
-    spec.historizing = d.historizing;
+    spec = spec_of(d);
     const bool in_type = d.is_type || type_members.count(d.parent) != 0;
     const uint32_t count = d.count ? d.count : 1;
     const std::string name_pattern(d.browse_name.name.view());
@@ -166,12 +169,7 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
       } else {
         spec.node_id = d.node_id;
       }
-      if (spec.node_class == NodeClass::Variable) {
-        ua::DataValue dv;
-        dv.value = d.value;
-        dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
-        spec.value = std::move(dv);
-      }
+      set_initial_value(spec, d);
       ua::NodeId parent = d.parent;
       if (d.count && d.kind == NodeKind::Property && !d.parent.is_null()) {
         // The property of a bulk variable: its parent is the k-th variable (same pattern, one level up).
