@@ -249,7 +249,7 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
  "threads": )"
          << o.server_threads << R"(,
  "limits": {"max_sessions": )"
-         << std::max<uint32_t>(o.sessions + 10, 100) << R"(, "max_nodes_per_read": )" << limit
+         << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
          << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"
          << limit << R"(},
  "logging": {"level": "info"},
@@ -510,7 +510,8 @@ int run(const Options& o) {
       peer.name = "node-opcua";
       PeerNodes nodes;
       nodes.variables = std::max<uint32_t>(o.nodes, 100);
-      nodes.sessions = o.sessions + 10;
+      // Sessions of earlier rounds stay open until they time out: room for every round's sessions + probe.
+      nodes.sessions = (o.sessions + 1) * o.rounds + 10;
       std::vector<std::string> argv;
       if (!node_opcua_command(free_loopback_port(), nodes, argv, error)) {
         std::fprintf(stderr, "opcuad-bench: --compare node-opcua: %s\n", error.c_str());

@@ -111,16 +111,20 @@ async function main() {
     }));
   }
   if (counters.length) {
-    // Every counter changes at every tick with the time of the tick as source timestamp, like opcuad's
-    // simulated counters.
+    // Every counter changes at every tick, with the time of the tick as source timestamp, like opcuad's
+    // simulated counters. Ticks are on absolute deadlines (start + n x interval): setInterval drifts
+    // later by a little each time, which would lose a sample every few seconds.
+    const start = Date.now();
     let n = 0;
-    setInterval(() => {
+    const tick = () => {
       ++n;
       const now = new Date();
       for (const v of counters) {
         v.setValueFromSource(new ua.Variant({ dataType: ua.DataType.Double, value: n }), ua.StatusCodes.Good, now);
       }
-    }, opts.counterInterval);
+      setTimeout(tick, Math.max(0, start + (n + 1) * opts.counterInterval - Date.now()));
+    };
+    setTimeout(tick, opts.counterInterval);
   }
 
   await server.start();
