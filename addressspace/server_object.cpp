@@ -165,4 +165,69 @@ void update_server_diagnostics(const NodeStore& store, ValueStore& values, Epoch
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedRequestsCount, s.rejected_requests_count);
 }
 
+const char* counter_node_id(DiagnosticCounter c) {
+  static constexpr const char* kIds[kCounterCount] = {
+      "Diagnostics.HeapAllocations", "Diagnostics.HeapBytesAllocated", "Diagnostics.RequestsReceived",
+      "Diagnostics.MessagesSent",    "Diagnostics.ChunksSent",         "Diagnostics.WriteCalls",
+      "Diagnostics.BytesSent",
+  };
+  return kIds[static_cast<size_t>(c)];
+}
+
+void add_counter_nodes(NodeStoreBuilder& b, double refresh_interval_ms) {
+  namespace id = ua::id;
+  const ua::NodeId object(1, ua::String(kCountersObjectId));
+  const ua::NodeId has_component(0, id::HasComponent);
+  const ua::NodeId has_type_definition(0, id::HasTypeDefinition);
+  NodeSpec spec;
+  spec.node_id = object;
+  spec.node_class = NodeClass::Object;
+  spec.browse_name = ua::QualifiedName{1, ua::String("OpcuadCounters")};
+  spec.display_name = ua::LocalizedText{ua::String(), ua::String("OpcuadCounters")};
+  b.add_node(spec);
+  b.add_reference(ua::NodeId(0, id::Server_ServerDiagnostics), has_component, object);
+  b.add_reference(object, has_type_definition, ua::NodeId(0, id::BaseObjectType));
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    const std::string full = counter_node_id(static_cast<DiagnosticCounter>(i));
+    const std::string name = full.substr(full.find('.') + 1);
+    spec = NodeSpec{};
+    spec.node_id = ua::NodeId(1, ua::String(full));
+    spec.node_class = NodeClass::Variable;
+    spec.browse_name = ua::QualifiedName{1, ua::String(name)};
+    spec.display_name = ua::LocalizedText{ua::String(), ua::String(name)};
+    spec.data_type = ua::NodeId(0, id::UInt64);
+    spec.value_rank = -1;
+    spec.minimum_sampling_interval = refresh_interval_ms;
+    ua::DataValue dv;
+    dv.value = uint64_t{0};
+    dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
+    spec.value = std::move(dv);
+    b.add_node(spec);
+    b.add_reference(object, has_component, spec.node_id);
+    b.add_reference(spec.node_id, has_type_definition, ua::NodeId(0, id::BaseDataVariableType));
+  }
+}
+
+bool CounterPublisher::publish(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                               const CounterValues& v, ua::DateTime now) {
+  if (resolved_for_ != &store) {
+    resolved_for_ = &store;
+    for (size_t i = 0; i < kCounterCount; ++i) {
+      const NodeIndex n = store.find(ua::NodeId(1, ua::String(counter_node_id(static_cast<DiagnosticCounter>(i)))));
+      const VariableAttributes* var = n == kNoNode ? nullptr : store.variable(n);
+      cells_[i] = var ? var->cell : nullptr;
+    }
+  }
+  if (!cells_[0]) return false;
+  ua::DataValue dv;
+  dv.source_timestamp = now;
+  dv.server_timestamp = now;
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    if (!cells_[i]) continue;
+    dv.value = v[i];
+    values.write(*cells_[i], dv, p);
+  }
+  return true;
+}
+
 }  // namespace opcuad::addressspace

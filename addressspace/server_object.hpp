@@ -7,11 +7,13 @@
 // then calls update_server_current_time() from a timer on one shard, and the session/subscription
 // layers publish counters with update_server_diagnostics().
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "addressspace/node_store.hpp"
+#include "addressspace/node_store_builder.hpp"
 #include "addressspace/value_store.hpp"
 #include "ua/generated/types.hpp"
 
@@ -60,5 +62,41 @@ void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer
                       ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason);
 void update_server_diagnostics(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                                const ua::ServerDiagnosticsSummaryDataType& summary);
+
+// opcuad's own counters for load harnesses (config "diagnostics": {"counters": true};
+// docs/CONFIGURATION.md): read-only UInt64 variables in namespace 1 (the server's namespace), components
+// of the Object ns=1;s=Diagnostics, itself a component of Server.ServerDiagnostics (i=2274). They sit below
+// ServerDiagnostics rather than the Server object, so a Browse of i=2253 returns the same references either
+// way (the harness browses it).
+enum class DiagnosticCounter : uint8_t {
+  HeapAllocations,
+  HeapBytesAllocated,
+  RequestsReceived,
+  MessagesSent,
+  ChunksSent,
+  WriteCalls,
+  BytesSent,
+};
+inline constexpr size_t kCounterCount = 7;
+inline constexpr const char* kCountersObjectId = "Diagnostics";  // ns=1;s=Diagnostics
+// The string part of counter c's NodeId (ns=1;s=<this>), e.g. "Diagnostics.HeapAllocations".
+const char* counter_node_id(DiagnosticCounter c);
+using CounterValues = std::array<uint64_t, kCounterCount>;  // indexed by Counter
+
+// Adds the Object and its variables (initial value 0). REQUIRES: namespace 0 was added to `b` before.
+void add_counter_nodes(NodeStoreBuilder& b, double refresh_interval_ms);
+
+// Writes every counter with one timestamp. Resolves the cells on first use; writes nothing (and returns
+// false) when the store has no counter nodes. Scalars up to 8 bytes live inline in the cells, so a refresh
+// does not allocate. Threads: the caller's participant; one writer thread (the daemon's control loop).
+class CounterPublisher {
+ public:
+  bool publish(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+               const CounterValues& v, ua::DateTime now);
+
+ private:
+  const NodeStore* resolved_for_ = nullptr;
+  std::array<ValueCell*, kCounterCount> cells_{};
+};
 
 }  // namespace opcuad::addressspace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bench/histogram.hpp"
+#include "bench/server_counters.hpp"
 #include "bench/sub_scenario.hpp"
 #include "bench/workload.hpp"
 
@@ -32,9 +33,12 @@ struct Options {
   std::vector<int> client_cpus;
   uint32_t server_threads = 1;
   bool compare_canned = false;
+  std::string compare;  // --compare: "node-opcua" or a loopback URL of another server
   uint32_t rounds = 1;
   bool json = false;
   bool keep_config = false;
+  bool server_counters = true;          // generated config: "diagnostics": {"counters": true}
+  bool expect_server_counters = false;  // fail unless the server's counters are read and move
   std::optional<uint16_t> serve_canned;
   std::string canned_response;
 };
@@ -54,7 +58,9 @@ struct RunResult {
   double client_cpu = 0;
   std::string server_problem;
   std::vector<uint8_t> sample_response;
-  std::vector<double> round_rates;  // requests/s of each round
+  std::vector<double> round_rates;         // requests/s of each round
+  ServerCounterDelta counters;             // the server's own counters over the measured windows
+  uint64_t allocations_since_connect = 0;  // heap allocations from before the sessions opened to the end
 
   void merge(const RunResult& r) {
     seconds += r.seconds;
@@ -70,6 +76,8 @@ struct RunResult {
     client_cpu += r.client_cpu;
     if (server_problem.empty()) server_problem = r.server_problem;
     if (sample_response.empty()) sample_response = r.sample_response;
+    counters.merge(r.counters, round_rates.empty());
+    allocations_since_connect += r.allocations_since_connect;
     round_rates.push_back(r.rate(r.requests));
   }
 

@@ -14,6 +14,7 @@
 
 #include "bench/blocking_client.hpp"
 #include "bench/histogram.hpp"
+#include "bench/machine.hpp"
 #include "bench/server_process.hpp"
 #include "bench/sub_connection.hpp"
 #include "bench/sub_scenario.hpp"
@@ -32,7 +33,8 @@ struct ConnectStats {
 };
 
 // One closed loop: open and close sessions until `stop`.
-void connect_loop(const Endpoint& endpoint, uint32_t index, const std::atomic<int>& phase, ConnectStats& stats) {
+void connect_loop(const Endpoint& endpoint, uint32_t index, const std::atomic<int>& phase,
+                  ConnectStats& stats) {
   asio::io_context ctx(1);
   Histogram latency;
   std::map<std::string, uint64_t> errors;
@@ -47,7 +49,8 @@ void connect_loop(const Endpoint& endpoint, uint32_t index, const std::atomic<in
     std::string error;
     bool ok = !ec;
     if (ec) error = "connect: " + ec.message();
-    ok = ok && open_session(s, endpoint, "connect-" + std::to_string(index) + "-" + std::to_string(n++), info, error);
+    ok = ok && open_session(s, endpoint, "connect-" + std::to_string(index) + "-" + std::to_string(n++), info,
+                            error);
     ok = ok && close_session(s, info, 10, error);
     s.close(ec);
     const bool in_window = phase.load(std::memory_order_relaxed) == 1;
@@ -58,7 +61,8 @@ void connect_loop(const Endpoint& endpoint, uint32_t index, const std::atomic<in
     }
     if (in_window) {
       ++measured;
-      latency.record(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()));
+      latency.record(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count()));
     }
   }
   std::lock_guard lock(stats.mu);
@@ -87,14 +91,41 @@ int run_rate(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
   uint64_t errors = 0;
   for (const auto& [what, k] : stats.errors) errors += k;
   const double rate = static_cast<double>(stats.measured) / seconds;
+  const double server_cores = server0 >= 0 && server1 >= 0 ? (server1 - server0) / seconds : -1;
+  const double server_us = server_cores >= 0 && stats.measured
+                               ? (server1 - server0) * 1e6 / static_cast<double>(stats.measured)
+                               : -1;
+  const bool pass = errors == 0 && stats.measured > 0;
+  if (o.json) {
+    std::string out =
+        "{\"scenario\": \"connect\", \"mode\": \"rate\", \"closed_loops\": " + std::to_string(o.threads) +
+        ", \"duration_s\": " + json_number(seconds) + ", \"warmup_s\": " + json_number(o.warmup) +
+        ", \"machine\": " + machine_json(current_machine()) +
+        ", \"sessions\": " + std::to_string(stats.measured) + ", \"sessions_per_s\": " + json_number(rate) +
+        ", \"latency_ms\": {\"p50\": " + json_number(stats.latency.quantile(0.5) / 1e6) +
+        ", \"p99\": " + json_number(stats.latency.quantile(0.99) / 1e6) +
+        ", \"max\": " + json_number(stats.latency.max() / 1e6) +
+        "}, \"server_cpu_cores\": " + json_number(server_cores, true) +
+        ", \"server_cpu_us_per_session\": " + json_number(server_us, true) +
+        ", \"client_cpu_cores\": " + json_number((client1 - client0) / seconds) +
+        ", \"errors\": " + std::to_string(errors) + ", \"error_kinds\": {";
+    bool first = true;
+    for (const auto& [what, k] : stats.errors) {
+      out += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(k);
+      first = false;
+    }
+    out += std::string("}, \"pass\": ") + (pass ? "true" : "false") + "}\n";
+    std::fputs(out.c_str(), stdout);
+    return pass ? 0 : 1;
+  }
+  std::printf("%s\n", machine_text(current_machine()).c_str());
   std::printf(
-      "connect: %u closed loop(s), %.1f s: %.0f sessions opened+closed per second | latency ms p50 %.2f p99 %.2f "
+      "connect: %u closed loop(s), %.1f s: %.0f sessions opened+closed per second | latency ms p50 %.2f p99 "
+      "%.2f "
       "max %.2f | server CPU %.2f cores, %.0f us per session | client CPU %.2f cores | errors %llu | %s\n",
       o.threads, seconds, rate, stats.latency.quantile(0.5) / 1e6, stats.latency.quantile(0.99) / 1e6,
-      stats.latency.max() / 1e6, (server1 - server0) / seconds,
-      stats.measured ? (server1 - server0) * 1e6 / static_cast<double>(stats.measured) : 0.0,
-      (client1 - client0) / seconds, static_cast<unsigned long long>(errors),
-      errors == 0 && stats.measured > 0 ? "PASS" : "FAIL");
+      stats.latency.max() / 1e6, server_cores, server_us, (client1 - client0) / seconds,
+      static_cast<unsigned long long>(errors), pass ? "PASS" : "FAIL");
   for (const auto& [what, k] : stats.errors)
     std::printf("  error: %s x %llu\n", what.c_str(), static_cast<unsigned long long>(k));
   return errors == 0 && stats.measured > 0 ? 0 : 1;
@@ -137,8 +168,9 @@ int run_hold(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
     }
     consecutive_failures = 0;
     held.push_back(std::move(h));
-    if ((i + 1) % 2000 == 0) {
-      std::printf("  %u sessions open after %.1f s\n", i + 1, std::chrono::duration<double>(Clock::now() - t0).count());
+    if ((i + 1) % 2000 == 0 && !o.json) {
+      std::printf("  %u sessions open after %.1f s\n", i + 1,
+                  std::chrono::duration<double>(Clock::now() - t0).count());
       std::fflush(stdout);
     }
   }
@@ -164,12 +196,35 @@ int run_hold(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
   uint64_t error_total = 0;
   for (const auto& [what, k] : errors) error_total += k;
   const bool pass = error_total == 0 && alive == o.hold && !child.exited_early();
+  const double rss_delta_kib = rss0 > 0 && rss1 > 0 ? static_cast<double>(rss1 - rss0) : -1;
+  const double bytes_per_session =
+      rss_delta_kib >= 0 && !held.empty() ? rss_delta_kib * 1024.0 / held.size() : -1;
+  if (o.json) {
+    std::string out =
+        "{\"scenario\": \"connect\", \"mode\": \"hold\", \"requested\": " + std::to_string(o.hold) +
+        ", \"held\": " + std::to_string(held.size()) + ", \"machine\": " + machine_json(current_machine()) +
+        ", \"open_s\": " + json_number(open_s) +
+        ", \"sessions_opened_per_s\": " + json_number(open_s > 0 ? held.size() / open_s : 0) +
+        ", \"held_s\": " + json_number(o.duration) + ", \"answered_read\": " + std::to_string(alive) +
+        ", \"server_rss_delta_kib\": " + json_number(rss_delta_kib, true) +
+        ", \"server_rss_bytes_per_session\": " + json_number(bytes_per_session, true) +
+        ", \"errors\": " + std::to_string(error_total) + ", \"error_kinds\": {";
+    bool first = true;
+    for (const auto& [what, k] : errors) {
+      out += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(k);
+      first = false;
+    }
+    out += std::string("}, \"pass\": ") + (pass ? "true" : "false") + "}\n";
+    std::fputs(out.c_str(), stdout);
+    return pass ? 0 : 1;
+  }
+  std::printf("%s\n", machine_text(current_machine()).c_str());
   std::printf(
-      "connect --hold: %u of %u sessions opened, each with a subscription, in %.1f s (%.0f/s); %u answered a Read "
+      "connect --hold: %u of %u sessions opened, each with a subscription, in %.1f s (%.0f/s); %u answered a "
+      "Read "
       "after %.1f s held | server RSS +%.0f KiB (%.0f bytes per session) | errors %llu | %s\n",
       static_cast<uint32_t>(held.size()), o.hold, open_s, held.size() / open_s, alive, o.duration,
-      static_cast<double>(rss1 - rss0), held.empty() ? 0.0 : (rss1 - rss0) * 1024.0 / held.size(),
-      static_cast<unsigned long long>(error_total), pass ? "PASS" : "FAIL");
+      rss_delta_kib, bytes_per_session, static_cast<unsigned long long>(error_total), pass ? "PASS" : "FAIL");
   size_t shown = 0;
   for (const auto& [what, k] : errors) {
     if (++shown > 10) break;
@@ -198,7 +253,7 @@ int run_connect_scenario(const SubOptions& o) {
   int rc = o.hold ? run_hold(o, child, endpoint) : run_rate(o, child, endpoint);
   std::string how = child.stop();
   if (!how.empty()) {
-    std::printf("SERVER PROBLEM: %s\n%s\n", how.c_str(), child.log_tail().c_str());
+    std::fprintf(o.json ? stderr : stdout, "SERVER PROBLEM: %s\n%s\n", how.c_str(), child.log_tail().c_str());
     rc = 1;
   }
   if (!o.keep_config) std::filesystem::remove_all(dir);

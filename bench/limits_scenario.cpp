@@ -1,7 +1,10 @@
 #include "bench/limits_scenario.hpp"
 
 #include <cstdio>
+#include <string>
 #include <vector>
+
+#include "bench/machine.hpp"
 
 namespace opcuad::bench {
 
@@ -24,11 +27,25 @@ uint32_t limits_total_sessions(bool quick) {
   return n;
 }
 
-int run_limits_grid(bool quick, const LimitsRunner& run) {
-  std::printf("limits: Read-1, clients x outstanding per client; a level fails on > 1 %% errors, p99 > 10x the "
-              "1x1 p99, or throughput < 0.5x the previous level\n");
-  std::printf("%8s %12s %12s %12s %10s %8s  %s\n", "clients", "outstanding", "req/s", "p99 us", "errors", "result",
-              "why");
+namespace {
+std::string ratio_text(double v) {
+  if (v < 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+}  // namespace
+
+int run_limits_grid(bool quick, bool json, const LimitsRunner& run) {
+  if (!json) {
+    std::printf(
+        "limits: Read-1, clients x outstanding per client; a level fails on > 1 %% errors, p99 > 10x the "
+        "1x1 p99, or throughput < 0.5x the previous level\n");
+    std::printf("%s\n", machine_text(current_machine()).c_str());
+    std::printf("%8s %12s %12s %12s %10s %10s %10s %8s  %s\n", "clients", "outstanding", "req/s", "p99 us",
+                "errors", "writes/rsp", "allocs/req", "result", "why");
+  }
+  std::string levels_json;
   double base_p99 = 0;
   double previous_row_first = 0;
   uint32_t failed = 0, levels = 0;
@@ -48,16 +65,39 @@ int run_limits_grid(bool quick, const LimitsRunner& run) {
       const bool pass = why.empty();
       failed += pass ? 0 : 1;
       ++levels;
-      std::printf("%8u %12u %12.0f %12.1f %10llu %8s  %s\n", clients, outstanding, l.rate, l.p99_ns / 1e3,
-                  static_cast<unsigned long long>(l.errors), pass ? "PASS" : "FAIL", why.c_str());
-      if (!l.problem.empty()) std::printf("  %s\n", l.problem.c_str());
-      std::fflush(stdout);
+      if (json) {
+        levels_json +=
+            std::string(levels > 1 ? ",\n  " : "\n  ") + "{\"clients\": " + std::to_string(clients) +
+            ", \"outstanding\": " + std::to_string(outstanding) +
+            ", \"requests\": " + std::to_string(l.requests) + ", \"requests_per_s\": " + json_number(l.rate) +
+            ", \"p99_us\": " + json_number(static_cast<double>(l.p99_ns) / 1e3) +
+            ", \"errors\": " + std::to_string(l.errors) +
+            ", \"write_syscalls_per_response\": " + json_number(l.writes_per_response, true) +
+            ", \"server_allocs_per_request\": " + json_number(l.allocs_per_request, true) +
+            ", \"pass\": " + (pass ? "true" : "false") + ", \"why\": " + json_string(why) +
+            ", \"server_problem\": " + json_string(l.problem) + "}";
+      } else {
+        std::printf("%8u %12u %12.0f %12.1f %10llu %10s %10s %8s  %s\n", clients, outstanding, l.rate,
+                    l.p99_ns / 1e3, static_cast<unsigned long long>(l.errors),
+                    ratio_text(l.writes_per_response).c_str(), ratio_text(l.allocs_per_request).c_str(),
+                    pass ? "PASS" : "FAIL", why.c_str());
+        if (!l.problem.empty()) std::printf("  %s\n", l.problem.c_str());
+        std::fflush(stdout);
+      }
       previous = l.rate;
       if (first_in_row) previous_row_first = l.rate;
       first_in_row = false;
     }
   }
-  std::printf("limits: %u of %u levels pass: %s\n", levels - failed, levels, failed ? "FAIL" : "PASS");
+  if (json) {
+    std::printf(
+        "{\"scenario\": \"limits\", \"quick\": %s, \"machine\": %s, \"levels\": [%s\n], "
+        "\"levels_passing\": %u, \"levels_total\": %u, \"pass\": %s}\n",
+        quick ? "true" : "false", machine_json(current_machine()).c_str(), levels_json.c_str(),
+        levels - failed, levels, failed ? "false" : "true");
+  } else {
+    std::printf("limits: %u of %u levels pass: %s\n", levels - failed, levels, failed ? "FAIL" : "PASS");
+  }
   return failed ? 1 : 0;
 }
 

@@ -15,15 +15,18 @@ struct LimitsLevel {
   uint32_t outstanding = 0;
   uint64_t requests = 0;  // answered during the measured time
   uint64_t errors = 0;
-  double rate = 0;      // requests/s
-  uint64_t p99_ns = 0;  // latency
+  double rate = 0;                  // requests/s
+  uint64_t p99_ns = 0;              // latency
+  double writes_per_response = -1;  // the server's counters (bench/server_counters.hpp); -1: n/a
+  double allocs_per_request = -1;
   std::string problem;  // the server died, ...
 };
 
 using LimitsRunner = std::function<LimitsLevel(uint32_t clients, uint32_t outstanding)>;
 
-// Runs the grid (reduced with `quick`), prints a table with PASS/FAIL per level; returns the exit code.
-int run_limits_grid(bool quick, const LimitsRunner& run);
+// Runs the grid (reduced with `quick`), prints a table with PASS/FAIL per level (or, with `json`, one JSON
+// document at the end); returns the exit code.
+int run_limits_grid(bool quick, bool json, const LimitsRunner& run);
 
 // Sessions the grid opens in all (the server's max_sessions must allow them: sessions outlive their
 // connection until they time out).

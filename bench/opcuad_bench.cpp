@@ -30,6 +30,7 @@
 #include "bench/bench_options.hpp"
 #include "bench/canned_server.hpp"
 #include "bench/limits_scenario.hpp"
+#include "bench/peer_server.hpp"
 #include "bench/server_process.hpp"
 #include "bench/sub_connection.hpp"
 #include "bench/sub_scenario.hpp"
@@ -75,13 +76,18 @@ constexpr const char* kUsage =
     "  --server-threads N    'threads' (shards) in the generated server config (default 1)\n"
     "Output:\n"
     "  --compare-canned      also run against the built-in canned-response ceiling server, print the ratio\n"
+    "  --compare URL|node-opcua  also run against another server (a loopback URL, or node-opcua started\n"
+    "                        from bench/peers/node_opcua_server.js with tests/interop/node_modules), "
+    "alternating\n"
+    "                        rounds, and print the ratio; exit 77 when node or node-opcua is missing\n"
     "  --rounds R            alternate R measured rounds per target (default 1); the ratio is their median\n"
     "  --json                print the results as JSON instead of the text block\n"
     "  --keep-config         keep the generated configuration directory and print its path\n"
+    "  --no-server-counters  leave opcuad's diagnostics counters off (they are on in the generated config)\n"
+    "  --expect-server-counters  fail unless the server's counters are readable and move (tests)\n"
     "Child mode:\n"
     "  --serve-canned PORT   run the canned-response server (with --scenario/--nodes, or --canned-response "
     "FILE)\n";
-
 
 std::string self_path() {
   std::error_code ec;
@@ -172,10 +178,18 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       ok = number(o.rounds) && o.rounds > 0;
     } else if (a == "--compare-canned") {
       o.compare_canned = true;
+    } else if (a == "--compare") {
+      auto v = value();
+      ok = v.has_value() && !v->empty();
+      if (ok) o.compare = *v;
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--keep-config") {
       o.keep_config = true;
+    } else if (a == "--no-server-counters") {
+      o.server_counters = false;
+    } else if (a == "--expect-server-counters") {
+      o.expect_server_counters = true;
     } else if (a == "--serve-canned") {
       uint16_t port = 0;
       ok = number(port);
@@ -209,6 +223,9 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
   o.sub.client_cpus = o.client_cpus;
   o.sub.server_threads = o.server_threads;
   o.sub.keep_config = o.keep_config;
+  o.sub.json = o.json;
+  o.sub.rounds = o.rounds;
+  o.sub.compare = o.compare;
   return o;
 }
 
@@ -232,10 +249,12 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
  "threads": )"
          << o.server_threads << R"(,
  "limits": {"max_sessions": )"
-         << std::max<uint32_t>(o.sessions + 10, 100) << R"(, "max_nodes_per_read": )" << limit
+         << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
          << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"
          << limit << R"(},
  "logging": {"level": "info"},
+ "diagnostics": {"counters": )"
+         << (o.server_counters ? "true" : "false") << R"(},
  "namespaces": ["urn:opcuad:bench"],
  "node_files": ["nodes.json"]}
 )";
@@ -258,6 +277,11 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
     contexts.push_back(std::make_unique<asio::io_context>(1));
     stats.push_back(std::make_unique<LoadStats>());
   }
+  // The server's own counters (opcuad with diagnostics.counters): a snapshot before the load sessions
+  // open, one as the window starts and one as it ends.
+  CounterProbe probe;
+  std::optional<ServerCounterValues> at_connect;
+  if (probe.open(endpoint)) at_connect = probe.read();
   std::vector<std::unique_ptr<LoadConnection>> connections;
   const asio::ip::tcp::endpoint target(asio::ip::make_address_v4("127.0.0.1"), endpoint.port);
   for (uint32_t s = 0; s < o.sessions; ++s) {
@@ -281,15 +305,23 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
   for (auto& ctx : contexts) threads.emplace_back([&ctx] { ctx->run(); });
 
   sleep_seconds(o.warmup);
+  const auto counters0 = at_connect ? probe.read() : std::nullopt;
   const double server0 = server_pid > 0 ? process_cpu_seconds(server_pid) : -1;
   const double client0 = self_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   phase.store(static_cast<int>(Phase::Measure), std::memory_order_relaxed);
   sleep_seconds(o.duration);
+  const auto counters1 = counters0 ? probe.read() : std::nullopt;
   phase.store(static_cast<int>(Phase::Stop), std::memory_order_relaxed);
   const auto t1 = std::chrono::steady_clock::now();
   const double server1 = server_pid > 0 ? process_cpu_seconds(server_pid) : -1;
   const double client1 = self_cpu_seconds();
+  probe.close();
+  result.counters = counter_delta(counters0, counters1);
+  if (at_connect && counters1) {
+    const auto i = static_cast<size_t>(ServerCounter::HeapAllocations);
+    result.allocations_since_connect = (*counters1)[i] - (*at_connect)[i];
+  }
 
   // Drain: every connection stops once its outstanding requests are answered. A server that stalls gets
   // 3 s, then the rest is counted as unanswered.
@@ -326,7 +358,6 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
   if (child && child->exited_early()) result.server_problem = child->stop();
   return result;
 }
-
 
 // A server the load runs against: a child process we started, or a URL.
 struct Target {
@@ -385,17 +416,20 @@ int run_limits(const Options& in) {
     }
   } else {
     std::filesystem::path config;
-    if (dir.empty() || !write_config(dir, o, config) || !start_child(server, {o.server, "--config", config.string()}, o)) {
-      std::fprintf(stderr, "opcuad-bench: the server did not start: %s\n", server.total.server_problem.c_str());
+    if (dir.empty() || !write_config(dir, o, config) ||
+        !start_child(server, {o.server, "--config", config.string()}, o)) {
+      std::fprintf(stderr, "opcuad-bench: the server did not start: %s\n",
+                   server.total.server_problem.c_str());
       return 1;
     }
   }
-  const int rc = run_limits_grid(o.quick, [&](uint32_t clients, uint32_t outstanding) {
+  const int rc = run_limits_grid(o.quick, o.json, [&](uint32_t clients, uint32_t outstanding) {
     Options l = o;
     l.sessions = clients;
     l.inflight = outstanding;
     l.threads = std::min(o.threads, clients);
-    RunResult r = run_load(server.endpoint, workload, l, server.child ? server.child->pid() : -1, server.child.get());
+    RunResult r =
+        run_load(server.endpoint, workload, l, server.child ? server.child->pid() : -1, server.child.get());
     LimitsLevel level;
     level.clients = clients;
     level.outstanding = outstanding;
@@ -403,11 +437,14 @@ int run_limits(const Options& in) {
     level.errors = r.error_total();
     level.rate = r.rate(r.requests);
     level.p99_ns = r.latency.quantile(0.99);
+    level.writes_per_response = r.counters.per_message(ServerCounter::WriteCalls);
+    level.allocs_per_request = r.counters.per_request(ServerCounter::HeapAllocations);
     level.problem = r.server_problem;
     return level;
   });
   stop_child(server);
-  if (!server.total.server_problem.empty()) std::printf("SERVER PROBLEM: %s\n", server.total.server_problem.c_str());
+  if (!server.total.server_problem.empty())
+    std::fprintf(o.json ? stderr : stdout, "SERVER PROBLEM: %s\n", server.total.server_problem.c_str());
   if (!dir.empty()) std::filesystem::remove_all(dir);
   return server.total.server_problem.empty() ? rc : 1;
 }
@@ -464,13 +501,52 @@ int run(const Options& o) {
     }
     started = start_child(server, {o.server, "--config", config.string()}, o);
   }
+  // --compare: another server, started now (node-opcua) or already running (URL).
+  Target peer;
+  peer.total.server_cpu = 0;
+  if (started && !o.compare.empty()) {
+    std::string error;
+    if (o.compare == "node-opcua") {
+      peer.name = "node-opcua";
+      PeerNodes nodes;
+      nodes.variables = std::max<uint32_t>(o.nodes, 100);
+      // Sessions of earlier rounds stay open until they time out: room for every round's sessions + probe.
+      nodes.sessions = (o.sessions + 1) * o.rounds + 10;
+      std::vector<std::string> argv;
+      if (!node_opcua_command(free_loopback_port(), nodes, argv, error)) {
+        std::fprintf(stderr, "opcuad-bench: --compare node-opcua: %s\n", error.c_str());
+        stop_child(server);
+        std::filesystem::remove_all(dir);
+        return kPeerUnavailableExit;
+      }
+      started = start_child(peer, argv, o);
+      if (!started)
+        std::fprintf(stderr, "opcuad-bench: node-opcua did not start: %s\n",
+                     peer.total.server_problem.c_str());
+    } else {
+      peer.name = "peer";
+      peer.total.server_cpu = -1;
+      if (!parse_loopback_url(o.compare, peer.endpoint, error)) {
+        std::fprintf(stderr, "opcuad-bench: --compare: %s\n", error.c_str());
+        stop_child(server);
+        std::filesystem::remove_all(dir);
+        return 2;
+      }
+    }
+    peer.total.url = peer.endpoint.url;
+  }
   server.total.url = server.endpoint.url;
   server.total.target = server.name;
   canned.total.target = canned.name;
+  peer.total.target = peer.name;
   // Rounds alternate between the two servers, so that noise from the shared machine falls on both alike.
   for (uint32_t round = 0; started && round < o.rounds; ++round) {
     run_round(server, workload, o);
     if (!server.total.server_problem.empty()) break;
+    if (!o.compare.empty()) {
+      run_round(peer, workload, o);
+      if (!peer.total.server_problem.empty()) break;
+    }
     if (!o.compare_canned) continue;
     if (round == 0) {
       // Replay the real server's own response, so the ceiling moves exactly as many bytes.
@@ -491,8 +567,10 @@ int run(const Options& o) {
   }
   stop_child(server);
   stop_child(canned);
+  stop_child(peer);
   std::vector<RunResult> runs = {std::move(server.total)};
   if (o.compare_canned) runs.push_back(std::move(canned.total));
+  if (!o.compare.empty()) runs.push_back(std::move(peer.total));
 
   if (o.json)
     print_json(o, workload, runs);
@@ -506,6 +584,19 @@ int run(const Options& o) {
     std::filesystem::remove_all(dir);
 
   bool failed = false;
+  if (o.expect_server_counters) {
+    const RunResult& r = runs[0];
+    const char* why = !r.counters.available                              ? "not readable"
+                      : r.counters[ServerCounter::RequestsReceived] == 0 ? "RequestsReceived did not move"
+                      : r.counters[ServerCounter::WriteCalls] == 0       ? "WriteCalls did not move"
+                      : r.counters[ServerCounter::MessagesSent] == 0     ? "MessagesSent did not move"
+                      : r.allocations_since_connect == 0                 ? "HeapAllocations did not move"
+                                                                         : nullptr;
+    if (why) {
+      failed = true;
+      std::fprintf(stderr, "opcuad-bench: %s: server counters %s\n", r.target.c_str(), why);
+    }
+  }
   for (const auto& r : runs) {
     if (r.requests == 0 || r.error_total() > 0 || !r.server_problem.empty()) {
       failed = true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench/machine.hpp"
 #include "ua/status_code.hpp"
 
 namespace opcuad::bench {
@@ -41,12 +42,11 @@ std::string status_name(uint32_t code) {
   return std::string(s.name()) + " (" + hex + ")";
 }
 
-// The median over rounds of server / ceiling requests/s, each ratio taken within one round pair.
-double median_ratio(const std::vector<RunResult>& runs) {
-  if (runs.size() != 2) return 0;
+// The median over rounds of a / b requests/s, each ratio taken within one round (the rounds alternate).
+double median_ratio(const RunResult& a, const RunResult& b) {
   std::vector<double> ratios;
-  for (size_t i = 0; i < std::min(runs[0].round_rates.size(), runs[1].round_rates.size()); ++i)
-    if (runs[1].round_rates[i] > 0) ratios.push_back(runs[0].round_rates[i] / runs[1].round_rates[i]);
+  for (size_t i = 0; i < std::min(a.round_rates.size(), b.round_rates.size()); ++i)
+    if (b.round_rates[i] > 0) ratios.push_back(a.round_rates[i] / b.round_rates[i]);
   if (ratios.empty()) return 0;
   std::sort(ratios.begin(), ratios.end());
   const size_t n = ratios.size();
@@ -60,7 +60,53 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+std::string ratio_or_na(double v, int digits) {
+  return v < 0 ? std::string("n/a") : fixed(v, digits);
+}
+
+std::string json_number_or_null(double v) {
+  if (v < 0) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
+// The server's own counters (bench/server_counters.hpp), or n/a for a server without them.
+void print_counters_text(const RunResult& r) {
+  const ServerCounterDelta& c = r.counters;
+  std::printf("  server allocs/op  %s  (heap allocations per request, from the server's counters)\n",
+              ratio_or_na(c.per_request(ServerCounter::HeapAllocations), 3).c_str());
+  std::printf("  bytes alloc'd/op  %s\n",
+              ratio_or_na(c.per_request(ServerCounter::HeapBytesAllocated), 1).c_str());
+  std::printf("  write syscalls    %s per response (%s chunks per message, %s server requests counted)\n",
+              ratio_or_na(c.per_message(ServerCounter::WriteCalls), 4).c_str(),
+              ratio_or_na(c.per_message(ServerCounter::ChunksSent), 3).c_str(),
+              c.available ? group(static_cast<double>(c[ServerCounter::RequestsReceived])).c_str() : "n/a");
+}
+
 }  // namespace
+
+// The server's counters as JSON members (null when the server does not have them).
+static std::string counters_json(const RunResult& r) {
+  const ServerCounterDelta& c = r.counters;
+  std::string s = "\"server_counters\": ";
+  if (!c.available)
+    s += "null";
+  else
+    s += "{\"requests\": " + std::to_string(c[ServerCounter::RequestsReceived]) +
+         ", \"allocations\": " + std::to_string(c[ServerCounter::HeapAllocations]) +
+         ", \"bytes_allocated\": " + std::to_string(c[ServerCounter::HeapBytesAllocated]) +
+         ", \"messages_sent\": " + std::to_string(c[ServerCounter::MessagesSent]) +
+         ", \"chunks_sent\": " + std::to_string(c[ServerCounter::ChunksSent]) +
+         ", \"write_calls\": " + std::to_string(c[ServerCounter::WriteCalls]) +
+         ", \"bytes_sent\": " + std::to_string(c[ServerCounter::BytesSent]) + "}";
+  s += ", \"server_allocs_per_request\": " +
+       json_number_or_null(c.per_request(ServerCounter::HeapAllocations));
+  s += ", \"server_bytes_allocated_per_request\": " +
+       json_number_or_null(c.per_request(ServerCounter::HeapBytesAllocated));
+  s += ", \"write_syscalls_per_response\": " + json_number_or_null(c.per_message(ServerCounter::WriteCalls));
+  return s;
+}
 
 void print_text(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
   std::printf(
@@ -71,6 +117,7 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
       : o.scenario == Scenario::Translate ? "path(s)"
                                           : "value(s)",
       o.threads, o.rounds, o.duration, o.warmup);
+  std::printf("%s\n", machine_text(current_machine()).c_str());
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (const auto& r : runs) {
     std::printf("\n[%s] %s\n", r.target.c_str(), r.url.c_str());
@@ -106,6 +153,7 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
                 client_cores > 0.9 * static_cast<double>(std::min<size_t>(client_limit, o.threads))
                     ? "  (the load generator is saturated: client-bound)"
                     : "");
+    print_counters_text(r);
     std::printf("  errors            %s\n", group(static_cast<double>(r.error_total())).c_str());
     for (const auto& [code, n] : r.errors.service)
       std::printf("    service   %-48s %s\n", status_name(code).c_str(),
@@ -117,10 +165,14 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
       std::printf("    transport %-48s %s\n", what.c_str(), group(static_cast<double>(n)).c_str());
     if (!r.server_problem.empty()) std::printf("  SERVER PROBLEM    %s\n", r.server_problem.c_str());
   }
-  if (runs.size() == 2 && runs[1].requests > 0)
-    std::printf("\nratio %s / %s: %s of the ceiling (requests/s, median of %zu round pair(s))\n",
-                runs[0].target.c_str(), runs[1].target.c_str(), fixed(median_ratio(runs), 3).c_str(),
-                std::min(runs[0].round_rates.size(), runs[1].round_rates.size()));
+  for (size_t i = 1; i < runs.size(); ++i) {
+    if (runs[i].requests == 0) continue;
+    std::printf("%sratio %s / %s: %s%s (requests/s, median of %zu round pair(s))\n", i == 1 ? "\n" : "",
+                runs[0].target.c_str(), runs[i].target.c_str(),
+                fixed(median_ratio(runs[0], runs[i]), 3).c_str(),
+                runs[i].target == "canned" ? " of the ceiling" : "",
+                std::min(runs[0].round_rates.size(), runs[i].round_rates.size()));
+  }
 }
 
 static std::string json_escape(const std::string& s) {
@@ -139,9 +191,10 @@ static std::string json_escape(const std::string& s) {
 void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
   std::printf(
       "{\"scenario\": \"%s\", \"sessions\": %u, \"inflight\": %u, \"operations_per_request\": %u, "
-      "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"runs\": [",
+      "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"rounds\": %u, \"machine\": %s, "
+      "\"runs\": [",
       std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
-      o.threads, o.duration, o.warmup);
+      o.threads, o.duration, o.warmup, o.rounds, machine_json(current_machine()).c_str());
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf(
@@ -179,11 +232,19 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
                   static_cast<unsigned long long>(n));
       first = false;
     }
-    std::printf("}, \"server_problem\": \"%s\"}", json_escape(r.server_problem).c_str());
+    std::printf("}, %s, \"server_problem\": \"%s\"}", counters_json(r).c_str(),
+                json_escape(r.server_problem).c_str());
   }
   std::printf("\n]");
-  if (runs.size() == 2 && runs[1].requests > 0)
-    std::printf(", \"ratio_to_ceiling\": %.4f", median_ratio(runs));
+  // Ratios of the first target's requests/s to each other's (median of the round pairs).
+  std::printf(", \"ratios\": {");
+  for (size_t i = 1; i < runs.size(); ++i)
+    std::printf("%s\"%s\": %.4f", i > 1 ? ", " : "", json_escape(runs[i].target).c_str(),
+                runs[i].requests ? median_ratio(runs[0], runs[i]) : 0.0);
+  std::printf("}");
+  for (size_t i = 1; i < runs.size(); ++i)
+    if (runs[i].target == "canned" && runs[i].requests > 0)
+      std::printf(", \"ratio_to_ceiling\": %.4f", median_ratio(runs[0], runs[i]));
   std::printf("}\n");
 }
 

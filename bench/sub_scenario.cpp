@@ -15,6 +15,9 @@
 #include <thread>
 
 #include "bench/blocking_client.hpp"
+#include "bench/machine.hpp"
+#include "bench/peer_server.hpp"
+#include "bench/server_counters.hpp"
 #include "bench/server_process.hpp"
 #include "bench/sub_connection.hpp"
 
@@ -53,8 +56,8 @@ double effective_publishing_interval(const SubOptions& o) {
 
 // Configuration for a `sub` or `connect` run: `variables` counters ns=2;i=1..N changing every interval,
 // limits raised for `items` monitored items and `sessions` sessions.
-bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uint32_t variables, uint32_t items,
-                      uint32_t sessions, std::filesystem::path& config) {
+bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uint32_t variables,
+                      uint32_t items, uint32_t sessions, std::filesystem::path& config) {
   std::ofstream nodes(dir / "nodes.json");
   nodes << R"({"namespaces": ["urn:opcuad:bench"],
  "nodes": [{"kind": "folder", "name": "Bench", "children": [
@@ -74,6 +77,7 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
          << R"(, "max_monitored_items": )" << items + 1000 << R"(, "max_monitored_items_per_call": )"
          << std::max<uint32_t>(o.create_batch, 1000) << R"(},
  "logging": {"level": "warn"},
+ "diagnostics": {"counters": true},
  "namespaces": ["urn:opcuad:bench"],
  "node_files": ["nodes.json"]}
 )";
@@ -87,7 +91,8 @@ bool start_server(const SubOptions& o, const std::filesystem::path& dir, uint32_
     error = "cannot write the configuration in " + dir.string();
     return false;
   }
-  return child.start({o.server, "--config", config.string()}, o.server_cpus, std::chrono::seconds(120), error);
+  return child.start({o.server, "--config", config.string()}, o.server_cpus, std::chrono::seconds(120),
+                     error);
 }
 
 std::filesystem::path make_temp_dir() {
@@ -98,7 +103,15 @@ std::filesystem::path make_temp_dir() {
 
 namespace {
 
+// The server a step runs against: opcuad started with a generated configuration, node-opcua started from
+// bench/peers, or a server already running at `url` (which must have the counters ns=2;i=1..N).
+struct SubTarget {
+  std::string name;  // opcuad, node-opcua, peer
+  std::string url;   // peer only
+};
+
 struct StepResult {
+  std::string target;
   uint32_t items = 0;
   bool ran = false;
   bool pass = false;
@@ -109,6 +122,10 @@ struct StepResult {
   double notifications_per_s = 0;
   double server_cores = -1;
   double client_cores = 0;
+  // From the server's own counters (opcuad only; -1: n/a): heap allocations per notification received by
+  // the harness in the window, and gathered socket writes per message sent.
+  double allocs_per_notification = -1;
+  double writes_per_message = -1;
   double create_s = 0;
   double bytes_per_item = -1;
   double revised_sampling = 0;
@@ -123,39 +140,69 @@ struct StepResult {
 };
 
 void print_step(const StepResult& r, const SubOptions& o) {
+  if (o.json) return;  // reported at the end
   std::printf(
-      "sub: %u items, sampling %g ms (revised %g), publishing %g ms (revised %g), queue %u | expected %llu "
+      "sub [%s]: %u items, sampling %g ms (revised %g), publishing %g ms (revised %g), queue %u | expected "
+      "%llu "
       "samples/item in %.1f s | notifications/s %.0f | worst item %.2f %% | items passing %.4f | server CPU "
       "%.2f cores, client CPU %.2f cores | create %.2f s, %s | errors %llu | %s\n",
-      r.items, o.sampling_interval_ms, r.revised_sampling, effective_publishing_interval(o), r.revised_publishing,
-      r.revised_queue, static_cast<unsigned long long>(r.expected), r.window_s, r.notifications_per_s,
-      r.worst_percent, r.passing_fraction, r.server_cores, r.client_cores, r.create_s,
+      r.target.c_str(), r.items, o.sampling_interval_ms, r.revised_sampling, effective_publishing_interval(o),
+      r.revised_publishing, r.revised_queue, static_cast<unsigned long long>(r.expected), r.window_s,
+      r.notifications_per_s, r.worst_percent, r.passing_fraction, r.server_cores, r.client_cores, r.create_s,
       r.bytes_per_item >= 0 ? (std::to_string(static_cast<long>(r.bytes_per_item)) + " B RSS/item").c_str()
                             : "RSS n/a",
       static_cast<unsigned long long>(r.errors), r.pass ? "PASS" : "FAIL");
-  if (r.duplicates) std::printf("  duplicate samples (same source timestamp twice): %llu\n",
-                                static_cast<unsigned long long>(r.duplicates));
+  if (r.allocs_per_notification >= 0 || r.writes_per_message >= 0)
+    std::printf(
+        "  server counters: %.3f heap allocations per notification, %.3f write syscalls per message\n",
+        r.allocs_per_notification, r.writes_per_message);
+  else
+    std::printf("  server counters: n/a\n");
+  if (r.duplicates)
+    std::printf("  duplicate samples (same source timestamp twice): %llu\n",
+                static_cast<unsigned long long>(r.duplicates));
   for (const auto& [what, n] : r.error_kinds)
     std::printf("  error: %s x %llu\n", what.c_str(), static_cast<unsigned long long>(n));
   if (!r.problem.empty()) std::printf("  SERVER PROBLEM: %s\n", r.problem.c_str());
   if (!r.shutdown_problem.empty())
-    std::printf("  server shutdown after the step: %s (not part of the criterion)\n", r.shutdown_problem.c_str());
+    std::printf("  server shutdown after the step: %s (not part of the criterion)\n",
+                r.shutdown_problem.c_str());
   std::fflush(stdout);
 }
 
-StepResult run_sub_step(const SubOptions& o, uint32_t items) {
+StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& target) {
   StepResult r;
+  r.target = target.name;
   r.items = items;
   const auto step_start = Clock::now();
   const auto dir = make_temp_dir();
   ChildServer child;
   std::string error;
   const uint32_t sessions = std::min(o.sessions, items);
-  if (dir.empty() || !start_server(o, dir, items, items, sessions, child, error)) {
-    r.problem = "server did not start: " + error;
+  Endpoint endpoint;
+  if (target.name == "opcuad") {
+    if (dir.empty() || !start_server(o, dir, items, items, sessions, child, error)) {
+      r.problem = "server did not start: " + error;
+      return r;
+    }
+  } else if (target.name == "node-opcua") {
+    PeerNodes nodes;
+    nodes.variables = 1;
+    nodes.counters = items;
+    nodes.counter_interval_ms = o.sampling_interval_ms;
+    nodes.sessions = sessions + 10;
+    std::vector<std::string> argv;
+    if (!node_opcua_command(free_loopback_port(), nodes, argv, error) ||
+        !child.start(argv, o.server_cpus, std::chrono::seconds(120), error)) {
+      r.problem = "node-opcua did not start: " + error;
+      return r;
+    }
+  } else if (!parse_loopback_url(target.url, endpoint, error)) {
+    r.problem = error;
     return r;
   }
-  Endpoint endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
+  if (child.pid() > 0)
+    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
   SubCounters counters(items);
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<std::unique_ptr<SubConnection>> connections;
@@ -170,12 +217,13 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
   SubParameters params;
   params.sampling_interval_ms = o.sampling_interval_ms;
   params.publishing_interval_ms = effective_publishing_interval(o);
-  params.queue_size = static_cast<uint32_t>(std::ceil(params.publishing_interval_ms / o.sampling_interval_ms)) * 2 + 2;
+  params.queue_size =
+      static_cast<uint32_t>(std::ceil(params.publishing_interval_ms / o.sampling_interval_ms)) * 2 + 2;
   params.items_per_subscription = o.items_per_subscription;
   params.create_batch = o.create_batch;
   params.variables = items;
 
-  const long rss0 = process_rss_kib(child.pid());
+  const long rss0 = child.pid() > 0 ? process_rss_kib(child.pid()) : -1;
   const auto create_start = Clock::now();
   for (uint32_t s = 0; s < sessions; ++s) {
     const uint32_t first = static_cast<uint32_t>(uint64_t{items} * s / sessions);
@@ -189,7 +237,7 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
     connections.push_back(std::move(c));
   }
   r.create_s = seconds_since(create_start);
-  const long rss1 = process_rss_kib(child.pid());
+  const long rss1 = child.pid() > 0 ? process_rss_kib(child.pid()) : -1;
   if (rss0 > 0 && rss1 > 0) r.bytes_per_item = (rss1 - rss0) * 1024.0 / items;
   if (!connections.empty()) {
     r.revised_sampling = connections[0]->revised_sampling_interval();
@@ -197,7 +245,10 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
     r.revised_queue = connections[0]->revised_queue_size();
   }
 
+  CounterProbe probe;
+  const bool probing = probe.open(endpoint);
   std::this_thread::sleep_for(std::chrono::duration<double>(o.warmup));
+  const auto snapshot0 = probing ? probe.read() : std::nullopt;
   const int64_t t0 = ua::DateTime::now().ticks;
   const int64_t t1 = t0 + static_cast<int64_t>(o.duration * 1e7);
   counters.window_begin.store(t0, std::memory_order_relaxed);
@@ -207,6 +258,9 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
   std::this_thread::sleep_for(std::chrono::duration<double>(o.duration));
   const double server1 = process_cpu_seconds(child.pid());
   const double client1 = self_cpu_seconds();
+  const auto snapshot1 = snapshot0 ? probe.read() : std::nullopt;
+  probe.close();
+  const ServerCounterDelta server_counters = counter_delta(snapshot0, snapshot1);
   // Samples of the window's end still travel: wait two publishing intervals and a margin.
   std::this_thread::sleep_for(
       std::chrono::duration<double>(std::min(2 * params.publishing_interval_ms / 1000, 5.0) + 0.5));
@@ -230,13 +284,18 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
   r.worst_percent = r.expected ? 100.0 * worst / static_cast<double>(r.expected) : 0;
   r.passing_fraction = static_cast<double>(passing) / items;
   r.notifications_per_s = static_cast<double>(total) / o.duration;
-  if (server0 >= 0 && server1 >= 0) r.server_cores = (server1 - server0) / o.duration;
+  if (server_counters.available && total > 0)
+    r.allocs_per_notification =
+        static_cast<double>(server_counters[ServerCounter::HeapAllocations]) / static_cast<double>(total);
+  r.writes_per_message = server_counters.per_message(ServerCounter::WriteCalls);
+  if (child.pid() > 0 && server0 >= 0 && server1 >= 0) r.server_cores = (server1 - server0) / o.duration;
   r.client_cores = (client1 - client0) / o.duration;
   for (const auto& c : connections) {
     r.duplicates += c->duplicates();
     for (const auto& [what, n] : c->errors()) r.error_kinds[what] += n;
   }
-  if (counters.unknown_handles) r.error_kinds["notification for an unknown client handle"] += counters.unknown_handles;
+  if (counters.unknown_handles)
+    r.error_kinds["notification for an unknown client handle"] += counters.unknown_handles;
   for (const auto& [what, n] : r.error_kinds) r.errors += n;
   // A crash during the run fails the step; a slow exit afterwards is reported but does not change the
   // verdict on the samples that were delivered.
@@ -256,25 +315,38 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items) {
 
 }  // namespace
 
-int run_sub_scenario(const SubOptions& o) {
-  raise_fd_limit();
-  if (!pin_current_thread(o.client_cpus)) {
-    std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
-    return 2;
-  }
-  std::printf("sub: sampling %g ms, publishing %g ms, %u session(s), window %.1f s after %.1f s warmup, "
-              "criterion: every item >= %g %% of its expected samples\n",
-              o.sampling_interval_ms, effective_publishing_interval(o), o.sessions, o.duration, o.warmup,
-              o.min_percent);
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One round for one target: a single step, or a capacity search (double until the criterion fails, or the
+// bound / the step-time budget is reached, then bisect).
+struct RoundResult {
+  std::vector<StepResult> steps;
+  bool searched = false;
+  uint32_t passes = 0;  // largest passing item count (capacity search)
+  uint32_t fails = 0;   // smallest failing one; 0 when none failed
+  bool pass() const { return searched ? passes > 0 : !steps.empty() && steps.back().pass; }
+};
+
+RoundResult run_round(const SubOptions& o, const SubTarget& target) {
+  RoundResult round;
   if (!o.find_capacity) {
-    StepResult r = run_sub_step(o, o.items);
-    print_step(r, o);
-    return r.pass ? 0 : 1;
+    round.steps.push_back(run_sub_step(o, o.items, target));
+    print_step(round.steps.back(), o);
+    return round;
   }
-  // Double until the criterion fails (or the bound / the step-time budget is reached), then bisect.
-  uint32_t pass = 0, fail = 0;
+  round.searched = true;
+  uint32_t& pass = round.passes;
+  uint32_t& fail = round.fails;
   for (uint32_t n = o.items;; n = std::min<uint64_t>(uint64_t{n} * 2, o.max_items)) {
-    StepResult r = run_sub_step(o, n);
+    round.steps.push_back(run_sub_step(o, n, target));
+    const StepResult& r = round.steps.back();
     print_step(r, o);
     if (!r.pass) {
       fail = n;
@@ -283,22 +355,156 @@ int run_sub_scenario(const SubOptions& o) {
     pass = n;
     if (n >= o.max_items) break;
     if (r.step_seconds > o.max_step_seconds) {
-      std::printf("sub: step took %.0f s (> %.0f s): stop doubling\n", r.step_seconds, o.max_step_seconds);
+      if (!o.json)
+        std::printf("sub [%s]: step took %.0f s (> %.0f s): stop doubling\n", target.name.c_str(),
+                    r.step_seconds, o.max_step_seconds);
       break;
     }
   }
-  for (uint32_t step = 0; fail && pass && step < o.bisect_steps && fail - pass > std::max<uint32_t>(pass / 32, 1);
-       ++step) {
+  for (uint32_t step = 0;
+       fail && pass && step < o.bisect_steps && fail - pass > std::max<uint32_t>(pass / 32, 1); ++step) {
     const uint32_t mid = pass + (fail - pass) / 2;
-    StepResult r = run_sub_step(o, mid);
-    print_step(r, o);
-    (r.pass ? pass : fail) = mid;
+    round.steps.push_back(run_sub_step(o, mid, target));
+    print_step(round.steps.back(), o);
+    (round.steps.back().pass ? pass : fail) = mid;
   }
-  if (fail)
-    std::printf("sub capacity at %g ms: passes %u items, fails %u items\n", o.sampling_interval_ms, pass, fail);
-  else
-    std::printf("sub capacity at %g ms: passes %u items (the largest tried)\n", o.sampling_interval_ms, pass);
-  return pass > 0 ? 0 : 1;
+  if (!o.json) {
+    if (fail)
+      std::printf("sub capacity [%s] at %g ms: passes %u items, fails %u items\n", target.name.c_str(),
+                  o.sampling_interval_ms, pass, fail);
+    else
+      std::printf("sub capacity [%s] at %g ms: passes %u items (the largest tried)\n", target.name.c_str(),
+                  o.sampling_interval_ms, pass);
+  }
+  return round;
+}
+
+// The figure a round is compared by: the capacity found, or the notifications/s of its one step.
+double round_figure(const RoundResult& r) {
+  if (r.searched) return r.passes;
+  return r.steps.empty() ? 0 : r.steps.back().notifications_per_s;
+}
+
+std::string step_json(const StepResult& r) {
+  std::string s = "{\"items\": " + std::to_string(r.items) + ", \"pass\": " + (r.pass ? "true" : "false") +
+                  ", \"ran\": " + (r.ran ? "true" : "false") + ", \"window_s\": " + json_number(r.window_s) +
+                  ", \"expected_samples_per_item\": " + std::to_string(r.expected) +
+                  ", \"notifications_per_s\": " + json_number(r.notifications_per_s) +
+                  ", \"worst_item_percent\": " + json_number(r.worst_percent) +
+                  ", \"items_passing_fraction\": " + json_number(r.passing_fraction) +
+                  ", \"server_cpu_cores\": " + json_number(r.server_cores, true) +
+                  ", \"client_cpu_cores\": " + json_number(r.client_cores) +
+                  ", \"server_allocs_per_notification\": " + json_number(r.allocs_per_notification, true) +
+                  ", \"write_syscalls_per_message\": " + json_number(r.writes_per_message, true) +
+                  ", \"create_s\": " + json_number(r.create_s) +
+                  ", \"rss_bytes_per_item\": " + json_number(r.bytes_per_item, true) +
+                  ", \"revised_sampling_interval_ms\": " + json_number(r.revised_sampling) +
+                  ", \"revised_publishing_interval_ms\": " + json_number(r.revised_publishing) +
+                  ", \"revised_queue_size\": " + std::to_string(r.revised_queue) +
+                  ", \"duplicates\": " + std::to_string(r.duplicates) +
+                  ", \"errors\": " + std::to_string(r.errors) + ", \"error_kinds\": {";
+  bool first = true;
+  for (const auto& [what, n] : r.error_kinds) {
+    s += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(n);
+    first = false;
+  }
+  s += "}, \"server_problem\": " + json_string(r.problem) +
+       ", \"shutdown_problem\": " + json_string(r.shutdown_problem) +
+       ", \"step_s\": " + json_number(r.step_seconds) + "}";
+  return s;
+}
+
+}  // namespace
+
+int run_sub_scenario(const SubOptions& o) {
+  raise_fd_limit();
+  if (!pin_current_thread(o.client_cpus)) {
+    std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
+    return 2;
+  }
+  std::vector<SubTarget> targets = {{"opcuad", ""}};
+  if (o.compare == "node-opcua") {
+    std::vector<std::string> argv;
+    std::string error;
+    if (!node_opcua_command(1, PeerNodes{}, argv, error)) {
+      std::fprintf(stderr, "opcuad-bench: --compare node-opcua: %s\n", error.c_str());
+      return kPeerUnavailableExit;
+    }
+    targets.push_back({"node-opcua", ""});
+  } else if (!o.compare.empty()) {
+    targets.push_back({"peer", o.compare});
+  }
+  if (!o.json) {
+    std::printf(
+        "sub: sampling %g ms, publishing %g ms, %u session(s), window %.1f s after %.1f s warmup, "
+        "criterion: every item >= %g %% of its expected samples, %u round(s)\n",
+        o.sampling_interval_ms, effective_publishing_interval(o), o.sessions, o.duration, o.warmup,
+        o.min_percent, o.rounds);
+    std::printf("%s\n", machine_text(current_machine()).c_str());
+  }
+  // rounds[t][k]: round k of target t. Rounds alternate between the targets.
+  std::vector<std::vector<RoundResult>> rounds(targets.size());
+  for (uint32_t k = 0; k < o.rounds; ++k)
+    for (size_t t = 0; t < targets.size(); ++t) rounds[t].push_back(run_round(o, targets[t]));
+
+  const char* figure = o.find_capacity ? "capacity (items passing)" : "notifications/s";
+  std::vector<double> medians;
+  for (size_t t = 0; t < targets.size(); ++t) {
+    std::vector<double> figures, cores;
+    for (const auto& r : rounds[t]) {
+      figures.push_back(round_figure(r));
+      if (!r.steps.empty() && r.steps.back().server_cores >= 0) cores.push_back(r.steps.back().server_cores);
+    }
+    medians.push_back(median_of(figures));
+    if (!o.json && (o.rounds > 1 || targets.size() > 1)) {
+      std::printf("sub [%s]: %s per round", targets[t].name.c_str(), figure);
+      for (double f : figures) std::printf(" %.0f", f);
+      std::printf("  (median %.0f)", medians.back());
+      if (!cores.empty()) std::printf(", server CPU median %.2f cores", median_of(cores));
+      std::printf("\n");
+    }
+  }
+  if (!o.json) {
+    for (size_t t = 1; t < targets.size(); ++t)
+      if (medians[t] > 0)
+        std::printf("ratio %s / %s: %.3f (%s, medians of %u round(s))\n", targets[0].name.c_str(),
+                    targets[t].name.c_str(), medians[0] / medians[t], figure, o.rounds);
+  } else {
+    std::string out =
+        "{\"scenario\": \"sub\", \"sampling_interval_ms\": " + json_number(o.sampling_interval_ms) +
+        ", \"publishing_interval_ms\": " + json_number(effective_publishing_interval(o)) +
+        ", \"sessions\": " + std::to_string(o.sessions) + ", \"duration_s\": " + json_number(o.duration) +
+        ", \"warmup_s\": " + json_number(o.warmup) + ", \"min_percent\": " + json_number(o.min_percent) +
+        ", \"find_capacity\": " + (o.find_capacity ? "true" : "false") +
+        ", \"rounds\": " + std::to_string(o.rounds) + ", \"machine\": " + machine_json(current_machine()) +
+        ", \"targets\": [";
+    for (size_t t = 0; t < targets.size(); ++t) {
+      out +=
+          std::string(t ? ", " : "") + "\n  {\"target\": " + json_string(targets[t].name) + ", \"rounds\": [";
+      for (size_t k = 0; k < rounds[t].size(); ++k) {
+        const RoundResult& r = rounds[t][k];
+        out += std::string(k ? ", " : "") + "{\"pass\": " + (r.pass() ? "true" : "false");
+        if (r.searched)
+          out += ", \"capacity_passes\": " + std::to_string(r.passes) +
+                 ", \"capacity_fails\": " + (r.fails ? std::to_string(r.fails) : std::string("null"));
+        out += ", \"steps\": [";
+        for (size_t i = 0; i < r.steps.size(); ++i) out += (i ? ", " : "") + step_json(r.steps[i]);
+        out += "]}";
+      }
+      out += std::string("], \"median\": ") + json_number(medians[t]) + "}";
+    }
+    out += std::string("\n], \"median_of\": \"") + (o.find_capacity ? "capacity" : "notifications_per_s") +
+           "\", \"ratios\": {";
+    for (size_t t = 1; t < targets.size(); ++t)
+      out += (t > 1 ? ", " : "") + json_string(targets[t].name) + ": " +
+             (medians[t] > 0 ? json_number(medians[0] / medians[t]) : std::string("null"));
+    out += "}}\n";
+    std::fputs(out.c_str(), stdout);
+  }
+  bool ok = true;
+  for (const auto& target_rounds : rounds)
+    for (const auto& r : target_rounds) ok = ok && r.pass();
+  return ok ? 0 : 1;
 }
 
 }  // namespace opcuad::bench

@@ -32,6 +32,9 @@ struct SubOptions {
   std::vector<int> client_cpus;
   uint32_t server_threads = 1;
   bool keep_config = false;
+  bool json = false;    // one JSON document instead of the text lines
+  uint32_t rounds = 1;  // repeat the step (or the capacity search) and print medians
+  std::string compare;  // sub: also run against "node-opcua" or a loopback URL, alternating rounds
   // connect
   uint32_t hold = 0;  // 0: measure the open/close rate; else hold this many sessions with a subscription
 };

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <random>
 
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -241,7 +242,15 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   create.client_description.application_type = ua::ApplicationType::Client;
   create.endpoint_url = ua::String(endpoint.url);
   create.session_name = ua::String(session_name);
-  create.client_nonce = ua::ByteString(std::string(32, '\x5a'));
+  // A fresh random nonce per session (Part 4 §5.6.2: never used in another request); servers such as
+  // node-opcua refuse a nonce they have seen before with BadNonceInvalid.
+  thread_local std::mt19937_64 nonce_source{std::random_device{}()};
+  std::string nonce(32, '\0');
+  for (size_t i = 0; i < nonce.size(); i += 8) {
+    const uint64_t r = nonce_source();
+    std::memcpy(nonce.data() + i, &r, 8);
+  }
+  create.client_nonce = ua::ByteString(std::move(nonce));
   create.requested_session_timeout = session_timeout_ms;
   ua::CreateSessionResponse created;
   if (!call(s, out, 2, create, created, error)) {

@@ -6,6 +6,7 @@
 
 #include "addressspace/namespace0.hpp"
 #include "addressspace/node_store_builder.hpp"
+#include "addressspace/server_object.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::config {
@@ -68,6 +69,7 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
   std::vector<ConfigError> errors;
   NodeStoreBuilder b(space.values(), p, space.current());
   add_namespace0(b);
+  if (c.diagnostics.counters) add_counter_nodes(b, kCounterRefreshMs);
   auto resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
     for (size_t i = 0; i < c.namespaces.size(); ++i) {
       if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);

@@ -56,6 +56,14 @@ struct Limits {
   addressspace::OperationLimits operations;
 };
 
+// Server-internal counters for load harnesses (docs/CONFIGURATION.md, "diagnostics"). Off by default:
+// counting heap allocations costs a little on every allocation.
+struct Diagnostics {
+  bool counters = false;  // the ns=1;s=Diagnostics.* UInt64 variables (addressspace/server_object.hpp)
+};
+// How often the daemon refreshes those counters (also their MinimumSamplingInterval).
+inline constexpr double kCounterRefreshMs = 100;
+
 struct Logging {
   std::string level = "info";  // trace, debug, info, warn, error
   std::string file;            // empty: standard error
@@ -118,6 +126,7 @@ struct ServerConfig {
   bool allow_anonymous = true;
   std::vector<User> users;
   Logging logging;
+  Diagnostics diagnostics;
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
   std::vector<std::string> node_file_patterns;
   std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted

@@ -139,6 +139,10 @@ void read_server(ObjectReader& r, ServerConfig& c) {
     }
     lr.read("file", c.logging.file);
   }
+  if (const Json* d = r.member("diagnostics")) {
+    ObjectReader dr(ctx, *d, r.path_of("diagnostics"));
+    dr.read("counters", c.diagnostics.counters);
+  }
   c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};
   std::vector<std::string> extra;
   if (r.read("namespaces", extra)) {

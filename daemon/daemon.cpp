@@ -7,6 +7,7 @@
 
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
+#include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
 #include "daemon/log.hpp"
 
@@ -97,6 +98,12 @@ bool Daemon::start() {
     shutdown();
   });
   tick_server_status();
+  if (config_.diagnostics.counters) {
+    alloc_counters::enable(true);
+    log::info("diagnostics counters on: ns=1;s=Diagnostics.*, refreshed every {} ms",
+              config::kCounterRefreshMs);
+    tick_counters();
+  }
   return true;
 }
 
@@ -149,6 +156,31 @@ void Daemon::tick_server_status() {
   });
 }
 
+// The counters of config diagnostics.counters, all written with one timestamp so that one Read of them is
+// one snapshot. Heap allocations come from the operator new hook, the rest from the shards' statistics.
+void Daemon::tick_counters() {
+  if (stopped_) return;
+  using addressspace::DiagnosticCounter;
+  addressspace::CounterValues v{};
+  auto at = [&v](DiagnosticCounter c) -> uint64_t& { return v[static_cast<size_t>(c)]; };
+  const alloc_counters::Totals heap = alloc_counters::totals();
+  at(DiagnosticCounter::HeapAllocations) = heap.allocations;
+  at(DiagnosticCounter::HeapBytesAllocated) = heap.bytes;
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    const transport::TransportStats& s = shards_->shard(i).stats();
+    at(DiagnosticCounter::RequestsReceived) += s.requests.load(std::memory_order_relaxed);
+    at(DiagnosticCounter::MessagesSent) += s.messages_sent.load(std::memory_order_relaxed);
+    at(DiagnosticCounter::ChunksSent) += s.chunks_sent.load(std::memory_order_relaxed);
+    at(DiagnosticCounter::WriteCalls) += s.write_calls.load(std::memory_order_relaxed);
+    at(DiagnosticCounter::BytesSent) += s.bytes_sent.load(std::memory_order_relaxed);
+  }
+  counters_.publish(*space_.current(), space_.values(), *control_participant_, v, ua::DateTime::now());
+  counters_timer_.expires_after(std::chrono::milliseconds(static_cast<int>(config::kCounterRefreshMs)));
+  counters_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) tick_counters();
+  });
+}
+
 int Daemon::run() {
   control_.run();
   return 0;
@@ -158,6 +190,7 @@ void Daemon::shutdown() {
   if (stopped_) return;
   stopped_ = true;
   status_timer_.cancel();
+  counters_timer_.cancel();
   asio::error_code ignored;
   signals_.cancel(ignored);
   for (auto& l : listeners_) l->stop();  // stop accepting first

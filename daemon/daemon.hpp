@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "addressspace/address_space.hpp"
+#include "addressspace/server_object.hpp"
 #include "config/config.hpp"
 #include "daemon/simulator.hpp"
 #include "services/server.hpp"
@@ -34,6 +35,7 @@ class Daemon {
   bool listen(const config::Endpoint& endpoint);
   void shutdown();
   void tick_server_status();
+  void tick_counters();
 
   const config::ServerConfig& config_;
   transport::TransportConfig transport_config_;
@@ -47,6 +49,8 @@ class Daemon {
   std::vector<std::unique_ptr<transport::Listener>> listeners_;
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};
+  asio::steady_timer counters_timer_{control_};  // config diagnostics.counters only
+  addressspace::CounterPublisher counters_;
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
   ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed
   bool stopped_ = false;

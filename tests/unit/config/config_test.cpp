@@ -269,3 +269,31 @@ TEST_CASE("config: node file globs", "[config]") {
   CHECK(expand_glob(kRoot / "config/examples/plant", "nodes.d/2?-*.json").size() == 1);
   CHECK(expand_glob(kRoot / "config/examples/plant", "nodes.d/*.yaml").empty());
 }
+
+TEST_CASE("config: diagnostics counters switch", "[config][diagnostics]") {
+  CHECK_FALSE(default_config().diagnostics.counters);
+  CHECK_FALSE(load_config_text("{}", "s.json", ".").config.diagnostics.counters);
+  const LoadResult on = load_config_text(R"({"diagnostics": {"counters": true}})", "s.json", ".");
+  REQUIRE(on.ok());
+  CHECK(on.config.diagnostics.counters);
+  CHECK(only_error(load_config_text(R"({"diagnostics": {"counters": "yes"}})", "s.json", ".")) ==
+        "s.json: /diagnostics/counters: expected a boolean, got a string");
+  CHECK(only_error(load_config_text(R"({"diagnostics": {"allocations": true}})", "s.json", ".")) ==
+        "s.json: /diagnostics/allocations: unknown key \"allocations\"");
+  CHECK(only_error(load_config_text(R"({"diagnostics": true})", "s.json", ".")) ==
+        "s.json: /diagnostics: expected an object, got a boolean");
+
+  // The counter nodes exist exactly when the switch is on.
+  for (const bool counters : {false, true}) {
+    ServerConfig c = on.config;
+    c.diagnostics.counters = counters;
+    addressspace::AddressSpace space;
+    auto* p = space.reclaimer().register_participant();
+    REQUIRE(build_address_space(c, space, *p).empty());
+    const auto& s = *space.current();
+    INFO(counters);
+    CHECK((s.find(ua::NodeId(1, ua::String("Diagnostics.HeapAllocations"))) != addressspace::kNoNode) ==
+          counters);
+    CHECK((s.find(ua::NodeId(1, ua::String("Diagnostics"))) != addressspace::kNoNode) == counters);
+  }
+}

@@ -1,0 +1,65 @@
+#include "bench/machine.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+namespace opcuad::bench {
+
+Machine current_machine() {
+  Machine m;
+  m.cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (!line.starts_with("model name")) continue;
+    const auto colon = line.find(':');
+    if (colon != std::string::npos) m.cpu_model = line.substr(line.find_first_not_of(" \t", colon + 1));
+    break;
+  }
+  std::ifstream loadavg("/proc/loadavg");
+  if (!(loadavg >> m.load[0] >> m.load[1] >> m.load[2])) m.load[0] = m.load[1] = m.load[2] = -1;
+  return m;
+}
+
+std::string machine_text(const Machine& m) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "machine: %ld CPU(s)%s%s%s, load average %.2f %.2f %.2f", m.cpus,
+                m.cpu_model.empty() ? "" : " (", m.cpu_model.c_str(), m.cpu_model.empty() ? "" : ")",
+                m.load[0], m.load[1], m.load[2]);
+  return buf;
+}
+
+std::string machine_json(const Machine& m) {
+  return "{\"cpus\": " + std::to_string(m.cpus) + ", \"cpu_model\": " + json_string(m.cpu_model) +
+         ", \"load_average\": [" + json_number(m.load[0], true) + ", " + json_number(m.load[1], true) + ", " +
+         json_number(m.load[2], true) + "]}";
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v, bool negative_is_null) {
+  if (std::isnan(v) || std::isinf(v) || (negative_is_null && v < 0)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+}  // namespace opcuad::bench
