@@ -55,7 +55,7 @@ Subscription::Subscription(Server& server, ShardState& shard, Session& session, 
 Subscription::~Subscription() {
   if (timer_) timer_->cancel();
   if (shard_) {
-    for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+    items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
   }
   server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
   server_.release_subscription();
@@ -64,7 +64,7 @@ Subscription::~Subscription() {
 
 void Subscription::detach() noexcept {
   timer_.reset();  // its destruction cancels the wait; a completion already queued finds it expired
-  for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+  items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
   shard_ = nullptr;
   session_ = nullptr;
 }
@@ -77,11 +77,11 @@ void Subscription::attach(ShardState& shard, Session& session) {
   // A sample right away: an exception-based item would otherwise miss a write made while it travelled
   // (the version check makes it free when nothing changed).
   const addressspace::NodeStore& store = *server_.space().current();
-  for (auto& [item_id, item] : items_) {
-    if (item->mode == ua::MonitoringMode::Disabled) continue;
-    shard.sampler->add(*item);
-    item->sample(store);
-  }
+  items_.for_each([&](MonitoredItem& item) {
+    if (item.mode() == ua::MonitoringMode::Disabled) return;
+    shard.sampler->add(item);
+    item.sample(store);
+  });
   // The new session's Publish requests count from now on (Part 4 §5.13.1.1 counters restart).
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
@@ -90,11 +90,11 @@ void Subscription::attach(ShardState& shard, Session& session) {
 
 void Subscription::queue_current_values() {
   const addressspace::NodeStore& store = *server_.space().current();
-  for (auto& [item_id, item] : items_) {
-    if (item->mode != ua::MonitoringMode::Reporting) continue;
-    item->reset_sampling();  // the current value passes whatever the filter
-    item->sample(store);
-  }
+  items_.for_each([&](MonitoredItem& item) {
+    if (item.mode() != ua::MonitoringMode::Reporting) return;
+    item.reset_sampling();  // the current value passes whatever the filter
+    item.sample(store);
+  });
 }
 
 StatusChangeNotice Subscription::status_change(ua::StatusCode status) const {
@@ -225,11 +225,11 @@ void Subscription::send_notifications(PendingPublish request) {
   size_t kept = 0;
   for (size_t i = 0; i < ready_.size(); ++i) {
     MonitoredItem* item = ready_[i];
-    while (budget > 0 && !item->queue.empty()) {
-      change.monitored_items.push_back(ua::MonitoredItemNotification{item->client_handle, item->queue.pop()});
+    while (budget > 0 && !item->queue_empty()) {
+      change.monitored_items.push_back(ua::MonitoredItemNotification{item->client_handle, item->pop()});
       --budget;
     }
-    if (item->queue.empty()) {
+    if (item->queue_empty()) {
       item->ready = false;
     } else {
       ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
@@ -308,39 +308,36 @@ std::vector<uint32_t> Subscription::available_sequence_numbers() const {
   return out;
 }
 
-MonitoredItem* Subscription::item(uint32_t item_id) noexcept {
-  auto it = items_.find(item_id);
-  return it == items_.end() ? nullptr : it->second.get();
-}
+MonitoredItem* Subscription::item(uint32_t item_id) noexcept { return items_.find(item_id); }
 
-MonitoredItem& Subscription::add_item(std::unique_ptr<MonitoredItem> owned) {
-  MonitoredItem& item = *owned;
-  item.id = next_item_id_++;
-  item.subscription = this;
-  const ua::MonitoringMode mode = item.mode;
-  item.mode = ua::MonitoringMode::Disabled;
-  items_.emplace(item.id, std::move(owned));
+MonitoredItem& Subscription::add_item(MonitoredItem&& added) {
+  added.id = next_item_id_++;
+  if (added.id == 0) added.id = next_item_id_++;  // 0 marks a free slot; ids wrap after 2^32 creations
+  added.subscription = this;
+  const ua::MonitoringMode mode = added.mode();
+  added.set_mode_value(ua::MonitoringMode::Disabled);
+  MonitoredItem& item = items_.insert(std::move(added));
   set_mode(item, mode);
   return item;
 }
 
 bool Subscription::remove_item(uint32_t item_id) {
-  auto it = items_.find(item_id);
-  if (it == items_.end()) return false;
-  shard_->sampler->remove(*it->second);
-  unready(*it->second);
-  items_.erase(it);
+  MonitoredItem* item = items_.find(item_id);
+  if (!item) return false;
+  shard_->sampler->remove(*item);
+  unready(*item);
+  items_.erase(item_id);
   server_.release_monitored_items(1);
   return true;
 }
 
 void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
-  const ua::MonitoringMode before = item.mode;
-  item.mode = mode;
+  const ua::MonitoringMode before = item.mode();
+  item.set_mode_value(mode);
   if (mode == ua::MonitoringMode::Disabled) {
     shard_->sampler->remove(item);
     unready(item);
-    item.queue.clear();
+    item.clear_queue();
     item.reset_sampling();
     return;
   }
@@ -349,7 +346,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
     item.reset_sampling();
     shard_->sampler->add(item);
     item.sample(*server_.space().current());
-  } else if (mode == ua::MonitoringMode::Reporting && !item.queue.empty() && !item.ready) {
+  } else if (mode == ua::MonitoringMode::Reporting && !item.queue_empty() && !item.ready) {
     item.ready = true;  // Sampling -> Reporting: what it queued is reported now
     ready_.push_back(&item);
   } else if (mode == ua::MonitoringMode::Sampling) {
@@ -358,21 +355,23 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
 }
 
 void Subscription::resample(MonitoredItem& item) {
-  if (item.mode == ua::MonitoringMode::Disabled) return;
+  if (item.mode() == ua::MonitoringMode::Disabled) return;
   shard_->sampler->remove(item);
   shard_->sampler->add(item);
 }
 
 void Subscription::on_item_queued(MonitoredItem& item) {
-  if (item.mode != ua::MonitoringMode::Reporting) return;
+  if (item.mode() != ua::MonitoringMode::Reporting) return;
   if (!item.ready) {
     item.ready = true;
     ready_.push_back(&item);
   }
+  const std::vector<uint32_t>* triggered = item.triggered();
+  if (!triggered) return;
   // Part 4 §5.12.1.6: a reporting triggering item makes its linked Sampling items report their queues.
-  for (uint32_t linked_id : item.triggered) {
+  for (uint32_t linked_id : *triggered) {
     MonitoredItem* linked = this->item(linked_id);
-    if (linked && linked->mode == ua::MonitoringMode::Sampling && !linked->queue.empty() && !linked->ready) {
+    if (linked && linked->mode() == ua::MonitoringMode::Sampling && !linked->queue_empty() && !linked->ready) {
       linked->ready = true;
       ready_.push_back(linked);
     }

@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "services/item_table.hpp"
 #include "services/monitored_item.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/generated/types.hpp"
@@ -107,11 +108,11 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   size_t item_count() const noexcept { return items_.size(); }
   template <class F>
   void for_each_item(F&& f) {
-    for (auto& [item_id, item] : items_) f(*item);
+    items_.for_each(f);
   }
-  // Takes ownership, assigns the id, and applies the item's mode (sampling it at once unless Disabled).
+  // Stores the item, assigns the id, and applies its mode (sampling it at once unless Disabled).
   // REQUIRES: a monitored item slot reserved in the server (released when the item is removed).
-  MonitoredItem& add_item(std::unique_ptr<MonitoredItem> item);
+  MonitoredItem& add_item(MonitoredItem&& item);
   bool remove_item(uint32_t item_id);
   // Part 4 §5.12.4: Disabled stops sampling and empties the queue; leaving Disabled samples at once.
   void set_mode(MonitoredItem& item, ua::MonitoringMode mode);
@@ -162,8 +163,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::shared_ptr<asio::steady_timer> timer_;
   std::chrono::steady_clock::time_point timer_start_;
   uint64_t tick_ = 0;
-  // Items: id -> item, and those with reportable values in the order they became reportable.
-  std::map<uint32_t, std::unique_ptr<MonitoredItem>> items_;
+  // Items, and those with reportable values in the order they became reportable.
+  ItemTable items_;
   std::vector<MonitoredItem*> ready_;
   uint32_t next_item_id_ = 1;
 };
