@@ -220,57 +220,103 @@ PendingPublish Subscription::take_request() {
 }
 
 void Subscription::send_notifications(PendingPublish request) {
-  ua::DataChangeNotification change;
-  size_t budget = params_.max_notifications_per_publish;
-  size_t kept = 0;
-  for (size_t i = 0; i < ready_.size(); ++i) {
-    MonitoredItem* item = ready_[i];
-    while (budget > 0 && !item->queue_empty()) {
-      change.monitored_items.push_back(ua::MonitoredItemNotification{item->client_handle, item->pop()});
-      --budget;
-    }
-    if (item->queue_empty()) {
-      item->ready = false;
-    } else {
-      ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
-    }
-  }
-  ready_.resize(kept);
-  more_notifications_ = !ready_.empty();
-  message_sent_ = true;
-  ua::NotificationMessage message;
-  message.sequence_number = next_sequence_;
+  const uint32_t sequence_number = next_sequence_;
   next_sequence_ = next_sequence_ == UINT32_MAX ? 1 : next_sequence_ + 1;  // 0 is never used (Part 4 §7.38)
-  message.publish_time = ua::DateTime::now();
-  message.notification_data.push_back(ua::ExtensionObject::make(std::move(change)));
-  retransmission_.push_back(message);
-  if (retransmission_.size() > kRetransmissionQueueSize) retransmission_.pop_front();
-  respond(request, message, more_notifications_);
+  message_sent_ = true;
+  // MoreNotifications is known only once the budget is spent, but precedes the message in the response:
+  // it is patched (see respond()).
+  respond(request, sequence_number, false, true, [this](ua::Encoder& e) {
+    // notificationData: one ExtensionObject holding a DataChangeNotification (Part 4 §7.20.2).
+    e.write_i32(1);
+    ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
+    e.write_u8(1);  // body is a ByteString
+    const size_t length_at = e.position();
+    e.write_u32(0);
+    const size_t count_at = e.position();
+    e.write_u32(0);
+    uint32_t count = 0;
+    size_t budget = params_.max_notifications_per_publish;
+    size_t kept = 0;
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      MonitoredItem* item = ready_[i];
+      while (budget > 0 && !item->queue_empty()) {
+        item->encode_front(e);
+        ++count;
+        --budget;
+      }
+      if (item->queue_empty()) {
+        item->ready = false;
+      } else {
+        ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
+      }
+    }
+    ready_.resize(kept);
+    more_notifications_ = !ready_.empty();
+    e.write_i32(0);  // diagnosticInfos
+    e.patch_u32(count_at, count);
+    e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+    return more_notifications_;
+  });
 }
 
 void Subscription::send_keep_alive(PendingPublish request) {
   // A keep-alive carries the sequence number the next NotificationMessage will have, and no data
   // (Part 4 §7.25).
-  ua::NotificationMessage message;
-  message.sequence_number = next_sequence_;
-  message.publish_time = ua::DateTime::now();
   message_sent_ = true;
   more_notifications_ = false;
-  respond(request, message, false);
+  respond(request, next_sequence_, false, false, [](ua::Encoder& e) {
+    e.write_i32(0);
+    return false;
+  });
 }
 
-void Subscription::respond(PendingPublish& request, const ua::NotificationMessage& message, bool more) {
+// PublishResponse (Part 4 §5.13.5.2), field by field as the generated codec would write it:
+//   NodeId | ResponseHeader | subscriptionId | availableSequenceNumbers | moreNotifications |
+//   NotificationMessage {sequenceNumber, publishTime, notificationData} | results | diagnosticInfos
+template <class F>
+void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message) {
   auto ch = request.channel.lock();
-  if (!ch) return;
-  ua::PublishResponse resp;
-  resp.response_header.timestamp = ua::DateTime::now();
-  resp.response_header.request_handle = request.request_handle;
-  resp.subscription_id = id_;
-  resp.available_sequence_numbers = available_sequence_numbers();
-  resp.more_notifications = more;
-  resp.notification_message = message;
-  resp.results = std::move(request.ack_results);
-  ch->send(request.request_id, resp, publish_stream(*session_));
+  // Without a channel the message is still built: its notifications are consumed and kept for Republish.
+  thread_local ua::ByteBuffer orphan;
+  ua::ByteBuffer buf = ch ? ch->acquire_buffer() : std::move(orphan);
+  if (!ch) buf.clear();
+  ua::Encoder e(buf);
+  ua::encode(e, ua::NodeId(0, ua::PublishResponse::binary_encoding_id));
+  thread_local ua::ResponseHeader header;  // default fields encode without allocating
+  header.timestamp = ua::DateTime::now();
+  header.request_handle = request.request_handle;
+  ua::encode(e, header);
+  e.write_u32(id_);
+  // The queue as it will be once this message is kept (the oldest may then have been dropped).
+  const bool drops_oldest = retain && retained_count_ == retained_.size();
+  const size_t available = retained_count_ - (drops_oldest ? 1 : 0) + (retain ? 1 : 0);
+  e.write_i32(static_cast<int32_t>(available));
+  for (size_t i = drops_oldest ? 1 : 0; i < retained_count_; ++i) e.write_u32(retained_at(i).sequence_number);
+  if (retain) e.write_u32(sequence_number);
+  const size_t more_at = e.position();
+  e.write_u8(more ? 1 : 0);
+  const size_t message_at = e.position();
+  e.write_u32(sequence_number);
+  ua::encode(e, ua::DateTime::now());
+  if (message(e)) buf.data()[more_at] = 1;
+  if (retain) {
+    if (drops_oldest) {
+      retained_head_ = (retained_head_ + 1) % retained_.size();
+      --retained_count_;
+    }
+    Retained& r = retained_at(retained_count_++);
+    r.sequence_number = sequence_number;
+    r.bytes.clear();
+    r.bytes.append(buf.data() + message_at, e.position() - message_at);
+  }
+  request.ack_results.encode(e);
+  e.write_i32(0);  // diagnosticInfos
+  if (!ch) {
+    orphan = std::move(buf);
+    return;
+  }
+  if (!e.status().is_good()) return ch->send_fault(request.request_id, request.request_handle, e.status());
+  ch->send_response(request.request_id, std::move(buf), publish_stream(*session_));
 }
 
 void Subscription::expire() {
@@ -282,19 +328,21 @@ void Subscription::expire() {
 }
 
 ua::StatusCode Subscription::acknowledge(uint32_t sequence_number) {
-  for (auto it = retransmission_.begin(); it != retransmission_.end(); ++it) {
-    if (it->sequence_number == sequence_number) {
-      retransmission_.erase(it);
-      return status::Good;
-    }
+  for (size_t i = 0; i < retained_count_; ++i) {
+    if (retained_at(i).sequence_number != sequence_number) continue;
+    // Close the gap by swapping towards the back, so every buffer stays in the ring with its capacity.
+    for (size_t j = i; j + 1 < retained_count_; ++j) std::swap(retained_at(j), retained_at(j + 1));
+    --retained_count_;
+    return status::Good;
   }
   return status::BadSequenceNumberUnknown;
 }
 
-ua::StatusCode Subscription::republish(uint32_t sequence_number, ua::NotificationMessage& out) const {
-  for (const auto& m : retransmission_) {
-    if (m.sequence_number == sequence_number) {
-      out = m;
+ua::StatusCode Subscription::republish(uint32_t sequence_number, std::span<const uint8_t>& out) const {
+  for (size_t i = 0; i < retained_count_; ++i) {
+    const Retained& r = retained_at(i);
+    if (r.sequence_number == sequence_number) {
+      out = {r.bytes.data(), r.bytes.size()};
       return status::Good;
     }
   }
@@ -303,8 +351,8 @@ ua::StatusCode Subscription::republish(uint32_t sequence_number, ua::Notificatio
 
 std::vector<uint32_t> Subscription::available_sequence_numbers() const {
   std::vector<uint32_t> out;
-  out.reserve(retransmission_.size());
-  for (const auto& m : retransmission_) out.push_back(m.sequence_number);
+  out.reserve(retained_count_);
+  for (size_t i = 0; i < retained_count_; ++i) out.push_back(retained_at(i).sequence_number);
   return out;
 }
 
@@ -420,7 +468,7 @@ void serve_waiting(Session& session) {
     resp.response_header.request_handle = r->request_handle;
     resp.subscription_id = notice.subscription_id;
     resp.notification_message = std::move(notice.message);
-    resp.results = std::move(r->ack_results);
+    resp.results = r->ack_results.to_vector();
     ch->send(r->request_id, resp, publish_stream(session));
     session.status_changes.pop_front();
   }
