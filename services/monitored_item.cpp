@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "services/attribute_read.hpp"
 #include "services/subscription.hpp"
+#include "ua/codec.hpp"
 
 namespace opcuad::services {
 
@@ -12,7 +14,10 @@ namespace {
 
 namespace status = ua::status;
 using addressspace::NodeClass;
+using addressspace::ValueCell;
+using addressspace::ValueSnapshot;
 using addressspace::ValueStore;
+using ua::BuiltinType;
 
 constexpr uint32_t kValue = 13;
 
@@ -50,123 +55,401 @@ bool exceeds_deadband(const ua::Variant& last, const ua::Variant& next, double d
   return false;
 }
 
-ua::StatusCode with_overflow(ua::StatusCode s) { return ua::StatusCode(s.value() | kOverflowInfoBits); }
+template <class T>
+T from_bits(uint64_t bits) noexcept {
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+// Variant equality for two inline scalars without building Variants: floating kinds compare as numbers
+// (NaN differs from itself, -0 equals 0, exactly as Variant's operator==), every other kind by its bits.
+bool inline_equal(uint8_t kind_a, uint64_t a, uint8_t kind_b, uint64_t b) noexcept {
+  if (kind_a != kind_b) return false;
+  switch (static_cast<BuiltinType>(kind_a)) {
+    case BuiltinType::Float: return from_bits<float>(a) == from_bits<float>(b);
+    case BuiltinType::Double: return from_bits<double>(a) == from_bits<double>(b);
+    default: return a == b;
+  }
+}
+
+// What the filter looks at in a sample, whichever form it is in. An inline value has `variant` null.
+struct SampleView {
+  uint8_t kind = ValueCell::kEmpty;
+  uint64_t payload = 0;
+  const ua::Variant* variant = nullptr;
+  uint32_t status = 0;
+  int64_t source_ticks = 0;
+  uint16_t source_picoseconds = 0;
+
+  static SampleView of(const ua::DataValue& v) {
+    return {ValueCell::kBoxed, 0, &v.value, v.status.value(), v.source_timestamp.ticks, v.source_picoseconds};
+  }
+  static SampleView of(const SampledValue& v) {
+    if (v.boxed()) return of(v.box());
+    return {v.kind(), v.payload(), nullptr, v.status(), v.source_ticks(), 0};
+  }
+  // The value as a Variant; an inline one is decoded into `scratch` (a scalar: no allocation).
+  const ua::Variant& value(ua::Variant& scratch) const {
+    if (variant) return *variant;
+    addressspace::decode_inline(kind, payload, scratch);
+    return scratch;
+  }
+};
+
+bool passes(ua::DataChangeTrigger trigger, ua::DeadbandType deadband, double absolute, const SampleView& last,
+            const SampleView& next) {
+  if (last.status != next.status) return true;
+  if (trigger == ua::DataChangeTrigger::Status) return false;
+  if (trigger == ua::DataChangeTrigger::StatusValueTimestamp &&
+      (last.source_ticks != next.source_ticks || last.source_picoseconds != next.source_picoseconds)) {
+    return true;
+  }
+  if (deadband == ua::DeadbandType::None && !last.variant && !next.variant) {
+    return !inline_equal(last.kind, last.payload, next.kind, next.payload);
+  }
+  ua::Variant a, b;
+  const ua::Variant& lv = last.value(a);
+  const ua::Variant& nv = next.value(b);
+  if (deadband == ua::DeadbandType::None) return !(lv == nv);
+  return exceeds_deadband(lv, nv, absolute);
+}
+
+// DataValue encoding (Part 6 §5.2.2.17) with TimestampsToReturn applied on the way, so a stored value
+// never has to be copied to drop a timestamp.
+void encode_data_value(ua::Encoder& e, const ua::Variant& value, uint32_t status_code, int64_t source,
+                       uint16_t source_ps, int64_t server, uint16_t server_ps, ua::TimestampsToReturn ts) {
+  using T = ua::TimestampsToReturn;
+  if (ts == T::Server || ts == T::Neither) source = 0, source_ps = 0;
+  if (ts == T::Source || ts == T::Neither) server = 0, server_ps = 0;
+  uint8_t mask = 0;
+  if (!value.is_empty()) mask |= 0x01;
+  if (status_code != 0) mask |= 0x02;
+  if (source != 0) mask |= 0x04;
+  if (server != 0) mask |= 0x08;
+  if (source_ps) mask |= 0x10;
+  if (server_ps) mask |= 0x20;
+  e.write_u8(mask);
+  if (mask & 0x01) ua::encode(e, value);
+  if (mask & 0x02) e.write_u32(status_code);
+  if (mask & 0x04) e.write_u64(static_cast<uint64_t>(source));
+  if (mask & 0x10) e.write_u16(source_ps);
+  if (mask & 0x08) e.write_u64(static_cast<uint64_t>(server));
+  if (mask & 0x20) e.write_u16(server_ps);
+}
+
+void strip_timestamps(ua::DataValue& v, ua::TimestampsToReturn ts) {
+  using T = ua::TimestampsToReturn;
+  if (ts == T::Server || ts == T::Neither) {
+    v.source_timestamp = {};
+    v.source_picoseconds = 0;
+  }
+  if (ts == T::Source || ts == T::Neither) {
+    v.server_timestamp = {};
+    v.server_picoseconds = 0;
+  }
+}
 
 }  // namespace
 
 bool passes_filter(const ChangeFilter& f, const ua::DataValue& last, const ua::DataValue& next) {
-  if (last.status != next.status) return true;
-  if (f.trigger == ua::DataChangeTrigger::Status) return false;
-  if (f.trigger == ua::DataChangeTrigger::StatusValueTimestamp &&
-      (last.source_timestamp.ticks != next.source_timestamp.ticks ||
-       last.source_picoseconds != next.source_picoseconds)) {
-    return true;
-  }
-  if (f.deadband == ua::DeadbandType::None) return !(last.value == next.value);
-  return exceeds_deadband(last.value, next.value, f.absolute);
+  return passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), SampleView::of(next));
 }
 
-void NotificationQueue::configure(uint32_t capacity, bool discard_oldest) {
-  capacity = std::max<uint32_t>(capacity, 1);
-  discard_oldest_ = discard_oldest;
-  if (capacity == capacity_) return;
-  std::vector<ua::DataValue> values;
-  values.reserve(count_);
-  while (!empty()) values.push_back(pop());
-  ring_.clear();
-  head_ = 0;
-  capacity_ = capacity;
-  // A smaller queue keeps the newest values (Part 4 §5.12.1.5 leaves the choice to the server).
-  const size_t skip = values.size() > capacity ? values.size() - capacity : 0;
-  for (size_t i = skip; i < values.size(); ++i) push(std::move(values[i]));
+// ----------------------------------------------------------------------------------------- SampledValue
+
+SampledValue::SampledValue(SampledValue&& o) noexcept
+    : payload_(o.payload_), source_ts_(o.source_ts_), server_ts_(o.server_ts_), status_(o.status_), kind_(o.kind_) {
+  o.kind_ = ValueCell::kEmpty;
+  o.payload_ = 0;
 }
 
-void NotificationQueue::push(ua::DataValue value) {
-  if (count_ < capacity_) {
-    if (count_ == ring_.size()) {
-      // The ring is full but may grow: make it contiguous, then append.
-      std::rotate(ring_.begin(), ring_.begin() + static_cast<ptrdiff_t>(head_), ring_.end());
-      head_ = 0;
-      ring_.push_back(std::move(value));
-    } else {
-      at(count_) = std::move(value);
-    }
-    ++count_;
+SampledValue& SampledValue::operator=(SampledValue&& o) noexcept {
+  if (this != &o) {
+    unbox();
+    payload_ = o.payload_;
+    source_ts_ = o.source_ts_;
+    server_ts_ = o.server_ts_;
+    status_ = o.status_;
+    kind_ = o.kind_;
+    o.kind_ = ValueCell::kEmpty;
+    o.payload_ = 0;
+  }
+  return *this;
+}
+
+void SampledValue::unbox() noexcept {
+  if (kind_ == kBoxed) delete box_;
+  kind_ = ValueCell::kEmpty;
+  payload_ = 0;
+}
+
+ua::DataValue& SampledValue::make_box() {
+  if (kind_ != kBoxed) {
+    box_ = new ua::DataValue();
+    kind_ = kBoxed;
+  }
+  return *box_;  // reused when already boxed: its storage may fit the new value
+}
+
+void SampledValue::assign(const ValueSnapshot& s) {
+  if (s.kind == ValueCell::kBoxed || s.source_picoseconds || s.server_picoseconds) {
+    s.to_data_value(make_box());
     return;
   }
-  if (capacity_ == 1) {
-    at(0) = std::move(value);  // a queue of one holds the newest value; no overflow bit
+  unbox();
+  kind_ = s.kind;
+  payload_ = s.payload;
+  status_ = s.status.value();
+  source_ts_ = s.source_timestamp.ticks;
+  server_ts_ = s.server_timestamp.ticks;
+}
+
+void SampledValue::assign(ua::DataValue&& v) {
+  uint8_t kind = 0;
+  uint64_t payload = 0;
+  if (v.source_picoseconds || v.server_picoseconds || !addressspace::encode_inline(v.value, kind, payload)) {
+    make_box() = std::move(v);
     return;
   }
-  if (discard_oldest_) {
-    // Drop the oldest; the value now oldest is the one next to the lost one.
-    at(0) = std::move(value);
-    head_ = (head_ + 1) % ring_.size();
-    at(0).status = with_overflow(at(0).status);
+  unbox();
+  kind_ = kind;
+  payload_ = payload;
+  status_ = v.status.value();
+  source_ts_ = v.source_timestamp.ticks;
+  server_ts_ = v.server_timestamp.ticks;
+}
+
+void SampledValue::add_status_bits(uint32_t bits) noexcept {
+  if (kind_ == kBoxed) {
+    box_->status = ua::StatusCode(box_->status.value() | bits);
   } else {
-    // Replace the newest; the replacement carries the flag.
-    value.status = with_overflow(value.status);
-    at(count_ - 1) = std::move(value);
+    status_ |= bits;
   }
 }
 
-ua::DataValue NotificationQueue::pop() {
-  ua::DataValue v = std::move(at(0));
-  head_ = (head_ + 1) % ring_.size();
-  if (--count_ == 0) head_ = 0;
-  return v;
+void SampledValue::to_data_value(ua::DataValue& out) const {
+  if (kind_ == kBoxed) {
+    out = *box_;
+    return;
+  }
+  addressspace::decode_inline(kind_, payload_, out.value);
+  out.status = ua::StatusCode(status_);
+  out.source_timestamp.ticks = source_ts_;
+  out.server_timestamp.ticks = server_ts_;
+  out.source_picoseconds = out.server_picoseconds = 0;
 }
 
-void NotificationQueue::clear() noexcept {
-  ring_.clear();
-  head_ = 0;
-  count_ = 0;
+// ---------------------------------------------------------------------------------------- MonitoredItem
+
+ItemExtras& MonitoredItem::ensure_extras() {
+  if (!extras) extras = std::make_unique<ItemExtras>();
+  return *extras;
+}
+
+void MonitoredItem::drop_unneeded_extras() noexcept {
+  if (extras && !extras->needed()) extras.reset();
+}
+
+void MonitoredItem::set_node_id(const ua::NodeId& id) {
+  if (id.type() == ua::IdType::Numeric) {
+    node_ns = id.namespace_index();
+    node_numeric = id.numeric();
+    if (extras) extras->node_id.reset();
+    drop_unneeded_extras();
+  } else {
+    ensure_extras().node_id = std::make_unique<ua::NodeId>(id);
+  }
+}
+
+ua::NodeId MonitoredItem::node_id() const {
+  if (extras && extras->node_id) return *extras->node_id;
+  return ua::NodeId(node_ns, node_numeric);
+}
+
+void MonitoredItem::set_range(std::optional<IndexRange> r) {
+  if (r) {
+    ensure_extras().range = std::move(r);
+  } else if (extras) {
+    extras->range.reset();
+    drop_unneeded_extras();
+  }
+}
+
+ChangeFilter MonitoredItem::filter() const noexcept {
+  ChangeFilter f;
+  f.trigger = static_cast<ua::DataChangeTrigger>(trigger_);
+  if (extras) {
+    f.deadband = extras->deadband;
+    f.absolute = extras->absolute_deadband;
+  }
+  return f;
+}
+
+void MonitoredItem::set_filter(const ChangeFilter& f) {
+  trigger_ = static_cast<uint8_t>(f.trigger);
+  if (f.deadband != ua::DeadbandType::None) {
+    ItemExtras& x = ensure_extras();
+    x.deadband = f.deadband;
+    x.absolute_deadband = f.absolute;
+  } else if (extras) {
+    extras->deadband = ua::DeadbandType::None;
+    extras->absolute_deadband = 0;
+    drop_unneeded_extras();
+  }
+}
+
+std::vector<uint32_t>& MonitoredItem::triggered_links() { return ensure_extras().triggered; }
+
+void MonitoredItem::configure_queue(uint32_t capacity, bool discard) {
+  capacity = std::clamp<uint32_t>(capacity, 1, kMaxQueueSize);
+  discard_oldest = discard;
+  queue_capacity_ = static_cast<uint16_t>(capacity);
+  // A smaller queue keeps the newest values (Part 4 §5.12.1.5 leaves the choice to the server).
+  while (queue_size() > capacity) drop_older_front();
+  drop_unneeded_extras();
+}
+
+void MonitoredItem::clear_queue() noexcept {
+  pending = false;
+  newest_overflow = false;
+  if (extras) {
+    extras->older_head = extras->older_count = 0;
+    drop_unneeded_extras();
+  }
+}
+
+void MonitoredItem::drop_older_front() noexcept {
+  ItemExtras& x = *extras;
+  x.older[x.older_head].assign(ua::DataValue{});  // frees a boxed value now rather than when overwritten
+  x.older_head = static_cast<uint16_t>((x.older_head + 1) % x.older.size());
+  if (--x.older_count == 0) x.older_head = 0;
+}
+
+// A value is about to become `last` and the newest queued value: the current newest moves to the older
+// values, or is replaced, or the oldest is dropped (overflow). Returns whether the new value carries the
+// overflow bits.
+bool MonitoredItem::make_room() {
+  if (!pending || queue_capacity_ == 1) return false;  // a queue of one never flags overflow
+  bool flag_newest = newest_overflow;
+  if (queue_size() == queue_capacity_) {
+    if (!discard_oldest) return true;  // the newest is replaced; the replacement carries the flag
+    // Drop the oldest; the value now oldest is the one next to the lost one.
+    drop_older_front();
+    if (extras->older_count > 0) {
+      extras->older[extras->older_head].add_status_bits(kOverflowInfoBits);
+    } else {
+      flag_newest = true;
+    }
+  }
+  ItemExtras& x = ensure_extras();
+  if (x.older_count == x.older.size()) {
+    // The ring is full but may grow (up to the queue size minus one): make it contiguous, then append.
+    std::rotate(x.older.begin(), x.older.begin() + x.older_head, x.older.end());
+    x.older_head = 0;
+    x.older.emplace_back();
+  }
+  SampledValue& slot = x.older[(x.older_head + x.older_count) % x.older.size()];
+  slot = std::move(last);
+  if (flag_newest) slot.add_status_bits(kOverflowInfoBits);
+  ++x.older_count;
+  return false;
+}
+
+void MonitoredItem::enqueue(ua::DataValue v) {
+  const bool flag = make_room();
+  last.assign(std::move(v));
+  has_last = true;
+  pending = true;
+  newest_overflow = flag;
+}
+
+void MonitoredItem::encode_front(ua::Encoder& e) {
+  e.write_u32(client_handle);
+  const SampledValue* v = &last;
+  uint32_t bits = newest_overflow ? kOverflowInfoBits : 0;
+  const bool older = extras && extras->older_count > 0;
+  if (older) {
+    v = &extras->older[extras->older_head];
+    bits = 0;
+  }
+  if (v->boxed()) {
+    const ua::DataValue& d = v->box();
+    encode_data_value(e, d.value, d.status.value() | bits, d.source_timestamp.ticks, d.source_picoseconds,
+                      d.server_timestamp.ticks, d.server_picoseconds, timestamps());
+  } else {
+    ua::Variant scalar;  // an inline kind: no allocation
+    addressspace::decode_inline(v->kind(), v->payload(), scalar);
+    encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0, timestamps());
+  }
+  if (older) {
+    drop_older_front();
+  } else {
+    pending = false;
+    newest_overflow = false;
+  }
+}
+
+ua::DataValue MonitoredItem::pop() {
+  ua::DataValue out;
+  if (extras && extras->older_count > 0) {
+    extras->older[extras->older_head].to_data_value(out);
+    drop_older_front();
+  } else {
+    last.to_data_value(out);
+    if (newest_overflow) out.status = ua::StatusCode(out.status.value() | kOverflowInfoBits);
+    pending = false;
+    newest_overflow = false;
+  }
+  strip_timestamps(out, timestamps());
+  return out;
 }
 
 void MonitoredItem::sample(const addressspace::NodeStore& store) {
-  if (mode == ua::MonitoringMode::Disabled) return;
-  ua::DataValue v;
-  if (attribute_id == kValue) {
-    if (cell) {
-      // The version first: an unchanged cell costs one atomic load and no copy.
-      if (!ValueStore::read_if_changed(*cell, last_version, v)) return;
-    } else if (has_last) {
-      return;  // a Value without a cell never changes
+  if (mode() == ua::MonitoringMode::Disabled) return;
+  const IndexRange* r = range();
+  const ChangeFilter f = filter();
+  if (attribute_id == kValue && cell && !r) {
+    // The common case, without building a DataValue: the version first (an unchanged cell costs one
+    // atomic load), then the snapshot, whose boxed value stays valid until this shard's quiescent point.
+    if (ValueStore::version(*cell) == last_version) return;
+    const ValueSnapshot s = ValueStore::snapshot(*cell);
+    last_version = s.version;
+    if (has_last) {
+      SampleView next{s.kind, s.payload, s.kind == ValueCell::kBoxed ? s.boxed : nullptr, s.status.value(),
+                      s.source_timestamp.ticks, s.source_picoseconds};
+      if (!passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), next)) return;
     }
+    const bool flag = make_room();
+    last.assign(s);
+    has_last = true;
+    pending = true;
+    newest_overflow = flag;
   } else {
-    const addressspace::NodeIndex n = store.find(node_id);
-    v.status = n == addressspace::kNoNode ? status::BadNodeIdUnknown
-                                          : read_plain_attribute(store, n, attribute_id, v.value);
-    v.server_timestamp = ua::DateTime::now();
-  }
-  if (range && v.status.is_good()) {
-    ua::Variant whole = std::move(v.value);
-    ua::StatusCode s = read_range(whole, *range, v.value);
-    if (!s.is_good()) {
-      v.value.clear();
-      v.status = s;
+    ua::DataValue v;
+    if (attribute_id == kValue) {
+      if (cell) {
+        if (!ValueStore::read_if_changed(*cell, last_version, v)) return;
+      } else if (has_last) {
+        return;  // a Value without a cell never changes
+      }
+    } else {
+      const addressspace::NodeIndex n = store.find(node_id());
+      v.status = n == addressspace::kNoNode ? status::BadNodeIdUnknown
+                                            : read_plain_attribute(store, n, attribute_id, v.value);
+      v.server_timestamp = ua::DateTime::now();
     }
+    if (r && v.status.is_good()) {
+      ua::Variant whole = std::move(v.value);
+      ua::StatusCode s = read_range(whole, *r, v.value);
+      if (!s.is_good()) {
+        v.value.clear();
+        v.status = s;
+      }
+    }
+    if (has_last && !passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), SampleView::of(v))) return;
+    enqueue(std::move(v));
   }
-  if (has_last && !passes_filter(filter, last, v)) return;
-  has_last = true;
-  last = v;
-  switch (timestamps) {
-    case ua::TimestampsToReturn::Source:
-      v.server_timestamp = {};
-      v.server_picoseconds = 0;
-      break;
-    case ua::TimestampsToReturn::Server:
-      v.source_timestamp = {};
-      v.source_picoseconds = 0;
-      break;
-    case ua::TimestampsToReturn::Neither:
-      v.source_timestamp = v.server_timestamp = {};
-      v.source_picoseconds = v.server_picoseconds = 0;
-      break;
-    default:
-      break;
-  }
-  queue.push(std::move(v));
   subscription->on_item_queued(*this);
 }
 

@@ -2,10 +2,19 @@
 // MonitoredItem (Part 4 §5.12.1): what one item samples, how it decides that a sample is a change worth
 // reporting (DataChangeFilter, §7.22.2), and the bounded queue its notifications wait in (§5.12.1.5).
 //
-// shard-local: owned by its Subscription (Subscription::items), sampled by its shard's Sampler, and
-// touched only by that shard's thread.
+// Layout. A server holds hundreds of thousands of items, nearly all of them the same shape: the Value of
+// a numeric-id variable, no deadband, no index range, no triggering, a queue of one. That shape fits in
+// the 96-byte MonitoredItem alone; everything else lives in ItemExtras, allocated only for items that need
+// it. The last sampled value (SampledValue) keeps a scalar the value store holds inline (kind + 8 bytes)
+// with its status and timestamps; other values are boxed. A queue of one needs no storage of its own: the
+// value it holds is always the last value that passed the filter, so `pending` marks `last` as queued and
+// the timestamps the client asked for are applied when it is taken.
+//
+// shard-local: owned by its Subscription (Subscription::items, an ItemTable), sampled by its shard's
+// Sampler, and touched only by that shard's thread.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -13,6 +22,10 @@
 #include "addressspace/value_store.hpp"
 #include "services/index_range.hpp"
 #include "ua/generated/types.hpp"
+
+namespace opcuad::ua {
+class Encoder;
+}
 
 namespace opcuad::services {
 
@@ -40,55 +53,121 @@ struct ChangeFilter {
 // Does `next` differ from the last reported value enough to be reported (trigger, then deadband)?
 bool passes_filter(const ChangeFilter& f, const ua::DataValue& last, const ua::DataValue& next);
 
-// A bounded FIFO of DataValues with the overflow semantics of Part 4 §5.12.1.5: when full, discardOldest
-// drops the oldest value and flags the new oldest; otherwise the newest is replaced and the replacement
-// flagged. A queue of one always holds the newest value and never flags overflow.
-class NotificationQueue {
+// A DataValue in 32 bytes when its value is a scalar of at most 8 bytes (the value store's inline kinds)
+// and it carries no picoseconds; otherwise the whole DataValue is boxed on the heap.
+class SampledValue {
  public:
-  void configure(uint32_t capacity, bool discard_oldest);  // keeps the newest values that fit
-  void push(ua::DataValue value);
-  ua::DataValue pop();  // REQUIRES: !empty()
-  void clear() noexcept;
-  bool empty() const noexcept { return count_ == 0; }
-  size_t size() const noexcept { return count_; }
-  uint32_t capacity() const noexcept { return capacity_; }
-  bool discard_oldest() const noexcept { return discard_oldest_; }
+  SampledValue() noexcept = default;
+  ~SampledValue() { unbox(); }
+  SampledValue(SampledValue&& o) noexcept;
+  SampledValue& operator=(SampledValue&& o) noexcept;
+  SampledValue(const SampledValue&) = delete;
+  SampledValue& operator=(const SampledValue&) = delete;
+
+  // From a cell snapshot (REQUIRES: its boxed value still valid, i.e. before the next quiescent point).
+  void assign(const addressspace::ValueSnapshot& s);
+  void assign(ua::DataValue&& v);
+  void to_data_value(ua::DataValue& out) const;
+  void add_status_bits(uint32_t bits) noexcept;
+
+  bool boxed() const noexcept { return kind_ == kBoxed; }
+  const ua::DataValue& box() const noexcept { return *box_; }  // REQUIRES: boxed()
+  uint8_t kind() const noexcept { return kind_; }               // inline kind (ValueCell::kEmpty, a type)
+  uint64_t payload() const noexcept { return payload_; }
+  uint32_t status() const noexcept { return status_; }
+  int64_t source_ticks() const noexcept { return source_ts_; }
+  int64_t server_ticks() const noexcept { return server_ts_; }
 
  private:
-  ua::DataValue& at(size_t i) noexcept { return ring_[(head_ + i) % ring_.size()]; }
-  std::vector<ua::DataValue> ring_;  // grows to capacity_, then used as a ring
-  size_t head_ = 0;
-  size_t count_ = 0;
-  uint32_t capacity_ = 1;
-  bool discard_oldest_ = true;
+  static constexpr uint8_t kBoxed = addressspace::ValueCell::kBoxed;
+  void unbox() noexcept;
+  ua::DataValue& make_box();
+
+  union {
+    uint64_t payload_ = 0;
+    ua::DataValue* box_;  // kind_ == kBoxed
+  };
+  int64_t source_ts_ = 0;
+  int64_t server_ts_ = 0;
+  uint32_t status_ = 0;
+  uint8_t kind_ = addressspace::ValueCell::kEmpty;
+};
+
+// The rare parts of an item; an item has none (extras == nullptr) in the common case.
+struct ItemExtras {
+  std::unique_ptr<ua::NodeId> node_id;  // when it is not a numeric NodeId (MonitoredItem::node_numeric)
+  std::optional<IndexRange> range;
+  double absolute_deadband = 0;         // in engineering units
+  ua::DeadbandType deadband = ua::DeadbandType::None;
+  // Queued values older than the newest one (the newest is MonitoredItem::last), oldest first: a ring
+  // grown on demand up to the queue size minus one.
+  uint16_t older_head = 0;
+  uint16_t older_count = 0;
+  std::vector<SampledValue> older;
+  std::vector<uint32_t> triggered;  // SetTriggering links (Part 4 §5.12.1.6)
+
+  bool needed() const noexcept {
+    return node_id || range || deadband != ua::DeadbandType::None || older_count > 0 || !triggered.empty();
+  }
 };
 
 struct MonitoredItem {
-  // Fixed at creation.
-  uint32_t id = 0;
-  Subscription* subscription = nullptr;
-  ua::NodeId node_id;
-  uint32_t attribute_id = 13;
-  std::optional<IndexRange> range;
-  const addressspace::ValueCell* cell = nullptr;  // the Value cell (attribute Value only); never freed
+  static constexpr uint32_t kNoGroup = UINT32_MAX;
 
-  // Set by Create/Modify/SetMonitoringMode.
+  uint32_t id = 0;  // 0: a free slot of the ItemTable
   uint32_t client_handle = 0;
-  ua::MonitoringMode mode = ua::MonitoringMode::Disabled;
-  double sampling_interval_ms = 0;
-  bool follows_publishing = false;  // asked for -1: tracks the publishing interval (Part 4 §5.12.1.2)
-  ua::TimestampsToReturn timestamps = ua::TimestampsToReturn::Both;
-  ChangeFilter filter;
-  NotificationQueue queue;
-  std::vector<uint32_t> triggered;  // SetTriggering links (Part 4 §5.12.1.6)
+  Subscription* subscription = nullptr;
+  const addressspace::ValueCell* cell = nullptr;  // the Value cell (attribute Value only); never freed
+  uint64_t last_version = ~uint64_t{0};           // the cell's version at the last sample; ~0: none yet
+  SampledValue last;                              // the last value that passed the filter
+  std::unique_ptr<ItemExtras> extras;
+  uint32_t node_numeric = 0;          // the NodeId is ns=node_ns;i=node_numeric unless extras->node_id
+  uint32_t sampling_interval_ms = 0;  // as revised: whole milliseconds, 0 for exception-based
+  uint32_t sampler_key = kNoGroup;    // the Sampler group it is in (interval in us; 0: by cell)
+  uint32_t sampler_slot = 0;
+  uint16_t node_ns = 0;
+  uint16_t queue_capacity_ = 1;  // revised queueSize, at most kMaxQueueSize
+  uint8_t attribute_id = 13;
+  uint8_t mode_ : 2 = 0;        // ua::MonitoringMode
+  uint8_t timestamps_ : 2 = 2;  // ua::TimestampsToReturn (Both)
+  uint8_t trigger_ : 2 = 1;     // ua::DataChangeTrigger (StatusValue)
+  bool discard_oldest : 1 = true;
+  bool follows_publishing : 1 = false;  // asked for -1: tracks the publishing interval (Part 4 §5.12.1.2)
+  bool has_last : 1 = false;            // the first sample is always reported (the initial value)
+  bool ready : 1 = false;               // on its subscription's ready list
+  bool pending : 1 = false;             // `last` is queued (as the newest value of the queue)
+  bool newest_overflow : 1 = false;     // ... and carries the overflow bits (Part 4 §5.12.1.5)
 
-  // Sampling state.
-  uint64_t last_version = ~uint64_t{0};  // the cell's version at the last sample; ~0: none yet
-  bool has_last = false;                 // the first sample is always reported (the initial value)
-  ua::DataValue last;                    // the last value queued, for the filter
-  bool ready = false;                    // on its subscription's ready list
-  int64_t sampler_key = -1;              // the Sampler group it is in; -1: none
-  size_t sampler_slot = 0;
+  ua::MonitoringMode mode() const noexcept { return static_cast<ua::MonitoringMode>(mode_); }
+  void set_mode_value(ua::MonitoringMode m) noexcept { mode_ = static_cast<uint8_t>(m) & 3; }
+  ua::TimestampsToReturn timestamps() const noexcept { return static_cast<ua::TimestampsToReturn>(timestamps_); }
+  void set_timestamps(ua::TimestampsToReturn t) noexcept { timestamps_ = static_cast<uint8_t>(t) & 3; }
+
+  void set_node_id(const ua::NodeId& id);
+  ua::NodeId node_id() const;
+  const IndexRange* range() const noexcept { return extras && extras->range ? &*extras->range : nullptr; }
+  void set_range(std::optional<IndexRange> r);
+  ChangeFilter filter() const noexcept;
+  void set_filter(const ChangeFilter& f);
+  const std::vector<uint32_t>* triggered() const noexcept { return extras ? &extras->triggered : nullptr; }
+  std::vector<uint32_t>& triggered_links();  // creates the extras; call drop_unneeded_extras() after
+  void drop_unneeded_extras() noexcept;
+
+  // The queue (Part 4 §5.12.1.5): when full, discardOldest drops the oldest value and flags the new
+  // oldest with the overflow bits; otherwise the newest is replaced and the replacement flagged. A queue
+  // of one always holds the newest value and never flags overflow. TimestampsToReturn is applied when a
+  // value leaves the queue.
+  uint32_t queue_capacity() const noexcept { return queue_capacity_; }
+  void configure_queue(uint32_t capacity, bool discard_oldest);  // keeps the newest values that fit
+  bool queue_empty() const noexcept { return !pending; }  // the newest queued value is always `last`
+  size_t queue_size() const noexcept { return size_t{pending} + (extras ? extras->older_count : 0); }
+  void clear_queue() noexcept;
+  // `v` becomes the last value and is queued (what sample() does with a value that passed the filter).
+  void enqueue(ua::DataValue v);
+  // Encodes the oldest queued value as a MonitoredItemNotification {clientHandle, DataValue} and drops
+  // it. REQUIRES: !queue_empty().
+  void encode_front(ua::Encoder& e);
+  ua::DataValue pop();  // REQUIRES: !queue_empty()
 
   // Takes one sample; queues it when it passes the filter and tells the subscription.
   void sample(const addressspace::NodeStore& store);
@@ -97,6 +176,13 @@ struct MonitoredItem {
     last_version = ~uint64_t{0};
     has_last = false;
   }
+
+ private:
+  ItemExtras& ensure_extras();
+  bool make_room();
+  void drop_older_front() noexcept;
 };
+// The common item is this struct alone (plus its slot in the ItemTable index and its Sampler group).
+static_assert(sizeof(MonitoredItem) <= 96, "keep the common monitored item small");
 
 }  // namespace opcuad::services

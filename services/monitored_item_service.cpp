@@ -124,30 +124,33 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store, const
     return;
   }
   const auto& params = in.requested_parameters;
-  auto item = std::make_unique<MonitoredItem>();
-  out.status_code = parse_filter(store, n, in.item_to_monitor.attribute_id, params.filter, item->filter);
+  ChangeFilter filter;
+  out.status_code = parse_filter(store, n, in.item_to_monitor.attribute_id, params.filter, filter);
   if (!out.status_code.is_good()) return;
   if (!server.reserve_monitored_item()) {
     out.status_code = status::BadTooManyMonitoredItems;
     return;
   }
-  item->node_id = in.item_to_monitor.node_id;
-  item->attribute_id = in.item_to_monitor.attribute_id;
-  item->range = std::move(range);
-  if (item->attribute_id == kValue) {
-    if (const auto* var = store.variable(n)) item->cell = var->cell;
+  MonitoredItem item;
+  item.set_filter(filter);
+  item.set_node_id(in.item_to_monitor.node_id);
+  // has_attribute() accepted it: attribute ids are small (Part 6 §A.1).
+  item.attribute_id = static_cast<uint8_t>(in.item_to_monitor.attribute_id);
+  item.set_range(std::move(range));
+  if (item.attribute_id == kValue) {
+    if (const auto* var = store.variable(n)) item.cell = var->cell;
   }
-  item->client_handle = params.client_handle;
-  item->mode = in.monitoring_mode;
-  item->timestamps = timestamps;
-  item->sampling_interval_ms =
-      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based);
-  item->follows_publishing = follows_publishing(params.sampling_interval);
-  item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
+  item.client_handle = params.client_handle;
+  item.set_mode_value(in.monitoring_mode);
+  item.set_timestamps(timestamps);
+  item.sampling_interval_ms = static_cast<uint32_t>(
+      revise_sampling_interval(server, sub, store, n, item.attribute_id, params.sampling_interval, exception_based));
+  item.follows_publishing = follows_publishing(params.sampling_interval);
+  item.configure_queue(revise_queue_size(params.queue_size), params.discard_oldest);
   MonitoredItem& added = sub.add_item(std::move(item));
   out.monitored_item_id = added.id;
   out.revised_sampling_interval = added.sampling_interval_ms;
-  out.revised_queue_size = added.queue.capacity();
+  out.revised_queue_size = added.queue_capacity();
 }
 
 void modify_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemModifyRequest& in,
@@ -157,7 +160,7 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
     out.status_code = status::BadMonitoredItemIdInvalid;
     return;
   }
-  const NodeIndex n = store.find(item->node_id);
+  const NodeIndex n = store.find(item->node_id());
   if (n == addressspace::kNoNode) {
     out.status_code = status::BadNodeIdUnknown;
     return;
@@ -166,19 +169,21 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
   ChangeFilter filter;
   out.status_code = parse_filter(store, n, item->attribute_id, params.filter, filter);
   if (!out.status_code.is_good()) return;
-  item->filter = filter;
+  item->set_filter(filter);
   item->client_handle = params.client_handle;
-  item->timestamps = timestamps;
-  item->queue.configure(revise_queue_size(params.queue_size), params.discard_oldest);
-  const double interval =
-      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based);
+  // Before the queue is reconfigured: a value moving from a queue of one into a longer one takes the
+  // new TimestampsToReturn, like every later value (queued values keep the ones they were queued with).
+  item->set_timestamps(timestamps);
+  item->configure_queue(revise_queue_size(params.queue_size), params.discard_oldest);
+  const auto interval = static_cast<uint32_t>(
+      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based));
   item->follows_publishing = follows_publishing(params.sampling_interval);
   if (interval != item->sampling_interval_ms) {
     item->sampling_interval_ms = interval;
     sub.resample(*item);
   }
   out.revised_sampling_interval = item->sampling_interval_ms;
-  out.revised_queue_size = item->queue.capacity();
+  out.revised_queue_size = item->queue_capacity();
 }
 
 // The request-level checks every service of this set starts with; answers the fault itself.
@@ -197,9 +202,10 @@ void follow_publishing_interval(Server& server, Subscription& sub) {
   const NodeStore& store = *server.space().current();
   sub.for_each_item([&](MonitoredItem& item) {
     if (!item.follows_publishing) return;
-    const NodeIndex n = store.find(item.node_id);
+    const NodeIndex n = store.find(item.node_id());
     if (n == addressspace::kNoNode) return;
-    const double interval = revise_sampling_interval(server, sub, store, n, item.attribute_id, -1, false);
+    const auto interval =
+        static_cast<uint32_t>(revise_sampling_interval(server, sub, store, n, item.attribute_id, -1, false));
     if (interval == item.sampling_interval_ms) return;
     item.sampling_interval_ms = interval;
     sub.resample(item);
@@ -306,12 +312,13 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
   ua::SetTriggeringResponse resp;
   resp.response_header = response_header(req.request_header);
   // Part 4 §5.12.5: removals are applied before additions.
+  std::vector<uint32_t>& links = trigger->triggered_links();
   for (uint32_t id : req.links_to_remove) {
-    auto it = std::find(trigger->triggered.begin(), trigger->triggered.end(), id);
-    if (it == trigger->triggered.end()) {
+    auto it = std::find(links.begin(), links.end(), id);
+    if (it == links.end()) {
       resp.remove_results.push_back(status::BadMonitoredItemIdInvalid);
     } else {
-      trigger->triggered.erase(it);
+      links.erase(it);
       resp.remove_results.push_back(status::Good);
     }
   }
@@ -320,11 +327,10 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
       resp.add_results.push_back(status::BadMonitoredItemIdInvalid);
       continue;
     }
-    if (std::find(trigger->triggered.begin(), trigger->triggered.end(), id) == trigger->triggered.end()) {
-      trigger->triggered.push_back(id);
-    }
+    if (std::find(links.begin(), links.end(), id) == links.end()) links.push_back(id);
     resp.add_results.push_back(status::Good);
   }
+  trigger->drop_unneeded_extras();
   call.channel.send(call.request_id, resp);
 }
 

@@ -10,7 +10,7 @@ Sampler::~Sampler() { stop(); }
 
 namespace {
 // sampler_key of an exception-based item (timer groups have keys > 0).
-constexpr int64_t kExceptionKey = 0;
+constexpr uint32_t kExceptionKey = 0;
 }  // namespace
 
 void Sampler::add(MonitoredItem& item) {
@@ -26,16 +26,16 @@ void Sampler::add(MonitoredItem& item) {
     group->start = std::chrono::steady_clock::now();
     arm(group);
   }
-  item.sampler_key = key;
-  item.sampler_slot = group->items.size();
+  item.sampler_key = static_cast<uint32_t>(key);
+  item.sampler_slot = static_cast<uint32_t>(group->items.size());
   group->items.push_back(&item);
 }
 
 void Sampler::remove(MonitoredItem& item) noexcept {
-  if (item.sampler_key < 0) return;
+  if (item.sampler_key == MonitoredItem::kNoGroup) return;
   if (item.sampler_key == kExceptionKey) return remove_exception(item);
   auto it = groups_.find(item.sampler_key);
-  item.sampler_key = -1;
+  item.sampler_key = MonitoredItem::kNoGroup;
   if (it == groups_.end()) return;
   auto& items = it->second->items;
   // Swap-remove: O(1), the moved item learns its new slot.
@@ -52,11 +52,11 @@ void Sampler::remove(MonitoredItem& item) noexcept {
 void Sampler::stop() noexcept {
   for (auto& [key, group] : groups_) {
     group->timer.cancel();
-    for (MonitoredItem* item : group->items) item->sampler_key = -1;
+    for (MonitoredItem* item : group->items) item->sampler_key = MonitoredItem::kNoGroup;
   }
   groups_.clear();
   for (auto& [cell, items] : exceptions_) {
-    for (MonitoredItem* item : items) item->sampler_key = -1;
+    for (MonitoredItem* item : items) item->sampler_key = MonitoredItem::kNoGroup;
   }
   exceptions_.clear();
   for (auto& [slot, count] : slot_cells_) watch_.unwatch(slot, bit_);
@@ -69,12 +69,12 @@ void Sampler::add_exception(MonitoredItem& item) {
     watch_.watch(CellWatch::slot(item.cell), bit_);  // before the item's first sample (cell_watch.hpp)
   }
   item.sampler_key = kExceptionKey;
-  item.sampler_slot = items.size();
+  item.sampler_slot = static_cast<uint32_t>(items.size());
   items.push_back(&item);
 }
 
 void Sampler::remove_exception(MonitoredItem& item) noexcept {
-  item.sampler_key = -1;
+  item.sampler_key = MonitoredItem::kNoGroup;
   auto it = exceptions_.find(item.cell);
   if (it == exceptions_.end()) return;
   auto& items = it->second;

@@ -46,7 +46,7 @@ class Sampler {
 
   // Adds the item to the group of its sampling_interval_ms (starting the group's timer if new), or, for
   // an interval of 0, to the exception-based items of its cell (the fastest group when it has no cell or
-  // this shard no bit). REQUIRES: item not in a group (sampler_key < 0).
+  // this shard no bit). REQUIRES: item not in a group (sampler_key == kNoGroup).
   void add(MonitoredItem& item);
   // Takes the item out of its group, if any; an empty group's timer stops.
   void remove(MonitoredItem& item) noexcept;
@@ -89,7 +89,8 @@ class Sampler {
   // cleared when the last one goes).
   std::unordered_map<const addressspace::ValueCell*, std::vector<MonitoredItem*>> exceptions_;
   std::unordered_map<size_t, uint32_t> slot_cells_;
-  // interval in microseconds -> group. A group is shared with its pending wait (through a weak_ptr), so a
+  // interval in microseconds (at most 3.6e9: fits the item's 32-bit sampler_key) -> group. A group is
+  // shared with its pending wait (through a weak_ptr), so a
   // completion already queued when the group goes away finds nothing instead of freed memory.
   std::map<int64_t, std::shared_ptr<Group>> groups_;
   uint64_t missed_ticks_ = 0;

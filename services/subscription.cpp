@@ -55,7 +55,7 @@ Subscription::Subscription(Server& server, ShardState& shard, Session& session, 
 Subscription::~Subscription() {
   if (timer_) timer_->cancel();
   if (shard_) {
-    for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+    items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
   }
   server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
   server_.release_subscription();
@@ -64,7 +64,7 @@ Subscription::~Subscription() {
 
 void Subscription::detach() noexcept {
   timer_.reset();  // its destruction cancels the wait; a completion already queued finds it expired
-  for (auto& [item_id, item] : items_) shard_->sampler->remove(*item);
+  items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
   shard_ = nullptr;
   session_ = nullptr;
 }
@@ -77,11 +77,11 @@ void Subscription::attach(ShardState& shard, Session& session) {
   // A sample right away: an exception-based item would otherwise miss a write made while it travelled
   // (the version check makes it free when nothing changed).
   const addressspace::NodeStore& store = *server_.space().current();
-  for (auto& [item_id, item] : items_) {
-    if (item->mode == ua::MonitoringMode::Disabled) continue;
-    shard.sampler->add(*item);
-    item->sample(store);
-  }
+  items_.for_each([&](MonitoredItem& item) {
+    if (item.mode() == ua::MonitoringMode::Disabled) return;
+    shard.sampler->add(item);
+    item.sample(store);
+  });
   // The new session's Publish requests count from now on (Part 4 §5.13.1.1 counters restart).
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
@@ -90,11 +90,11 @@ void Subscription::attach(ShardState& shard, Session& session) {
 
 void Subscription::queue_current_values() {
   const addressspace::NodeStore& store = *server_.space().current();
-  for (auto& [item_id, item] : items_) {
-    if (item->mode != ua::MonitoringMode::Reporting) continue;
-    item->reset_sampling();  // the current value passes whatever the filter
-    item->sample(store);
-  }
+  items_.for_each([&](MonitoredItem& item) {
+    if (item.mode() != ua::MonitoringMode::Reporting) return;
+    item.reset_sampling();  // the current value passes whatever the filter
+    item.sample(store);
+  });
 }
 
 StatusChangeNotice Subscription::status_change(ua::StatusCode status) const {
@@ -220,57 +220,103 @@ PendingPublish Subscription::take_request() {
 }
 
 void Subscription::send_notifications(PendingPublish request) {
-  ua::DataChangeNotification change;
-  size_t budget = params_.max_notifications_per_publish;
-  size_t kept = 0;
-  for (size_t i = 0; i < ready_.size(); ++i) {
-    MonitoredItem* item = ready_[i];
-    while (budget > 0 && !item->queue.empty()) {
-      change.monitored_items.push_back(ua::MonitoredItemNotification{item->client_handle, item->queue.pop()});
-      --budget;
-    }
-    if (item->queue.empty()) {
-      item->ready = false;
-    } else {
-      ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
-    }
-  }
-  ready_.resize(kept);
-  more_notifications_ = !ready_.empty();
-  message_sent_ = true;
-  ua::NotificationMessage message;
-  message.sequence_number = next_sequence_;
+  const uint32_t sequence_number = next_sequence_;
   next_sequence_ = next_sequence_ == UINT32_MAX ? 1 : next_sequence_ + 1;  // 0 is never used (Part 4 §7.38)
-  message.publish_time = ua::DateTime::now();
-  message.notification_data.push_back(ua::ExtensionObject::make(std::move(change)));
-  retransmission_.push_back(message);
-  if (retransmission_.size() > kRetransmissionQueueSize) retransmission_.pop_front();
-  respond(request, message, more_notifications_);
+  message_sent_ = true;
+  // MoreNotifications is known only once the budget is spent, but precedes the message in the response:
+  // it is patched (see respond()).
+  respond(request, sequence_number, false, true, [this](ua::Encoder& e) {
+    // notificationData: one ExtensionObject holding a DataChangeNotification (Part 4 §7.20.2).
+    e.write_i32(1);
+    ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
+    e.write_u8(1);  // body is a ByteString
+    const size_t length_at = e.position();
+    e.write_u32(0);
+    const size_t count_at = e.position();
+    e.write_u32(0);
+    uint32_t count = 0;
+    size_t budget = params_.max_notifications_per_publish;
+    size_t kept = 0;
+    for (size_t i = 0; i < ready_.size(); ++i) {
+      MonitoredItem* item = ready_[i];
+      while (budget > 0 && !item->queue_empty()) {
+        item->encode_front(e);
+        ++count;
+        --budget;
+      }
+      if (item->queue_empty()) {
+        item->ready = false;
+      } else {
+        ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
+      }
+    }
+    ready_.resize(kept);
+    more_notifications_ = !ready_.empty();
+    e.write_i32(0);  // diagnosticInfos
+    e.patch_u32(count_at, count);
+    e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+    return more_notifications_;
+  });
 }
 
 void Subscription::send_keep_alive(PendingPublish request) {
   // A keep-alive carries the sequence number the next NotificationMessage will have, and no data
   // (Part 4 §7.25).
-  ua::NotificationMessage message;
-  message.sequence_number = next_sequence_;
-  message.publish_time = ua::DateTime::now();
   message_sent_ = true;
   more_notifications_ = false;
-  respond(request, message, false);
+  respond(request, next_sequence_, false, false, [](ua::Encoder& e) {
+    e.write_i32(0);
+    return false;
+  });
 }
 
-void Subscription::respond(PendingPublish& request, const ua::NotificationMessage& message, bool more) {
+// PublishResponse (Part 4 §5.13.5.2), field by field as the generated codec would write it:
+//   NodeId | ResponseHeader | subscriptionId | availableSequenceNumbers | moreNotifications |
+//   NotificationMessage {sequenceNumber, publishTime, notificationData} | results | diagnosticInfos
+template <class F>
+void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message) {
   auto ch = request.channel.lock();
-  if (!ch) return;
-  ua::PublishResponse resp;
-  resp.response_header.timestamp = ua::DateTime::now();
-  resp.response_header.request_handle = request.request_handle;
-  resp.subscription_id = id_;
-  resp.available_sequence_numbers = available_sequence_numbers();
-  resp.more_notifications = more;
-  resp.notification_message = message;
-  resp.results = std::move(request.ack_results);
-  ch->send(request.request_id, resp, publish_stream(*session_));
+  // Without a channel the message is still built: its notifications are consumed and kept for Republish.
+  thread_local ua::ByteBuffer orphan;
+  ua::ByteBuffer buf = ch ? ch->acquire_buffer() : std::move(orphan);
+  if (!ch) buf.clear();
+  ua::Encoder e(buf);
+  ua::encode(e, ua::NodeId(0, ua::PublishResponse::binary_encoding_id));
+  thread_local ua::ResponseHeader header;  // default fields encode without allocating
+  header.timestamp = ua::DateTime::now();
+  header.request_handle = request.request_handle;
+  ua::encode(e, header);
+  e.write_u32(id_);
+  // The queue as it will be once this message is kept (the oldest may then have been dropped).
+  const bool drops_oldest = retain && retained_count_ == retained_.size();
+  const size_t available = retained_count_ - (drops_oldest ? 1 : 0) + (retain ? 1 : 0);
+  e.write_i32(static_cast<int32_t>(available));
+  for (size_t i = drops_oldest ? 1 : 0; i < retained_count_; ++i) e.write_u32(retained_at(i).sequence_number);
+  if (retain) e.write_u32(sequence_number);
+  const size_t more_at = e.position();
+  e.write_u8(more ? 1 : 0);
+  const size_t message_at = e.position();
+  e.write_u32(sequence_number);
+  ua::encode(e, ua::DateTime::now());
+  if (message(e)) buf.data()[more_at] = 1;
+  if (retain) {
+    if (drops_oldest) {
+      retained_head_ = (retained_head_ + 1) % retained_.size();
+      --retained_count_;
+    }
+    Retained& r = retained_at(retained_count_++);
+    r.sequence_number = sequence_number;
+    r.bytes.clear();
+    r.bytes.append(buf.data() + message_at, e.position() - message_at);
+  }
+  request.ack_results.encode(e);
+  e.write_i32(0);  // diagnosticInfos
+  if (!ch) {
+    orphan = std::move(buf);
+    return;
+  }
+  if (!e.status().is_good()) return ch->send_fault(request.request_id, request.request_handle, e.status());
+  ch->send_response(request.request_id, std::move(buf), publish_stream(*session_));
 }
 
 void Subscription::expire() {
@@ -282,19 +328,21 @@ void Subscription::expire() {
 }
 
 ua::StatusCode Subscription::acknowledge(uint32_t sequence_number) {
-  for (auto it = retransmission_.begin(); it != retransmission_.end(); ++it) {
-    if (it->sequence_number == sequence_number) {
-      retransmission_.erase(it);
-      return status::Good;
-    }
+  for (size_t i = 0; i < retained_count_; ++i) {
+    if (retained_at(i).sequence_number != sequence_number) continue;
+    // Close the gap by swapping towards the back, so every buffer stays in the ring with its capacity.
+    for (size_t j = i; j + 1 < retained_count_; ++j) std::swap(retained_at(j), retained_at(j + 1));
+    --retained_count_;
+    return status::Good;
   }
   return status::BadSequenceNumberUnknown;
 }
 
-ua::StatusCode Subscription::republish(uint32_t sequence_number, ua::NotificationMessage& out) const {
-  for (const auto& m : retransmission_) {
-    if (m.sequence_number == sequence_number) {
-      out = m;
+ua::StatusCode Subscription::republish(uint32_t sequence_number, std::span<const uint8_t>& out) const {
+  for (size_t i = 0; i < retained_count_; ++i) {
+    const Retained& r = retained_at(i);
+    if (r.sequence_number == sequence_number) {
+      out = {r.bytes.data(), r.bytes.size()};
       return status::Good;
     }
   }
@@ -303,44 +351,41 @@ ua::StatusCode Subscription::republish(uint32_t sequence_number, ua::Notificatio
 
 std::vector<uint32_t> Subscription::available_sequence_numbers() const {
   std::vector<uint32_t> out;
-  out.reserve(retransmission_.size());
-  for (const auto& m : retransmission_) out.push_back(m.sequence_number);
+  out.reserve(retained_count_);
+  for (size_t i = 0; i < retained_count_; ++i) out.push_back(retained_at(i).sequence_number);
   return out;
 }
 
-MonitoredItem* Subscription::item(uint32_t item_id) noexcept {
-  auto it = items_.find(item_id);
-  return it == items_.end() ? nullptr : it->second.get();
-}
+MonitoredItem* Subscription::item(uint32_t item_id) noexcept { return items_.find(item_id); }
 
-MonitoredItem& Subscription::add_item(std::unique_ptr<MonitoredItem> owned) {
-  MonitoredItem& item = *owned;
-  item.id = next_item_id_++;
-  item.subscription = this;
-  const ua::MonitoringMode mode = item.mode;
-  item.mode = ua::MonitoringMode::Disabled;
-  items_.emplace(item.id, std::move(owned));
+MonitoredItem& Subscription::add_item(MonitoredItem&& added) {
+  added.id = next_item_id_++;
+  if (added.id == 0) added.id = next_item_id_++;  // 0 marks a free slot; ids wrap after 2^32 creations
+  added.subscription = this;
+  const ua::MonitoringMode mode = added.mode();
+  added.set_mode_value(ua::MonitoringMode::Disabled);
+  MonitoredItem& item = items_.insert(std::move(added));
   set_mode(item, mode);
   return item;
 }
 
 bool Subscription::remove_item(uint32_t item_id) {
-  auto it = items_.find(item_id);
-  if (it == items_.end()) return false;
-  shard_->sampler->remove(*it->second);
-  unready(*it->second);
-  items_.erase(it);
+  MonitoredItem* item = items_.find(item_id);
+  if (!item) return false;
+  shard_->sampler->remove(*item);
+  unready(*item);
+  items_.erase(item_id);
   server_.release_monitored_items(1);
   return true;
 }
 
 void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
-  const ua::MonitoringMode before = item.mode;
-  item.mode = mode;
+  const ua::MonitoringMode before = item.mode();
+  item.set_mode_value(mode);
   if (mode == ua::MonitoringMode::Disabled) {
     shard_->sampler->remove(item);
     unready(item);
-    item.queue.clear();
+    item.clear_queue();
     item.reset_sampling();
     return;
   }
@@ -349,7 +394,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
     item.reset_sampling();
     shard_->sampler->add(item);
     item.sample(*server_.space().current());
-  } else if (mode == ua::MonitoringMode::Reporting && !item.queue.empty() && !item.ready) {
+  } else if (mode == ua::MonitoringMode::Reporting && !item.queue_empty() && !item.ready) {
     item.ready = true;  // Sampling -> Reporting: what it queued is reported now
     ready_.push_back(&item);
   } else if (mode == ua::MonitoringMode::Sampling) {
@@ -358,21 +403,23 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
 }
 
 void Subscription::resample(MonitoredItem& item) {
-  if (item.mode == ua::MonitoringMode::Disabled) return;
+  if (item.mode() == ua::MonitoringMode::Disabled) return;
   shard_->sampler->remove(item);
   shard_->sampler->add(item);
 }
 
 void Subscription::on_item_queued(MonitoredItem& item) {
-  if (item.mode != ua::MonitoringMode::Reporting) return;
+  if (item.mode() != ua::MonitoringMode::Reporting) return;
   if (!item.ready) {
     item.ready = true;
     ready_.push_back(&item);
   }
+  const std::vector<uint32_t>* triggered = item.triggered();
+  if (!triggered) return;
   // Part 4 §5.12.1.6: a reporting triggering item makes its linked Sampling items report their queues.
-  for (uint32_t linked_id : item.triggered) {
+  for (uint32_t linked_id : *triggered) {
     MonitoredItem* linked = this->item(linked_id);
-    if (linked && linked->mode == ua::MonitoringMode::Sampling && !linked->queue.empty() && !linked->ready) {
+    if (linked && linked->mode() == ua::MonitoringMode::Sampling && !linked->queue_empty() && !linked->ready) {
       linked->ready = true;
       ready_.push_back(linked);
     }
@@ -421,7 +468,7 @@ void serve_waiting(Session& session) {
     resp.response_header.request_handle = r->request_handle;
     resp.subscription_id = notice.subscription_id;
     resp.notification_message = std::move(notice.message);
-    resp.results = std::move(r->ack_results);
+    resp.results = r->ack_results.to_vector();
     ch->send(r->request_id, resp, publish_stream(session));
     session.status_changes.pop_front();
   }

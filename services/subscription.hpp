@@ -18,13 +18,16 @@
 
 #include <asio/steady_timer.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <span>
 #include <vector>
 
+#include "services/item_table.hpp"
 #include "services/monitored_item.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/generated/types.hpp"
@@ -48,12 +51,43 @@ inline constexpr size_t kRetransmissionQueueSize = 16;
 // stops reading beyond that, and the client must still get BadTooManyPublishRequests back.
 inline constexpr size_t kMaxPublishRequests = 32;
 
+// The acknowledgement results of one Publish request (Part 4 §5.13.5.2): inline up to kInline (one per
+// subscription of the session is usual), so holding a request allocates nothing in the common case.
+class AckResults {
+ public:
+  void push_back(ua::StatusCode s) {
+    if (n_ < kInline) {
+      inline_[n_] = s;
+    } else {
+      more_.push_back(s);
+    }
+    ++n_;
+  }
+  size_t size() const noexcept { return n_; }
+  ua::StatusCode operator[](size_t i) const noexcept { return i < kInline ? inline_[i] : more_[i - kInline]; }
+  void encode(ua::Encoder& e) const {
+    e.write_i32(static_cast<int32_t>(n_));
+    for (size_t i = 0; i < n_; ++i) e.write_u32((*this)[i].value());
+  }
+  std::vector<ua::StatusCode> to_vector() const {
+    std::vector<ua::StatusCode> out;
+    for (size_t i = 0; i < n_; ++i) out.push_back((*this)[i]);
+    return out;
+  }
+
+ private:
+  static constexpr size_t kInline = 4;
+  std::array<ua::StatusCode, kInline> inline_{};
+  size_t n_ = 0;
+  std::vector<ua::StatusCode> more_;
+};
+
 // A Publish request waiting for a subscription to need it (Part 4 §5.13.5).
 struct PendingPublish {
   std::weak_ptr<transport::SecureChannel> channel;  // the channel it came on; answered there or dropped
   uint32_t request_id = 0;
   uint32_t request_handle = 0;
-  std::vector<ua::StatusCode> ack_results;
+  AckResults ack_results;
 };
 
 // The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.
@@ -107,11 +141,11 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   size_t item_count() const noexcept { return items_.size(); }
   template <class F>
   void for_each_item(F&& f) {
-    for (auto& [item_id, item] : items_) f(*item);
+    items_.for_each(f);
   }
-  // Takes ownership, assigns the id, and applies the item's mode (sampling it at once unless Disabled).
+  // Stores the item, assigns the id, and applies its mode (sampling it at once unless Disabled).
   // REQUIRES: a monitored item slot reserved in the server (released when the item is removed).
-  MonitoredItem& add_item(std::unique_ptr<MonitoredItem> item);
+  MonitoredItem& add_item(MonitoredItem&& item);
   bool remove_item(uint32_t item_id);
   // Part 4 §5.12.4: Disabled stops sampling and empties the queue; leaving Disabled samples at once.
   void set_mode(MonitoredItem& item, ua::MonitoringMode mode);
@@ -127,7 +161,10 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::chrono::steady_clock::time_point waiting_since() const noexcept { return late_since_; }
   void serve(PendingPublish request);  // REQUIRES: wants_publish()
   ua::StatusCode acknowledge(uint32_t sequence_number);
-  ua::StatusCode republish(uint32_t sequence_number, ua::NotificationMessage& out) const;
+  // The encoded NotificationMessage kept for Republish (valid until the next Publish of this
+  // subscription), or BadMessageNotAvailable.
+  ua::StatusCode republish(uint32_t sequence_number, std::span<const uint8_t>& out) const;
+  // For TransferSubscriptions (Publish encodes them in place).
   std::vector<uint32_t> available_sequence_numbers() const;
 
  private:
@@ -138,7 +175,11 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   PendingPublish take_request();  // REQUIRES: has_request()
   void send_notifications(PendingPublish request);
   void send_keep_alive(PendingPublish request);
-  void respond(PendingPublish& request, const ua::NotificationMessage& message, bool more);
+  // Encodes a PublishResponse straight into a chunk buffer: the NotificationMessage is written by
+  // `message` (data changes from the item queues, or nothing for a keep-alive); a data message is also
+  // kept, as bytes, for Republish.
+  template <class F>
+  void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
   void expire();
   void unready(MonitoredItem& item) noexcept;
 
@@ -156,14 +197,26 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   bool more_notifications_ = false;
   std::chrono::steady_clock::time_point late_since_;
   uint32_t next_sequence_ = 1;
-  std::deque<ua::NotificationMessage> retransmission_;  // oldest first, at most kRetransmissionQueueSize
+  // Retransmission queue: encoded NotificationMessages, oldest first, in a ring whose buffers are reused
+  // (a ByteBuffer never shrinks), so keeping a message allocates nothing once the buffers are warm.
+  struct Retained {
+    uint32_t sequence_number = 0;
+    ua::ByteBuffer bytes;
+  };
+  std::array<Retained, kRetransmissionQueueSize> retained_;
+  size_t retained_head_ = 0;
+  size_t retained_count_ = 0;
+  Retained& retained_at(size_t i) noexcept { return retained_[(retained_head_ + i) % retained_.size()]; }
+  const Retained& retained_at(size_t i) const noexcept {
+    return retained_[(retained_head_ + i) % retained_.size()];
+  }
   // Publishing timer: tick k due at timer_start_ + k * interval. Shared with its pending wait only as a
   // weak_ptr: detach() drops it, so a completion still queued on the old shard sees it expired.
   std::shared_ptr<asio::steady_timer> timer_;
   std::chrono::steady_clock::time_point timer_start_;
   uint64_t tick_ = 0;
-  // Items: id -> item, and those with reportable values in the order they became reportable.
-  std::map<uint32_t, std::unique_ptr<MonitoredItem>> items_;
+  // Items, and those with reportable values in the order they became reportable.
+  ItemTable items_;
   std::vector<MonitoredItem*> ready_;
   uint32_t next_item_id_ = 1;
 };

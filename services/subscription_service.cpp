@@ -95,7 +95,8 @@ void handle_delete_subscriptions(Server&, Call& call, ua::Decoder& body) {
 }
 
 void handle_publish(Server&, Call& call, ua::Decoder& body) {
-  ua::PublishRequest req;
+  // Decoded into the same object every time, so its acknowledgement array keeps its capacity.
+  thread_local ua::PublishRequest req;
   if (!decode_request(call, body, req)) return;
   Session& session = *call.session;
   if (session.subscriptions.empty() && session.status_changes.empty()) {
@@ -107,7 +108,6 @@ void handle_publish(Server&, Call& call, ua::Decoder& body) {
   pending.request_id = call.request_id;
   pending.request_handle = req.request_header.request_handle;
   // Acknowledgements are processed when the request arrives (Part 4 §5.13.5.2), one result each.
-  pending.ack_results.reserve(req.subscription_acknowledgements.size());
   for (const auto& ack : req.subscription_acknowledgements) {
     Subscription* sub = find_subscription(session, ack.subscription_id);
     pending.ack_results.push_back(sub ? sub->acknowledge(ack.sequence_number) : status::BadSubscriptionIdInvalid);
@@ -119,12 +119,17 @@ void handle_republish(Server&, Call& call, ua::Decoder& body) {
   ua::RepublishRequest req;
   if (!decode_request(call, body, req)) return;
   Subscription* sub = find_subscription(*call.session, req.subscription_id);
-  ua::RepublishResponse resp;
-  ua::StatusCode s = sub ? sub->republish(req.retransmit_sequence_number, resp.notification_message)
-                         : status::BadSubscriptionIdInvalid;
+  std::span<const uint8_t> message;
+  ua::StatusCode s =
+      sub ? sub->republish(req.retransmit_sequence_number, message) : status::BadSubscriptionIdInvalid;
   if (!s.is_good()) return call.channel.send_fault(call.request_id, req.request_header.request_handle, s);
-  resp.response_header = response_header(req.request_header);
-  call.channel.send(call.request_id, resp);
+  // RepublishResponse {ResponseHeader, NotificationMessage}: the message goes out as it was first encoded.
+  ua::ByteBuffer buf = call.channel.acquire_buffer();
+  ua::Encoder e(buf);
+  ua::encode(e, ua::NodeId(0, ua::RepublishResponse::binary_encoding_id));
+  ua::encode(e, response_header(req.request_header));
+  e.write_raw(message.data(), message.size());
+  call.channel.send_response(call.request_id, std::move(buf));
 }
 
 }  // namespace opcuad::services

@@ -15,7 +15,6 @@ using namespace opcuad;
 using namespace opcuad::services::test;
 namespace status = ua::status;
 using services::ChangeFilter;
-using services::NotificationQueue;
 
 namespace {
 
@@ -122,29 +121,80 @@ ua::DataValue dv(double v, uint32_t status_code = 0, int64_t ts = 0) {
 }  // namespace
 
 TEST_CASE("subscription: the notification queue keeps its bound and flags overflow", "[services][subscription]") {
-  NotificationQueue q;
-  q.configure(3, true);
-  for (int i = 1; i <= 5; ++i) q.push(dv(i));
-  REQUIRE(q.size() == 3);
+  services::MonitoredItem q;
+  q.configure_queue(3, true);
+  for (int i = 1; i <= 5; ++i) q.enqueue(dv(i));
+  REQUIRE(q.queue_size() == 3);
   auto a = q.pop(), b = q.pop(), c = q.pop();
   CHECK(a.value == ua::Variant(3.0));
   CHECK(a.status.value() == services::kOverflowInfoBits);  // next to the lost ones
   CHECK(b.status.value() == 0);
   CHECK(c.value == ua::Variant(5.0));
+  CHECK(q.queue_empty());
 
-  q.configure(3, false);
-  for (int i = 1; i <= 5; ++i) q.push(dv(i));
+  q.configure_queue(3, false);
+  for (int i = 1; i <= 5; ++i) q.enqueue(dv(i));
   a = q.pop(), b = q.pop(), c = q.pop();
   CHECK(a.value == ua::Variant(1.0));
   CHECK(a.status.value() == 0);
   CHECK(c.value == ua::Variant(5.0));
   CHECK(c.status.value() == services::kOverflowInfoBits);  // the newest replaced the lost one
-  CHECK(q.empty());
+  CHECK(q.queue_empty());
 
-  q.configure(1, true);
-  q.push(dv(1));
-  q.push(dv(2));
+  // A queue of two: the flagged oldest may be the value that was the newest.
+  q.configure_queue(2, true);
+  for (int i = 1; i <= 3; ++i) q.enqueue(dv(i));
+  a = q.pop(), b = q.pop();
+  CHECK(a.value == ua::Variant(2.0));
+  CHECK(a.status.value() == services::kOverflowInfoBits);
+  CHECK(b.status.value() == 0);
+
+  // Shrinking keeps the newest values.
+  q.configure_queue(4, true);
+  for (int i = 1; i <= 4; ++i) q.enqueue(dv(i));
+  q.configure_queue(2, true);
+  REQUIRE(q.queue_size() == 2);
+  CHECK(q.pop().value == ua::Variant(3.0));
+  CHECK(q.pop().value == ua::Variant(4.0));
+
+  q.configure_queue(1, true);
+  q.enqueue(dv(1));
+  q.enqueue(dv(2));
+  CHECK(q.queue_size() == 1);
   CHECK(q.pop().status.value() == 0);  // a queue of one never flags overflow
+}
+
+TEST_CASE("subscription: queued values encode like MonitoredItemNotifications", "[services][subscription]") {
+  // Inline scalars, boxed values (strings, picoseconds) and every TimestampsToReturn.
+  std::vector<ua::DataValue> values;
+  values.push_back(dv(2.5, 0, 7));
+  values.back().server_timestamp = ua::DateTime{9};
+  ua::DataValue text;
+  text.value = ua::String("pump");
+  text.status = ua::StatusCode(0x80000000);
+  text.source_timestamp = ua::DateTime{3};
+  text.source_picoseconds = 12;
+  values.push_back(text);
+  values.push_back(ua::DataValue{});
+  for (auto ts : {ua::TimestampsToReturn::Both, ua::TimestampsToReturn::Source, ua::TimestampsToReturn::Server,
+                  ua::TimestampsToReturn::Neither}) {
+    for (const auto& v : values) {
+      services::MonitoredItem item;
+      item.client_handle = 42;
+      item.set_timestamps(ts);
+      item.enqueue(v);
+      ua::ByteBuffer direct;
+      ua::Encoder e(direct);
+      item.encode_front(e);
+      CHECK(item.queue_empty());
+      item.enqueue(v);
+      ua::ByteBuffer reference;
+      ua::Encoder r(reference);
+      ua::encode(r, ua::MonitoredItemNotification{42, item.pop()});
+      CHECK(std::string_view(reinterpret_cast<const char*>(direct.data()), direct.size()) ==
+            std::string_view(reinterpret_cast<const char*>(reference.data()), reference.size()));
+    }
+  }
 }
 
 TEST_CASE("subscription: DataChangeFilter triggers and deadbands", "[services][subscription]") {

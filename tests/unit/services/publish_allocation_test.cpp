@@ -1,0 +1,111 @@
+// Publish encodes notifications straight from the item queues into the response buffer: a message with
+// more notifications costs no more heap allocations than one with fewer (DESIGN property 1). Counted by
+// replacing the global allocation functions for this test program; they count only while a test says so,
+// and pair malloc with free so ASan sees matching calls.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <new>
+
+#include "tests/unit/services/service_harness.hpp"
+
+namespace {
+thread_local bool g_counting = false;
+thread_local size_t g_allocations = 0;
+
+void* counted(size_t n) {
+  if (g_counting) ++g_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(size_t n) { return counted(n); }
+void* operator new[](size_t n) { return counted(n); }
+void* operator new(size_t n, const std::nothrow_t&) noexcept { return std::malloc(n ? n : 1); }
+void* operator new[](size_t n, const std::nothrow_t&) noexcept { return std::malloc(n ? n : 1); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+
+using namespace opcuad;
+using namespace opcuad::services::test;
+
+namespace {
+
+// Writes `changed` of the two values, lets the sampler queue them and the subscription go late, then
+// counts the allocations of handling one Publish (acknowledging the previous message) and answering it.
+size_t publish_round(ServiceHarness& h, int changed, double value, uint32_t sub, uint32_t& ack) {
+  const char* names[] = {".Speed", ".Count"};
+  for (int i = 0; i < changed; ++i) {
+    if (i == 1) {
+      REQUIRE(h.write(plant(names[i]), ua::Variant(static_cast<int32_t>(value))).is_good());
+    } else {
+      REQUIRE(h.write(plant(names[i]), ua::Variant(value)).is_good());
+    }
+  }
+  h.run_for(std::chrono::milliseconds(60));
+  h.collect();
+  ua::PublishRequest r;
+  if (ack) r.subscription_acknowledgements.push_back({sub, ack});
+  r.request_header.authentication_token = h.token;
+  r.request_header.request_handle = ++h.handle;
+  const std::string bytes =
+      symmetric_chunk("MSG", 'F', h.channel_id, h.token_id, h.sequence++, h.handle, encode_request(r));
+  g_allocations = 0;
+  g_counting = true;
+  h.feed(bytes);
+  g_counting = false;
+  const size_t n = g_allocations;
+  ServerMessage m;
+  REQUIRE(h.take_response(h.handle, m));
+  ua::PublishResponse resp;
+  REQUIRE(decode_body(m, resp));
+  REQUIRE(resp.notification_message.notification_data.size() == 1);
+  const auto* dc = resp.notification_message.notification_data[0].get<ua::DataChangeNotification>();
+  REQUIRE(dc);
+  CHECK(dc->monitored_items.size() == static_cast<size_t>(changed));
+  ack = resp.notification_message.sequence_number;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("subscription: a Publish allocates nothing per notification", "[services][subscription]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::CreateSubscriptionRequest cs;
+  cs.requested_publishing_interval = 20;
+  cs.requested_max_keep_alive_count = 100;
+  cs.requested_lifetime_count = 1000;
+  cs.publishing_enabled = true;
+  const uint32_t sub = h.call<ua::CreateSubscriptionResponse>(cs).subscription_id;
+  ua::CreateMonitoredItemsRequest cm;
+  cm.subscription_id = sub;
+  cm.timestamps_to_return = ua::TimestampsToReturn::Both;
+  uint32_t handle = 1;
+  for (const char* name : {".Speed", ".Count"}) {
+    ua::MonitoredItemCreateRequest item;
+    item.item_to_monitor.node_id = plant(name);
+    item.item_to_monitor.attribute_id = 13;
+    item.monitoring_mode = ua::MonitoringMode::Reporting;
+    item.requested_parameters = ua::MonitoringParameters{handle++, 10, {}, 1, true};
+    cm.items_to_create.push_back(item);
+  }
+  REQUIRE(h.call<ua::CreateMonitoredItemsResponse>(cm).results.size() == 2);
+  h.sink.out.reserve(1 << 20);  // the in-memory sink's own buffer is not what is measured
+  uint32_t ack = 0;
+  // Initial values, then warm-up rounds: buffers, retransmission slots and scratch reach their size.
+  h.run_for(std::chrono::milliseconds(60));
+  for (int i = 0; i < 20; ++i) publish_round(h, 2, 20 + i, sub, ack);
+  size_t one = ~size_t{0}, two = ~size_t{0};
+  for (int i = 0; i < 5; ++i) {
+    one = std::min(one, publish_round(h, 1, 40 + i, sub, ack));
+    two = std::min(two, publish_round(h, 2, 60 + i, sub, ack));
+  }
+  INFO("allocations per Publish round trip (transport included): one " << one << ", two " << two);
+  CHECK(two == one);
+}
