@@ -227,8 +227,9 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
     if (it != from->sessions.end()) {
       // Subscriptions move with the session: their timers and sampler registrations belong to this
       // shard, so they leave it here (detach) and are rebuilt on the new one (attach) below. The Publish
-      // requests queued on the old channel go unanswered with it; pending status changes move along.
-      it->second->publish_queue.clear();
+      // requests queued on the old channel (which lives here) are rejected on it, as that channel's
+      // requests now are (Part 4 §5.6.3); pending status changes move along.
+      reject_publishes_from_other_channels(*it->second, 0);
       for (auto& [id, sub] : it->second->subscriptions) sub->detach();
       moving = std::move(it->second);
       from->sessions.erase(it);

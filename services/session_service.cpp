@@ -107,6 +107,7 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
     // Part 4 §5.6.3: moving a session to a new channel needs the same user.
     return channel.send_fault(request_id, req.request_header.request_handle, status::BadUserAccessDenied);
   }
+  if (s.activated && s.channel_id != channel.id()) reject_publishes_from_other_channels(s, channel.id());
   s.channel_id = channel.id();  // (re)binds the session to this channel
   s.user = std::move(user);
   s.activated = true;

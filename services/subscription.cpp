@@ -25,6 +25,19 @@ void answer_fault(PendingPublish& r, ua::StatusCode result, uint64_t stream) {
   }
 }
 
+// Drops the queued requests at the front that can no longer carry a message: those whose channel
+// closed (nobody to answer) and those past their timeoutHint (answered BadTimeout).
+void prune_publish_queue(Session& session) {
+  auto& q = session.publish_queue;
+  const auto now = Clock::now();
+  while (!q.empty()) {
+    PendingPublish& r = q.front();
+    if (channel_open(r) && r.expires >= now) return;
+    if (r.expires < now) answer_fault(r, status::BadTimeout, publish_stream(session));
+    q.pop_front();
+  }
+}
+
 }  // namespace
 
 Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
@@ -208,9 +221,8 @@ void Subscription::serve(PendingPublish request) {
 }
 
 bool Subscription::has_request() {
-  auto& q = session_->publish_queue;
-  while (!q.empty() && !channel_open(q.front())) q.pop_front();  // its channel closed: nobody to answer
-  return !q.empty();
+  prune_publish_queue(*session_);
+  return !session_->publish_queue.empty();
 }
 
 PendingPublish Subscription::take_request() {
@@ -450,13 +462,12 @@ void enqueue_publish(Session& session, PendingPublish request) {
 
 void serve_waiting(Session& session) {
   auto& q = session.publish_queue;
-  auto take = [&q]() -> std::optional<PendingPublish> {
-    while (!q.empty()) {
-      PendingPublish r = std::move(q.front());
-      q.pop_front();
-      if (channel_open(r)) return r;
-    }
-    return std::nullopt;
+  auto take = [&]() -> std::optional<PendingPublish> {
+    prune_publish_queue(session);
+    if (q.empty()) return std::nullopt;
+    PendingPublish r = std::move(q.front());
+    q.pop_front();
+    return r;
   };
   while (!session.status_changes.empty() && !q.empty()) {
     auto r = take();
@@ -493,6 +504,16 @@ void drop_idle_publishes(Session& session) {
   const uint64_t stream = publish_stream(session);
   for (auto& r : session.publish_queue) answer_fault(r, status::BadNoSubscription, stream);
   session.publish_queue.clear();
+}
+
+void reject_publishes_from_other_channels(Session& session, uint32_t channel_id) {
+  const uint64_t stream = publish_stream(session);
+  std::erase_if(session.publish_queue, [&](PendingPublish& r) {
+    auto ch = r.channel.lock();
+    if (ch && ch->id() == channel_id) return false;
+    answer_fault(r, status::BadSecureChannelIdInvalid, stream);
+    return true;
+  });
 }
 
 void close_subscriptions(Session& session, ua::StatusCode result) {

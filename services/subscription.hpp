@@ -88,6 +88,9 @@ struct PendingPublish {
   uint32_t request_id = 0;
   uint32_t request_handle = 0;
   AckResults ack_results;
+  // From the RequestHeader's timeoutHint; max(): none. A request dequeued after it is answered BadTimeout
+  // instead of carrying a message (Part 4 §5.13.1.4 DequeuePublishReq).
+  std::chrono::steady_clock::time_point expires = std::chrono::steady_clock::time_point::max();
 };
 
 // The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.
@@ -237,6 +240,11 @@ void serve_waiting(Session& session);
 // Part 4 §5.13.8: once a session has no subscription and no status change left to report, its queued
 // Publish requests are answered with BadNoSubscription.
 void drop_idle_publishes(Session& session);
+// Part 4 §5.6.3: once a session accepts a new SecureChannel, requests sent through the old one are
+// rejected. Its Publish requests still queued are answered BadSecureChannelIdInvalid there (when that
+// channel is still open), so the client is not left waiting for them; the others stay queued. Channel
+// ids are never 0, so 0 rejects them all.
+void reject_publishes_from_other_channels(Session& session, uint32_t channel_id);
 // Deletes every subscription of the session and answers its queued Publish requests with `result`.
 void close_subscriptions(Session& session, ua::StatusCode result);
 

@@ -107,6 +107,9 @@ void handle_publish(Server&, Call& call, ua::Decoder& body) {
   pending.channel = call.channel.weak_from_this();
   pending.request_id = call.request_id;
   pending.request_handle = req.request_header.request_handle;
+  if (req.request_header.timeout_hint > 0) {
+    pending.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.request_header.timeout_hint);
+  }
   // Acknowledgements are processed when the request arrives (Part 4 §5.13.5.2), one result each.
   for (const auto& ack : req.subscription_acknowledgements) {
     Subscription* sub = find_subscription(session, ack.subscription_id);

@@ -454,6 +454,27 @@ TEST_CASE("subscription: the Publish queue is bounded", "[services][subscription
   CHECK(h.server->subscription_count() == 0);
 }
 
+TEST_CASE("subscription: a Publish request dequeued after its timeoutHint gets BadTimeout", "[services][subscription]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  auto sub = subscribe(h, 100);
+  monitor(h, sub.subscription_id, {plant(".Speed"), 1});
+  // Queued before the first publishing tick (100 ms), with a 1 ms timeoutHint: when the tick dequeues
+  // it, it has timed out (Part 4 §5.13.1.4 DequeuePublishReq).
+  ua::PublishRequest expiring;
+  expiring.request_header.timeout_hint = 1;
+  const uint32_t id = h.send(expiring);
+  ServerMessage m;
+  REQUIRE(h.wait_response(id, m));
+  ua::ServiceFault fault;
+  REQUIRE(decode_body(m, fault));
+  CHECK(fault.response_header.service_result == status::BadTimeout);
+  // The next request (no timeoutHint) gets the data the timed-out one could not carry.
+  auto c = changes(publish(h));
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].client_handle == 1);
+}
+
 TEST_CASE("subscription: MoreNotifications when a message cannot hold them all", "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());

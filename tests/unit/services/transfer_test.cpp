@@ -240,12 +240,31 @@ TEST_CASE("transfer: subscriptions move with a session re-activated on another s
   const uint32_t sub = subscribe(h);
   monitor(h, sub, plant(".Count"));
   REQUIRE(next_changes(h).size() == 1);
-  REQUIRE(h.write(plant(".Count"), ua::Variant(int32_t{5})).is_good());
+  // A Publish request left queued on the old channel when the session moves (nothing changes, and the
+  // keep-alive is 100 intervals away, so it stays queued).
+  const uint32_t left_behind = h.send(ua::PublishRequest{});
 
   SecondShard s2(h, ctx2);
   s2.token = h.token;
   auto activated = s2.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{});
   REQUIRE(activated.response_header.service_result.is_good());
+  // Part 4 §5.6.3: the old channel's requests are rejected from now on, the queued one included, and the
+  // old channel (still open) gets that answer rather than silence.
+  ServerMessage m;
+  bool answered = h.take_response(left_behind, m);
+  for (int i = 0; i < 100 && !answered; ++i) {
+    s2.run_for(std::chrono::milliseconds(5));
+    answered = h.take_response(left_behind, m);
+  }
+  REQUIRE(answered);
+  ua::ServiceFault fault;
+  REQUIRE(decode_body(m, fault));
+  CHECK(fault.response_header.service_result == status::BadSecureChannelIdInvalid);
+  ua::WriteRequest w5;
+  ua::DataValue v5;
+  v5.value = int32_t{5};
+  w5.nodes_to_write.push_back(ua::WriteValue{plant(".Count"), 13, {}, v5});
+  REQUIRE(s2.call<ua::WriteResponse>(w5).results.at(0).is_good());
   // The subscription came along, with its sampling and publishing now on the second shard.
   auto c = next_changes(s2);
   REQUIRE(c.size() == 1);
