@@ -72,6 +72,7 @@ void Server::detach_shards() {
     ShardState* state = s.get();
     asio::post(*state->context, [state] {
       state->sweep->cancel();
+      state->parked.clear();
       state->sessions.clear();  // their subscriptions go with them
       state->sampler->stop();
     });
@@ -122,6 +123,7 @@ void Server::sweep(ShardState& shard) {
       ++it;
     }
   }
+  std::erase_if(shard.parked, [](const std::unique_ptr<Session>& s) { return s->subscriptions.empty(); });
   if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
   shard.sweep->expires_after(std::chrono::milliseconds(250));
   shard.sweep->async_wait([this, &shard](std::error_code ec) {
@@ -183,11 +185,17 @@ void Server::add_session(ShardState& shard, std::unique_ptr<Session> session) {
   shard.sessions.emplace(token, std::move(session));
 }
 
-void Server::remove_session(ShardState& shard, const ua::NodeId& token) {
-  if (!shard.sessions.erase(token)) return;
+void Server::remove_session(ShardState& shard, const ua::NodeId& token) { take_session(shard, token); }
+
+std::unique_ptr<Session> Server::take_session(ShardState& shard, const ua::NodeId& token) {
+  auto it = shard.sessions.find(token);
+  if (it == shard.sessions.end()) return nullptr;
+  std::unique_ptr<Session> session = std::move(it->second);
+  shard.sessions.erase(it);
   release_session();
   std::lock_guard lock(owners_mutex_);
   owners_.erase(token);
+  return session;
 }
 
 void Server::register_subscription(uint32_t id, ShardState& shard) {

@@ -43,6 +43,10 @@ struct ShardState {
   std::unique_ptr<Sampler> sampler;
   // shard-local: token -> session
   std::unordered_map<ua::NodeId, std::unique_ptr<Session>> sessions;
+  // shard-local: sessions closed with deleteSubscriptions FALSE (Part 4 §5.6.4). They answer no request
+  // (no token finds them) and exist only to hold their subscriptions until each one's lifetime ends or a
+  // session of the same user takes it with TransferSubscriptions; the sweep frees them once empty.
+  std::vector<std::unique_ptr<Session>> parked;
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
   std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
 };
@@ -104,6 +108,8 @@ class Server final : public transport::ServiceHandler {
   uint32_t monitored_item_count() const noexcept { return monitored_item_count_.load(std::memory_order_relaxed); }
   void add_session(ShardState& shard, std::unique_ptr<Session> session);
   void remove_session(ShardState& shard, const ua::NodeId& token);
+  // Like remove_session(), but hands the session over instead of freeing it (nullptr: no such session).
+  std::unique_ptr<Session> take_session(ShardState& shard, const ua::NodeId& token);
   // ActivateSession for a session that lives on another shard (its client reconnected on a channel of
   // this one): the session moves here, then is activated (Part 4 §5.6.3). Answers asynchronously.
   void move_and_activate(transport::SecureChannel& channel, uint32_t request_id, ShardState& to,

@@ -130,10 +130,22 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   ua::CloseSessionResponse resp;
   resp.response_header = response_header(req.request_header);
-  // deleteSubscriptions: without TransferSubscriptions nobody could take them over, so they go with the
-  // session either way; its outstanding Publish requests are answered BadSessionClosed (Part 4 §5.6.4).
-  close_subscriptions(*call.session, status::BadSessionClosed);
-  server.remove_session(call.shard, req.request_header.authentication_token);
+  // Part 4 §5.6.4: outstanding requests (queued Publishes) are answered BadSessionClosed. With
+  // deleteSubscriptions FALSE the subscriptions outlive the session until their own lifetime ends, so
+  // that a later session of the same user can take them over with TransferSubscriptions (the usual
+  // reconnect of a client whose session was lost).
+  if (req.delete_subscriptions || call.session->subscriptions.empty()) {
+    close_subscriptions(*call.session, status::BadSessionClosed);
+    server.remove_session(call.shard, req.request_header.authentication_token);
+  } else {
+    Session& s = *call.session;
+    reject_publishes(s, status::BadSessionClosed);
+    s.status_changes.clear();
+    s.continuations.clear();
+    std::unique_ptr<Session> parked = server.take_session(call.shard, req.request_header.authentication_token);
+    parked->authentication_token = ua::NodeId();
+    call.shard.parked.push_back(std::move(parked));
+  }
   call.channel.send(call.request_id, resp);
 }
 

@@ -516,10 +516,14 @@ void reject_publishes_from_other_channels(Session& session, uint32_t channel_id)
   });
 }
 
-void close_subscriptions(Session& session, ua::StatusCode result) {
+void reject_publishes(Session& session, ua::StatusCode result) {
   const uint64_t stream = publish_stream(session);
   for (auto& r : session.publish_queue) answer_fault(r, result, stream);
   session.publish_queue.clear();
+}
+
+void close_subscriptions(Session& session, ua::StatusCode result) {
+  reject_publishes(session, result);
   session.status_changes.clear();
   session.subscriptions.clear();
 }

@@ -245,6 +245,8 @@ void drop_idle_publishes(Session& session);
 // channel is still open), so the client is not left waiting for them; the others stay queued. Channel
 // ids are never 0, so 0 rejects them all.
 void reject_publishes_from_other_channels(Session& session, uint32_t channel_id);
+// Answers every queued Publish request of the session with `result`.
+void reject_publishes(Session& session, ua::StatusCode result);
 // Deletes every subscription of the session and answers its queued Publish requests with `result`.
 void close_subscriptions(Session& session, ua::StatusCode result);
 

@@ -47,6 +47,9 @@ void take_from(TransferJob& job, ShardState& shard) {
         break;
       }
     }
+    for (size_t k = 0; !from && k < shard.parked.size(); ++k) {
+      if (shard.parked[k]->subscriptions.count(id)) from = shard.parked[k].get();  // its session was closed
+    }
     ua::TransferResult& result = job.results[i];
     if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
     if (from->user != job.user) {

@@ -1,7 +1,8 @@
 // node-opcua (2.182.2) losing its connection: the client reaches the daemon through a TCP relay in this
 // process, the relay cuts every connection, and the client reconnects on its own. The daemon must let
 // the session be re-activated on the new SecureChannel (Part 4 §5.6.3), keep its subscription, and keep
-// delivering changes: the monitored item sees a write made after the reconnection.
+// delivering changes: the monitored item sees a write made after the reconnection. And a session closed
+// with deleteSubscriptions FALSE leaves its subscription for the next session to take over.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -129,5 +130,37 @@ test("a cut connection: the client reconnects, its session and subscription carr
     await session.close().catch(() => {});
     await client.disconnect();
     await relay.close();
+  }
+});
+
+test("a session closed without deleting its subscriptions: the next session takes them over", async () => {
+  const client = OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+  });
+  await client.connect(daemon.url);
+  try {
+    const first = await client.createSession();
+    const created = await first.createSubscription({
+      requestedPublishingInterval: 100, requestedLifetimeCount: 600, requestedMaxKeepAliveCount: 10,
+      maxNotificationsPerPublish: 0, publishingEnabled: true, priority: 1,
+    });
+    assert.equal(created.responseHeader.serviceResult, StatusCodes.Good);
+    const subscriptionId = created.subscriptionId;
+    await first.close(false);  // deleteSubscriptions FALSE: kept until their lifetime ends (Part 4 §5.6.4)
+
+    const second = await client.createSession();
+    try {
+      const response = await second.transferSubscriptions({ subscriptionIds: [subscriptionId], sendInitialValues: true });
+      assert.equal(response.results[0].statusCode, StatusCodes.Good);
+      const deleted = await second.deleteSubscriptions({ subscriptionIds: [subscriptionId] });
+      assert.equal(deleted.results[0], StatusCodes.Good);
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await client.disconnect();
   }
 });

@@ -447,7 +447,9 @@ TEST_CASE("subscription: the Publish queue is bounded", "[services][subscription
   CHECK(fault.response_header.service_result == status::BadTooManyPublishRequests);
   CHECK(!h.take_response(ids[1], m));
   // CloseSession answers the queued requests with BadSessionClosed.
-  h.call<ua::CloseSessionResponse>(ua::CloseSessionRequest{});
+  ua::CloseSessionRequest close;
+  close.delete_subscriptions = true;
+  h.call<ua::CloseSessionResponse>(close);
   REQUIRE(h.take_response(ids[1], m));
   REQUIRE(decode_body(m, fault));
   CHECK(fault.response_header.service_result == status::BadSessionClosed);

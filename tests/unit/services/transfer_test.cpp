@@ -282,3 +282,61 @@ TEST_CASE("transfer: subscriptions move with a session re-activated on another s
   CHECK(s2.call<ua::DeleteSubscriptionsResponse>(del).results.at(0).is_good());
   CHECK(h.server->subscription_count() == 0);
 }
+
+TEST_CASE("transfer: a session closed without deleting its subscriptions leaves them for the next one",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t kept = subscribe(h);
+  monitor(h, kept, plant(".Speed"));
+  REQUIRE(next_changes(h).size() == 1);
+  ua::CloseSessionRequest close;
+  close.delete_subscriptions = false;  // Part 4 §5.6.4: kept until their lifetime ends
+  h.call<ua::CloseSessionResponse>(close);
+  CHECK(h.server->subscription_count() == 1);
+  CHECK(h.server->session_count() == 0);
+
+  // The client comes back with a new session and takes the subscription over.
+  REQUIRE(h.login().is_good());
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({kept}, true));
+  REQUIRE(resp.results.size() == 1);
+  CHECK(resp.results[0].status_code.is_good());
+  auto c = next_changes(h);  // sendInitialValues
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(10.0));
+  REQUIRE(h.write(plant(".Speed"), 44.0).is_good());
+  c = next_changes(h);
+  REQUIRE(c.size() == 1);
+  CHECK(c[0].value.value == ua::Variant(44.0));
+
+  // Closing with deleteSubscriptions TRUE leaves nothing to take over.
+  close.delete_subscriptions = true;
+  h.call<ua::CloseSessionResponse>(close);
+  CHECK(h.server->subscription_count() == 0);
+  REQUIRE(h.login().is_good());
+  resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({kept}, true));
+  REQUIRE(resp.results.size() == 1);
+  CHECK(resp.results[0].status_code == status::BadSubscriptionIdInvalid);
+}
+
+TEST_CASE("transfer: a kept subscription nobody takes over ends with its lifetime",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::CreateSubscriptionRequest r;
+  r.requested_publishing_interval = 10;
+  r.requested_max_keep_alive_count = 1;
+  r.requested_lifetime_count = 3;  // revised to at least 3 x keep-alive: ~30 ms without a Publish
+  r.publishing_enabled = true;
+  const uint32_t kept = h.call<ua::CreateSubscriptionResponse>(r).subscription_id;
+  ua::CloseSessionRequest close;
+  close.delete_subscriptions = false;
+  h.call<ua::CloseSessionResponse>(close);
+  CHECK(h.server->subscription_count() == 1);
+  for (int i = 0; i < 100 && h.server->subscription_count() != 0; ++i) h.run_for(std::chrono::milliseconds(10));
+  CHECK(h.server->subscription_count() == 0);
+  REQUIRE(h.login().is_good());
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({kept}, false));
+  REQUIRE(resp.results.size() == 1);
+  CHECK(resp.results[0].status_code == status::BadSubscriptionIdInvalid);
+}
