@@ -169,7 +169,8 @@ const char* counter_node_id(DiagnosticCounter c) {
   static constexpr const char* kIds[kCounterCount] = {
       "Diagnostics.HeapAllocations", "Diagnostics.HeapBytesAllocated", "Diagnostics.RequestsReceived",
       "Diagnostics.MessagesSent",    "Diagnostics.ChunksSent",         "Diagnostics.WriteCalls",
-      "Diagnostics.BytesSent",
+      "Diagnostics.BytesSent",       "Diagnostics.SampledItems",       "Diagnostics.SampledLate250us",
+      "Diagnostics.SampledLate1ms",  "Diagnostics.SampledLate5ms",
   };
   return kIds[static_cast<size_t>(c)];
 }

@@ -76,8 +76,14 @@ enum class DiagnosticCounter : uint8_t {
   ChunksSent,
   WriteCalls,
   BytesSent,
+  // Sampling jitter (services::Sampler::Lateness): item samples by timer, and those taken more than
+  // 250 µs / 1 ms / 5 ms after their deadline.
+  SampledItems,
+  SampledLate250us,
+  SampledLate1ms,
+  SampledLate5ms,
 };
-inline constexpr size_t kCounterCount = 7;
+inline constexpr size_t kCounterCount = 11;
 inline constexpr const char* kCountersObjectId = "Diagnostics";  // ns=1;s=Diagnostics
 // The string part of counter c's NodeId (ns=1;s=<this>), e.g. "Diagnostics.HeapAllocations".
 const char* counter_node_id(DiagnosticCounter c);

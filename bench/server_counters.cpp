@@ -8,7 +8,8 @@ namespace {
 constexpr const char* kCounterIds[kServerCounterCount] = {
     "Diagnostics.HeapAllocations", "Diagnostics.HeapBytesAllocated", "Diagnostics.RequestsReceived",
     "Diagnostics.MessagesSent",    "Diagnostics.ChunksSent",         "Diagnostics.WriteCalls",
-    "Diagnostics.BytesSent",
+    "Diagnostics.BytesSent",       "Diagnostics.SampledItems",       "Diagnostics.SampledLate250us",
+    "Diagnostics.SampledLate1ms",  "Diagnostics.SampledLate5ms",
 };
 
 double ratio(uint64_t num, uint64_t den) {

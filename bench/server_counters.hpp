@@ -29,8 +29,12 @@ enum class ServerCounter : uint8_t {
   ChunksSent,
   WriteCalls,
   BytesSent,
+  SampledItems,      // item samples taken by the server's sampling timers
+  SampledLate250us,  // of those, taken more than 250 µs after their deadline
+  SampledLate1ms,
+  SampledLate5ms,
 };
-inline constexpr size_t kServerCounterCount = 7;
+inline constexpr size_t kServerCounterCount = 11;
 using ServerCounterValues = std::array<uint64_t, kServerCounterCount>;
 
 // Differences over a measured window (summed over rounds); `available` only when every round had both

@@ -126,6 +126,13 @@ struct StepResult {
   // the harness in the window, and gathered socket writes per message sent.
   double allocs_per_notification = -1;
   double writes_per_message = -1;
+  // Sampling jitter from the server's counters (-1: n/a): the percentage of timer item samples taken
+  // more than 250 µs / 1 ms / 5 ms after their deadline. DESIGN.md property 7 (p99 < 1 ms)
+  // holds when late_1ms_percent < 1.
+  double sampled_items = -1;
+  double late_250us_percent = -1;
+  double late_1ms_percent = -1;
+  double late_5ms_percent = -1;
   double create_s = 0;
   double bytes_per_item = -1;
   double revised_sampling = 0;
@@ -158,6 +165,12 @@ void print_step(const StepResult& r, const SubOptions& o) {
         r.allocs_per_notification, r.writes_per_message);
   else
     std::printf("  server counters: n/a\n");
+  if (r.late_1ms_percent >= 0)
+    std::printf(
+        "  sampling lateness: %.0f item samples by timer; %.3f %% taken > 250 us after their deadline, "
+        "%.3f %% > 1 ms, %.3f %% > 5 ms (p99 < 1 ms: %s)\n",
+        r.sampled_items, r.late_250us_percent, r.late_1ms_percent, r.late_5ms_percent,
+        r.late_1ms_percent < 1 ? "yes" : "no");
   if (r.duplicates)
     std::printf("  duplicate samples (same source timestamp twice): %llu\n",
                 static_cast<unsigned long long>(r.duplicates));
@@ -288,6 +301,13 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& ta
     r.allocs_per_notification =
         static_cast<double>(server_counters[ServerCounter::HeapAllocations]) / static_cast<double>(total);
   r.writes_per_message = server_counters.per_message(ServerCounter::WriteCalls);
+  if (server_counters.available && server_counters[ServerCounter::SampledItems] > 0) {
+    const double n = static_cast<double>(server_counters[ServerCounter::SampledItems]);
+    r.sampled_items = n;
+    r.late_250us_percent = 100.0 * static_cast<double>(server_counters[ServerCounter::SampledLate250us]) / n;
+    r.late_1ms_percent = 100.0 * static_cast<double>(server_counters[ServerCounter::SampledLate1ms]) / n;
+    r.late_5ms_percent = 100.0 * static_cast<double>(server_counters[ServerCounter::SampledLate5ms]) / n;
+  }
   if (child.pid() > 0 && server0 >= 0 && server1 >= 0) r.server_cores = (server1 - server0) / o.duration;
   r.client_cores = (client1 - client0) / o.duration;
   for (const auto& c : connections) {
@@ -396,6 +416,10 @@ std::string step_json(const StepResult& r) {
                   ", \"client_cpu_cores\": " + json_number(r.client_cores) +
                   ", \"server_allocs_per_notification\": " + json_number(r.allocs_per_notification, true) +
                   ", \"write_syscalls_per_message\": " + json_number(r.writes_per_message, true) +
+                  ", \"sampled_items\": " + json_number(r.sampled_items, true) +
+                  ", \"sampling_late_250us_percent\": " + json_number(r.late_250us_percent, true) +
+                  ", \"sampling_late_1ms_percent\": " + json_number(r.late_1ms_percent, true) +
+                  ", \"sampling_late_5ms_percent\": " + json_number(r.late_5ms_percent, true) +
                   ", \"create_s\": " + json_number(r.create_s) +
                   ", \"rss_bytes_per_item\": " + json_number(r.bytes_per_item, true) +
                   ", \"revised_sampling_interval_ms\": " + json_number(r.revised_sampling) +

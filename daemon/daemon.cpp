@@ -174,6 +174,13 @@ void Daemon::tick_counters() {
     at(DiagnosticCounter::WriteCalls) += s.write_calls.load(std::memory_order_relaxed);
     at(DiagnosticCounter::BytesSent) += s.bytes_sent.load(std::memory_order_relaxed);
   }
+  if (services_) {
+    const auto late = services_->sampling_lateness();
+    at(DiagnosticCounter::SampledItems) = late[0];
+    at(DiagnosticCounter::SampledLate250us) = late[1];
+    at(DiagnosticCounter::SampledLate1ms) = late[2];
+    at(DiagnosticCounter::SampledLate5ms) = late[3];
+  }
   counters_.publish(*space_.current(), space_.values(), *control_participant_, v, ua::DateTime::now());
   counters_timer_.expires_after(std::chrono::milliseconds(static_cast<int>(config::kCounterRefreshMs)));
   counters_timer_.async_wait([this](std::error_code ec) {

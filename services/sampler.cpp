@@ -116,12 +116,35 @@ void Sampler::arm(const std::shared_ptr<Group>& group) {
   }
   group->timer.expires_at(due);
   std::weak_ptr<Group> weak = group;
-  group->timer.async_wait([this, weak](std::error_code ec) {
+  group->timer.async_wait([this, weak, due](std::error_code ec) {
     auto g = weak.lock();
     if (ec || !g) return;
+    const auto began = std::chrono::steady_clock::now();
     run(*g);
+    record_lateness(g->items.size(), began - due, std::chrono::steady_clock::now() - began);
     if (!g->items.empty()) arm(g);
   });
+}
+
+void Sampler::record_lateness(size_t items, std::chrono::steady_clock::duration start,
+                              std::chrono::steady_clock::duration took) noexcept {
+  using namespace std::chrono_literals;
+  // The tick's items were sampled one after another between start and start + took, so the share of
+  // them sampled later than x after the deadline is (start + took - x) / took, clamped to [0, 1].
+  const double s = std::chrono::duration<double, std::micro>(start).count();
+  const double d = std::chrono::duration<double, std::micro>(took).count();
+  auto later_than = [&](double x_us) -> uint64_t {
+    if (s >= x_us) return items;
+    if (s + d <= x_us || d <= 0) return 0;
+    return static_cast<uint64_t>(static_cast<double>(items) * (s + d - x_us) / d + 0.5);
+  };
+  auto add = [](std::atomic<uint64_t>& c, uint64_t n) {
+    c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  };
+  add(lateness_.samples, items);
+  add(lateness_.over_250us, later_than(250));
+  add(lateness_.over_1ms, later_than(1000));
+  add(lateness_.over_5ms, later_than(5000));
 }
 
 void Sampler::run(Group& group) {

@@ -18,6 +18,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -66,6 +67,18 @@ class Sampler {
   }
   uint64_t missed_ticks() const noexcept { return missed_ticks_; }
 
+  // Sampling jitter (DESIGN.md property 7): how long after its deadline each timer sample was taken.
+  // Per tick the start lateness and the duration are measured, and the tick's items are taken to be
+  // sampled evenly over that duration (they are sampled one after another). Written by the shard's
+  // thread only (relaxed load + store), read from any thread.
+  struct Lateness {
+    std::atomic<uint64_t> samples{0};     // item samples taken by timer
+    std::atomic<uint64_t> over_250us{0};  // of those, taken more than 250 µs after their deadline
+    std::atomic<uint64_t> over_1ms{0};
+    std::atomic<uint64_t> over_5ms{0};
+  };
+  const Lateness& lateness() const noexcept { return lateness_; }
+
  private:
   struct Group {
     explicit Group(asio::io_context& ctx) : timer(ctx) {}
@@ -94,6 +107,9 @@ class Sampler {
   // completion already queued when the group goes away finds nothing instead of freed memory.
   std::map<int64_t, std::shared_ptr<Group>> groups_;
   uint64_t missed_ticks_ = 0;
+  Lateness lateness_;
+  void record_lateness(size_t items, std::chrono::steady_clock::duration start,
+                       std::chrono::steady_clock::duration took) noexcept;
 };
 
 }  // namespace opcuad::services

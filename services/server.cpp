@@ -81,6 +81,19 @@ void Server::detach_shards() {
   owners_.clear();
 }
 
+std::array<uint64_t, 4> Server::sampling_lateness() const noexcept {
+  std::array<uint64_t, 4> sum{};
+  for (const auto& shard : shards_) {
+    if (!shard->sampler) continue;
+    const Sampler::Lateness& l = shard->sampler->lateness();
+    sum[0] += l.samples.load(std::memory_order_relaxed);
+    sum[1] += l.over_250us.load(std::memory_order_relaxed);
+    sum[2] += l.over_1ms.load(std::memory_order_relaxed);
+    sum[3] += l.over_5ms.load(std::memory_order_relaxed);
+  }
+  return sum;
+}
+
 void Server::notify_written(ShardState* origin, std::span<const addressspace::ValueCell* const> cells) {
   // Shard-local scratch of the calling thread: no allocation once warm, none at all when nobody watches.
   thread_local std::vector<uint64_t> masks;

@@ -13,6 +13,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <array>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -105,6 +106,9 @@ class Server final : public transport::ServiceHandler {
   bool reserve_monitored_item() noexcept;
   void release_monitored_items(uint32_t n) noexcept { monitored_item_count_.fetch_sub(n, std::memory_order_relaxed); }
   uint32_t subscription_count() const noexcept { return subscription_count_.load(std::memory_order_relaxed); }
+  // Sampling lateness summed over the shards (Sampler::Lateness): {samples, > 250 µs, > 1 ms, > 5 ms}.
+  // Any thread. REQUIRES: every shard attached.
+  std::array<uint64_t, 4> sampling_lateness() const noexcept;
   uint32_t monitored_item_count() const noexcept { return monitored_item_count_.load(std::memory_order_relaxed); }
   void add_session(ShardState& shard, std::unique_ptr<Session> session);
   void remove_session(ShardState& shard, const ua::NodeId& token);

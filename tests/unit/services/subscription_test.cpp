@@ -475,6 +475,12 @@ TEST_CASE("subscription: a Publish request dequeued after its timeoutHint gets B
   auto c = changes(publish(h));
   REQUIRE(c.size() == 1);
   CHECK(c[0].client_handle == 1);
+  // The sampler counted its timer samples for the jitter counters; the late ones are a subset.
+  const auto late = h.server->sampling_lateness();
+  CHECK(late[0] > 0);
+  CHECK(late[1] <= late[0]);
+  CHECK(late[2] <= late[1]);
+  CHECK(late[3] <= late[2]);
 }
 
 TEST_CASE("subscription: MoreNotifications when a message cannot hold them all", "[services][subscription]") {
