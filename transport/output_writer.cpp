@@ -51,23 +51,13 @@ uint32_t OutputWriter::stream_slot(uint64_t id) {
 }
 
 void OutputWriter::schedule_drain() {
-  if (write_in_flight_) return;  // a running write drains again when it completes
-  if (batch_depth_ > 0) {
-    drain_wanted_ = true;
-    return;
-  }
-  if (drain_scheduled_) return;
+  if (drain_scheduled_ || write_in_flight_) return;  // a running write drains again when it completes
   drain_scheduled_ = true;
   // The handler holds `shared_` strongly, so the slot its operation lives in outlives the operation.
   asio::post(ctx_, asio::bind_allocator(SlotAllocator<void, WriterShared::kPostSlotSize>(shared_->post_slot),
                                         [this, shared = shared_] {
                                           if (shared->alive) drain();
                                         }));
-}
-
-void OutputWriter::drain_now() {
-  drain_wanted_ = false;
-  if (!write_in_flight_) drain();
 }
 
 void OutputWriter::drain() {

@@ -14,8 +14,7 @@
 // Steady state allocates nothing (DESIGN.md property 1): streams are slots in a vector that are kept
 // when they empty and reused by the next stream id that needs one, their queues are Rings that never
 // shrink, the posted drain lives in a HandlerSlot, and the write completion is a WriteDone (a pointer
-// and a weak reference) rather than a heap-allocated closure. While a Batch is open (the channel
-// handling the requests of one read) enqueues do not post at all: the batch drains once when it ends.
+// and a weak reference) rather than a heap-allocated closure.
 //
 // shard-local: every member is used only on the owning shard's thread.
 
@@ -119,22 +118,6 @@ class OutputWriter {
   // Drops everything queued and ignores later enqueues (the channel is closing).
   void shut() noexcept;
 
-  // While a Batch is open, enqueues post no drain; the outermost Batch drains when it closes. The
-  // channel opens one around the requests of each read, so their responses leave in one write without
-  // a trip through the io_context's queue.
-  class Batch {
-   public:
-    explicit Batch(OutputWriter& w) noexcept : w_(w) { ++w_.batch_depth_; }
-    ~Batch() {
-      if (--w_.batch_depth_ == 0 && w_.drain_wanted_) w_.drain_now();
-    }
-    Batch(const Batch&) = delete;
-    Batch& operator=(const Batch&) = delete;
-
-   private:
-    OutputWriter& w_;
-  };
-
   // At most this many chunks / bytes go into one gathered write.
   static constexpr size_t kMaxChunksPerWrite = 64;
   static constexpr size_t kMaxBytesPerWrite = 1u << 20;
@@ -152,7 +135,6 @@ class OutputWriter {
   // The slot of stream `id`: its own, else an idle one taken over, else a new one.
   uint32_t stream_slot(uint64_t id);
   void schedule_drain();
-  void drain_now();
   void drain();
   void write_done(std::error_code ec);
 
@@ -169,8 +151,6 @@ class OutputWriter {
   std::vector<asio::const_buffer> iov_;
   size_t queued_bytes_ = 0;
   bool drain_scheduled_ = false;
-  bool drain_wanted_ = false;  // enqueued while a Batch was open
-  uint32_t batch_depth_ = 0;
   bool write_in_flight_ = false;
   bool shut_ = false;
   Clock::time_point write_started_{};

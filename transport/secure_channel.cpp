@@ -121,8 +121,6 @@ void SecureChannel::process() {
   if (processing_) return;  // a handler's synchronous reply re-entered: the outer loop carries on
   processing_ = true;
   auto self = shared_from_this();  // a handler may close the channel and drop the owner's reference
-  // The responses to everything this read brought leave in one drain, when the batch closes.
-  OutputWriter::Batch batch(writer_);
   while (state_ < State::Closing && !paused_) {
     std::span<const uint8_t> avail(rx_.get() + rx_begin_, rx_end_ - rx_begin_);
     FrameHeader h{};

@@ -137,27 +137,23 @@ TEST_CASE("transport: OutputWriter round-robins whole messages and reuses stream
   CHECK(f.pool.pooled() >= 2);  // every buffer went back to the pool
 }
 
-TEST_CASE("transport: a Batch drains once when it closes, without a post", "[transport][writer]") {
+TEST_CASE("transport: enqueues of one loop turn share one posted drain", "[transport][writer]") {
   Fixture f;
-  {
-    OutputWriter::Batch batch(f.writer);
-    f.enqueue('a', 1);
-    f.enqueue('b', 2);
-    CHECK(f.sink.writes.empty());
-  }
-  REQUIRE(f.sink.writes.size() == 1);  // written when the batch closed, before the io_context ran
+  f.enqueue('a', 1);
+  f.enqueue('b', 2);
+  CHECK(f.sink.writes.empty());  // nothing is written inside enqueue
+  CHECK(f.ctx.poll() == 1);      // one drain for both
+  REQUIRE(f.sink.writes.size() == 1);
   CHECK(f.sink.writes[0] == "ab");
-  // While that write is in flight, a new batch queues; the completion drains it.
-  {
-    OutputWriter::Batch batch(f.writer);
-    f.enqueue('c', 1);
-  }
-  CHECK(f.sink.writes.size() == 1);
+  // While that write is in flight, enqueues post nothing; the completion drains them.
+  f.enqueue('c', 1);
+  f.ctx.restart();
+  CHECK(f.ctx.poll() == 0);
   f.sink.complete_all();
   REQUIRE(f.sink.writes.size() == 2);
   CHECK(f.sink.writes[1] == "c");
   f.sink.complete_all();
-  CHECK(f.ctx.poll() == 0);  // nothing was ever posted
+  CHECK(f.writer.idle());
 }
 
 TEST_CASE("transport: a drain or a write completing after the writer is gone does nothing",
