@@ -46,17 +46,18 @@ void NodeIdTable::grow(std::span<const ua::NodeId> ids) {
 }
 
 ua::QualifiedName NodeStore::browse_name(NodeIndex n) const {
-  const NodeRecord& r = nodes_[n];
+  const QualifiedNameView v = browse_name_view(n);
   ua::QualifiedName q;
-  q.namespace_index = r.browse_ns;
-  if (r.browse_name != kNullString) q.name = ua::String(strings_.view(r.browse_name));
+  q.namespace_index = v.namespace_index;
+  if (!v.name.null) q.name = ua::String(v.name.text);
   return q;
 }
 
 ua::LocalizedText NodeStore::text(LocalizedTextRef t) const {
+  const LocalizedTextView v = text_view(t);
   ua::LocalizedText l;
-  if (t.locale != kNullString) l.locale = ua::String(strings_.view(t.locale));
-  if (t.text != kNullString) l.text = ua::String(strings_.view(t.text));
+  if (!v.locale.null) l.locale = ua::String(v.locale.text);
+  if (!v.text.null) l.text = ua::String(v.text.text);
   return l;
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "addressspace/node.hpp"
+#include "ua/encoder.hpp"
 #include "ua/extension_object.hpp"
 #include "ua/node_id.hpp"
 #include "ua/text.hpp"
@@ -87,6 +88,34 @@ class NodeIdTable {
   size_t used_ = 0;
 };
 
+// Names and texts seen in place in a store's string pool, valid as long as the store: what a service
+// encodes without copying a string (Browse: no allocation per reference). `null` keeps a null String
+// apart from an empty one, as ua::String does.
+struct PoolString {
+  std::string_view text;
+  bool null = true;
+};
+struct QualifiedNameView {
+  uint16_t namespace_index = 0;
+  PoolString name;
+};
+struct LocalizedTextView {
+  PoolString locale;
+  PoolString text;
+};
+
+// The binary encodings of Part 6 §5.2.2.13 / .14, byte for byte what ua::encode writes for the owning
+// ua::QualifiedName / ua::LocalizedText of the same value.
+inline void encode(ua::Encoder& e, const QualifiedNameView& v) {
+  e.write_u16(v.namespace_index);
+  e.write_bytes(v.name.null, v.name.text);
+}
+inline void encode(ua::Encoder& e, const LocalizedTextView& v) {
+  e.write_u8((v.locale.null ? 0 : 0x01) | (v.text.null ? 0 : 0x02));
+  if (!v.locale.null) e.write_bytes(false, v.locale.text);
+  if (!v.text.null) e.write_bytes(false, v.text.text);
+}
+
 class NodeStore {
  public:
   size_t size() const noexcept { return ids_.size(); }
@@ -97,6 +126,19 @@ class NodeStore {
   const NodeRecord& record(NodeIndex n) const noexcept { return nodes_[n]; }
   NodeClass node_class(NodeIndex n) const noexcept { return nodes_[n].node_class; }
   std::string_view string(StringId id) const noexcept { return strings_.view(id); }
+  PoolString pool_string(StringId id) const noexcept {
+    return id == kNullString ? PoolString{} : PoolString{strings_.view(id), false};
+  }
+  // Views (no copy) and owning copies of the names and texts.
+  QualifiedNameView browse_name_view(NodeIndex n) const noexcept {
+    return {nodes_[n].browse_ns, pool_string(nodes_[n].browse_name)};
+  }
+  LocalizedTextView text_view(LocalizedTextRef t) const noexcept {
+    return {pool_string(t.locale), pool_string(t.text)};
+  }
+  LocalizedTextView display_name_view(NodeIndex n) const noexcept {
+    return text_view(nodes_[n].display_name);
+  }
   ua::QualifiedName browse_name(NodeIndex n) const;
   ua::LocalizedText display_name(NodeIndex n) const { return text(nodes_[n].display_name); }
   ua::LocalizedText description(NodeIndex n) const { return text(nodes_[n].description); }

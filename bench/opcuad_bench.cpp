@@ -85,6 +85,8 @@ constexpr const char* kUsage =
     "  --keep-config         keep the generated configuration directory and print its path\n"
     "  --no-server-counters  leave opcuad's diagnostics counters off (they are on in the generated config)\n"
     "  --expect-server-counters  fail unless the server's counters are readable and move (tests)\n"
+    "  --max-allocs-per-op X  fail when opcuad's heap allocations per request exceed X (tests: the\n"
+    "                        counts are deterministic, unlike timings)\n"
     "Child mode:\n"
     "  --serve-canned PORT   run the canned-response server (with --scenario/--nodes, or --canned-response "
     "FILE)\n";
@@ -190,6 +192,8 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       o.server_counters = false;
     } else if (a == "--expect-server-counters") {
       o.expect_server_counters = true;
+    } else if (a == "--max-allocs-per-op") {
+      ok = number(o.max_allocs_per_op) && o.max_allocs_per_op >= 0;
     } else if (a == "--serve-canned") {
       uint16_t port = 0;
       ok = number(port);
@@ -595,6 +599,15 @@ int run(const Options& o) {
     if (why) {
       failed = true;
       std::fprintf(stderr, "opcuad-bench: %s: server counters %s\n", r.target.c_str(), why);
+    }
+  }
+  if (o.max_allocs_per_op >= 0) {
+    const double allocs = runs[0].counters.per_request(ServerCounter::HeapAllocations);
+    if (allocs < 0 || allocs > o.max_allocs_per_op) {
+      failed = true;
+      std::fprintf(stderr,
+                   "opcuad-bench: %s: %.4f heap allocations per request, more than --max-allocs-per-op %g\n",
+                   runs[0].target.c_str(), allocs, o.max_allocs_per_op);
     }
   }
   for (const auto& r : runs) {

@@ -22,40 +22,94 @@ enum ResultMask : uint32_t {
   kReferenceType = 1, kIsForward = 2, kNodeClass = 4, kBrowseName = 8, kDisplayName = 16, kTypeDefinition = 32,
 };
 
-ua::ReferenceDescription describe(const NodeStore& store, const addressspace::Reference& r, uint32_t mask,
-                                  NodeIndex has_type_definition) {
-  ua::ReferenceDescription d;
-  if (mask & kReferenceType) d.reference_type_id = store.node_id(store.reference_type_node(r.type));
-  if (mask & kIsForward) d.is_forward = !r.is_inverse;
-  d.node_id.node_id = store.node_id(r.target);
-  if (mask & kNodeClass) d.node_class = static_cast<ua::NodeClass>(store.node_class(r.target));
-  if (mask & kBrowseName) d.browse_name = store.browse_name(r.target);
-  if (mask & kDisplayName) d.display_name = store.display_name(r.target);
-  if (mask & kTypeDefinition) {
-    const auto cls = store.node_class(r.target);
-    if (cls == addressspace::NodeClass::Object || cls == addressspace::NodeClass::Variable) {
-      NodeIndex t = store.forward_target(r.target, has_type_definition);
-      if (t != addressspace::kNoNode) d.type_definition.node_id = store.node_id(t);
-    }
+// What Browse and BrowseNext answer, before encoding: each BrowseResult's status and continuation
+// point, and its references as a range of a shared list. The response is encoded from this straight
+// out of the NodeStore (names and texts as views into its string pool), and both lists are reused by
+// the shard thread, so a Browse in steady state copies no string and allocates nothing.
+struct BrowseOutcome {
+  ua::StatusCode status;
+  ua::ByteString continuation_point;
+  uint32_t result_mask = 0;
+  uint32_t begin = 0;  // [begin, end) of BrowseScratch::references
+  uint32_t end = 0;
+};
+struct BrowseScratch {
+  std::vector<const addressspace::Reference*> references;
+  std::vector<BrowseOutcome> results;
+
+  void reset(size_t n) {
+    references.clear();
+    results.clear();
+    results.resize(n);
   }
-  return d;
+};
+
+// One ReferenceDescription (Part 4 §7.30) with the fields `mask` selects (Part 4 §5.8.2.2), the others
+// left at their defaults: the generated encoding of the same structure, field by field.
+void encode_reference(ua::Encoder& e, const NodeStore& store, const addressspace::Reference& r, uint32_t mask,
+                      NodeIndex has_type_definition) {
+  static const ua::NodeId kNull;
+  const auto cls = store.node_class(r.target);
+  ua::encode(e, mask & kReferenceType ? store.node_id(store.reference_type_node(r.type)) : kNull);
+  ua::encode(e, (mask & kIsForward) != 0 && !r.is_inverse);
+  ua::encode(e, store.node_id(r.target));  // an ExpandedNodeId with no URI or server index: its NodeId
+  addressspace::encode(
+      e, mask & kBrowseName ? store.browse_name_view(r.target) : addressspace::QualifiedNameView{});
+  addressspace::encode(
+      e, mask & kDisplayName ? store.display_name_view(r.target) : addressspace::LocalizedTextView{});
+  e.write_i32(mask & kNodeClass ? static_cast<int32_t>(cls) : 0);
+  NodeIndex type = addressspace::kNoNode;
+  if ((mask & kTypeDefinition) &&
+      (cls == addressspace::NodeClass::Object || cls == addressspace::NodeClass::Variable)) {
+    type = store.forward_target(r.target, has_type_definition);
+  }
+  ua::encode(e, type != addressspace::kNoNode ? store.node_id(type) : kNull);
 }
 
-// Continues (or starts) the walk `c` over its node's references; fills `result`, and says whether more
-// references remain.
-bool walk(const NodeStore& store, BrowseContinuation& c, ua::BrowseResult& result) {
+// A BrowseResponse or BrowseNextResponse: {ResponseHeader, BrowseResult[], DiagnosticInfo[]}, the two
+// of them laid out alike (Part 4 §5.8.2, §5.8.3).
+void send_browse_response(Call& call, const NodeStore& store, const ua::ResponseHeader& header,
+                          const BrowseScratch& out, uint32_t binary_encoding_id) {
   const NodeIndex has_type_definition = store.find(ua::NodeId(0, 40));
+  ua::ByteBuffer buf = call.channel.acquire_buffer();
+  ua::Encoder e(buf);
+  ua::encode(e, ua::NodeId(0, binary_encoding_id));
+  ua::encode(e, header);
+  e.write_length(out.results.size());
+  for (const BrowseOutcome& r : out.results) {
+    ua::encode(e, r.status);
+    ua::encode(e, r.continuation_point);
+    e.write_length(r.end - r.begin);
+    for (uint32_t i = r.begin; i < r.end; ++i) {
+      encode_reference(e, store, *out.references[i], r.result_mask, has_type_definition);
+    }
+  }
+  e.write_length(0);  // no diagnostic infos
+  if (!e.status().is_good())
+    return call.channel.send_fault(call.request_id, header.request_handle, e.status());
+  call.channel.send_response(call.request_id, std::move(buf));
+}
+
+// Continues (or starts) the walk `c` over its node's references; appends what it returns to
+// out.references and sets `result`'s range and mask; says whether more references remain.
+bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, BrowseOutcome& result) {
   auto refs = store.references(c.node);
   const uint32_t limit = c.max_references ? std::min(c.max_references, kServerMaxReferencesPerNode)
                                           : kServerMaxReferencesPerNode;
+  result.result_mask = c.result_mask;
+  result.begin = static_cast<uint32_t>(out.references.size());
+  uint32_t found = 0;
   uint32_t i = c.next_reference;
   for (; i < refs.size(); ++i) {
     const auto& r = refs[i];
     if (!store.matches(r, c.reference_type, c.include_subtypes, c.direction)) continue;
-    if (c.node_class_mask && !(c.node_class_mask & static_cast<uint32_t>(store.node_class(r.target)))) continue;
-    if (result.references.size() == limit) break;
-    result.references.push_back(describe(store, r, c.result_mask, has_type_definition));
+    if (c.node_class_mask && !(c.node_class_mask & static_cast<uint32_t>(store.node_class(r.target))))
+      continue;
+    if (found == limit) break;
+    out.references.push_back(&r);
+    ++found;
   }
+  result.end = static_cast<uint32_t>(out.references.size());
   c.next_reference = i;
   return i < refs.size();
 }
@@ -75,23 +129,23 @@ ua::StatusCode save_continuation(Server& server, Session& s, const BrowseContinu
 }
 
 void browse_one(Server& server, Session& s, const NodeStore& store, const ua::BrowseDescription& d,
-                uint32_t max_refs, ua::BrowseResult& result) {
+                uint32_t max_refs, BrowseScratch& out, BrowseOutcome& result) {
   BrowseContinuation c;
   c.store = &store;
   c.node = store.find(d.node_id);
   if (c.node == addressspace::kNoNode) {
-    result.status_code = status::BadNodeIdUnknown;
+    result.status = status::BadNodeIdUnknown;
     return;
   }
   if (static_cast<uint32_t>(d.browse_direction) > 2) {
-    result.status_code = status::BadBrowseDirectionInvalid;
+    result.status = status::BadBrowseDirectionInvalid;
     return;
   }
   if (!d.reference_type_id.is_null()) {
     const NodeIndex rt = store.find(d.reference_type_id);
     c.reference_type = rt == addressspace::kNoNode ? -1 : store.reference_type_index(rt);
     if (c.reference_type < 0) {
-      result.status_code = status::BadReferenceTypeIdInvalid;
+      result.status = status::BadReferenceTypeIdInvalid;
       return;
     }
   }
@@ -100,11 +154,12 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
   c.node_class_mask = d.node_class_mask;
   c.result_mask = d.result_mask;
   c.max_references = max_refs;
-  if (walk(store, c, result)) {
+  if (walk(store, c, out, result)) {
     ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
     if (!saved.is_good()) {
-      result.status_code = saved;
-      result.references.clear();
+      result.status = saved;
+      out.references.resize(result.begin);  // no references with this error
+      result.end = result.begin;
     }
   }
 }
@@ -112,7 +167,9 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
 }  // namespace
 
 void handle_browse(Server& server, Call& call, ua::Decoder& body) {
-  ua::BrowseRequest req;
+  // Reused per shard thread, as in handle_read: a warm request and warm lists allocate nothing.
+  thread_local ua::BrowseRequest req;
+  thread_local BrowseScratch out;
   if (!decode_request(call, body, req)) return;
   if (!req.view.view_id.is_null()) {
     // No views are defined: any view id is unknown (Part 4 §5.8.2.3).
@@ -125,18 +182,18 @@ void handle_browse(Server& server, Call& call, ua::Decoder& body) {
   const auto& limits = server.config().limits.operations;
   if (!check_operation_count(call, req.request_header, req.nodes_to_browse.size(), limits.max_nodes_per_browse)) return;
   const NodeStore& store = *server.space().current();
-  ua::BrowseResponse resp;
-  resp.response_header = response_header(req.request_header);
-  resp.results.resize(req.nodes_to_browse.size());
+  out.reset(req.nodes_to_browse.size());
   for (size_t i = 0; i < req.nodes_to_browse.size(); ++i) {
     browse_one(server, *call.session, store, req.nodes_to_browse[i], req.requested_max_references_per_node,
-               resp.results[i]);
+               out, out.results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  send_browse_response(call, store, response_header(req.request_header), out,
+                       ua::BrowseResponse::binary_encoding_id);
 }
 
 void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
-  ua::BrowseNextRequest req;
+  thread_local ua::BrowseNextRequest req;  // reused, as in handle_browse
+  thread_local BrowseScratch out;
   if (!decode_request(call, body, req)) return;
   if (!check_operation_count(call, req.request_header, req.continuation_points.size(),
                              server.config().limits.operations.max_nodes_per_browse)) {
@@ -144,29 +201,28 @@ void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
   }
   Session& s = *call.session;
   const NodeStore& store = *server.space().current();
-  ua::BrowseNextResponse resp;
-  resp.response_header = response_header(req.request_header);
-  resp.results.resize(req.continuation_points.size());
+  out.reset(req.continuation_points.size());
   for (size_t i = 0; i < req.continuation_points.size(); ++i) {
-    auto& result = resp.results[i];
+    auto& result = out.results[i];
     auto it = s.continuations.find(req.continuation_points[i].str());
     if (it == s.continuations.end()) {
-      result.status_code = status::BadContinuationPointInvalid;
+      result.status = status::BadContinuationPointInvalid;
       continue;
     }
     BrowseContinuation c = it->second;
     s.continuations.erase(it);
     if (req.release_continuation_points) continue;  // released: an empty, good result
     if (c.store != &store) {
-      result.status_code = status::BadContinuationPointInvalid;  // the address space changed since
+      result.status = status::BadContinuationPointInvalid;  // the address space changed since
       continue;
     }
-    if (walk(store, c, result)) {
+    if (walk(store, c, out, result)) {
       ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
-      if (!saved.is_good()) result.status_code = saved;
+      if (!saved.is_good()) result.status = saved;
     }
   }
-  call.channel.send(call.request_id, resp);
+  send_browse_response(call, store, response_header(req.request_header), out,
+                       ua::BrowseNextResponse::binary_encoding_id);
 }
 
 void handle_translate(Server& server, Call& call, ua::Decoder& body) {

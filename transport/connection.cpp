@@ -1,6 +1,6 @@
 #include "transport/connection.hpp"
 
-#include <asio/write.hpp>
+#include <asio/bind_allocator.hpp>
 
 namespace opcuad::transport {
 
@@ -40,23 +40,46 @@ void Connection::do_read() {
   if (space.empty()) return;  // a full buffer means back-pressure: resume_reading() comes later
   reading_ = true;
   socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [self = shared_from_this()](std::error_code ec, size_t n) {
-                            self->reading_ = false;
-                            if (self->closed_) return;
-                            if (ec) {
-                              self->close_transport();
-                              return;
-                            }
-                            self->channel_->on_received(n);
-                            self->do_read();
-                          });
+                          asio::bind_allocator(SlotAllocator<void, kReadSlotSize>(read_slot_),
+                                               [self = shared_from_this()](std::error_code ec, size_t n) {
+                                                 self->reading_ = false;
+                                                 if (self->closed_) return;
+                                                 if (ec) {
+                                                   self->close_transport();
+                                                   return;
+                                                 }
+                                                 self->channel_->on_received(n);
+                                                 self->do_read();
+                                               }));
 }
 
 void Connection::resume_reading() { do_read(); }
 
-void Connection::async_write(std::span<const asio::const_buffer> buffers, std::function<void(std::error_code)> done) {
-  asio::async_write(socket_, buffers,
-                    [self = shared_from_this(), done = std::move(done)](std::error_code ec, size_t) { done(ec); });
+void Connection::async_write(std::span<asio::const_buffer> buffers, WriteDone done) {
+  writing_ = buffers;
+  write_done_.emplace(std::move(done));
+  do_write();
+}
+
+void Connection::do_write() {
+  socket_.async_write_some(writing_, asio::bind_allocator(SlotAllocator<void, kWriteSlotSize>(write_slot_),
+                                                          [self = shared_from_this()](std::error_code ec, size_t n) {
+                                                            self->on_write(ec, n);
+                                                          }));
+}
+
+void Connection::on_write(std::error_code ec, size_t n) {
+  while (!ec && !writing_.empty() && n >= writing_.front().size()) {
+    n -= writing_.front().size();
+    writing_ = writing_.subspan(1);
+  }
+  if (!ec && !writing_.empty()) {
+    writing_.front() += n;  // a partial write: send the rest
+    return do_write();
+  }
+  WriteDone done = std::move(*write_done_);
+  write_done_.reset();
+  done(ec);
 }
 
 void Connection::close_transport() {

@@ -8,7 +8,10 @@
 #include <asio/ip/tcp.hpp>
 
 #include <memory>
+#include <optional>
+#include <span>
 
+#include "transport/handler_memory.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/shard_pool.hpp"
 
@@ -26,16 +29,32 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void stop();
 
   // Sink
-  void async_write(std::span<const asio::const_buffer> buffers, std::function<void(std::error_code)> done) override;
+  void async_write(std::span<asio::const_buffer> buffers, WriteDone done) override;
   // ChannelEvents
   void resume_reading() override;
   void close_transport() override;
 
  private:
   void do_read();
+  void do_write();
+  void on_write(std::error_code ec, size_t n);
+
+  // Room for asio's read and write operations on this socket with our handlers (a larger operation
+  // would fall back to the heap and show in the allocation counters). The write is a plain
+  // async_write_some over the writer's span, looped here: asio::async_write would copy up to 64
+  // buffers into its operation and need a slot of over a kilobyte.
+  static constexpr size_t kReadSlotSize = 256;
+  static constexpr size_t kWriteSlotSize = 256;
 
   Shard& shard_;
   asio::ip::tcp::socket socket_;
+  // The one read and the one write outstanding (OutputWriter keeps one write in flight) live here, so
+  // steady-state requests allocate no asio operations. Kept alive by the `self` their handlers hold.
+  HandlerSlot<kReadSlotSize> read_slot_;
+  HandlerSlot<kWriteSlotSize> write_slot_;
+  // The gathered write in progress: what remains to send, and whom to tell when it is all sent.
+  std::span<asio::const_buffer> writing_;
+  std::optional<WriteDone> write_done_;
   std::atomic<uint32_t>& total_connections_;
   std::shared_ptr<SecureChannel> channel_;
   // The connection keeps itself alive from start() until close_transport(), whatever is pending.

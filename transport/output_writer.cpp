@@ -1,17 +1,23 @@
 #include "transport/output_writer.hpp"
 
+#include <asio/bind_allocator.hpp>
 #include <asio/post.hpp>
 
 namespace opcuad::transport {
 
+void WriteDone::operator()(std::error_code ec) const {
+  if (auto shared = shared_.lock(); shared && shared->alive) writer_->write_done(ec);
+}
+
 OutputWriter::OutputWriter(asio::io_context& ctx, Sink& sink, ChunkStamper& stamper, BufferPool& pool,
                            TransportStats& stats)
     : ctx_(ctx), sink_(sink), stamper_(stamper), pool_(pool), stats_(stats) {
-  in_flight_.reserve(kMaxChunksPerWrite);
-  iov_.reserve(kMaxChunksPerWrite);
+  // in_flight_ and iov_ grow to the largest write this channel has made (at most kMaxChunksPerWrite)
+  // and keep that capacity: a mostly idle session does not hold room for 64 chunks, a busy one
+  // stops allocating after its first few writes.
 }
 
-OutputWriter::~OutputWriter() { *alive_ = false; }
+OutputWriter::~OutputWriter() { shared_->alive = false; }
 
 void OutputWriter::enqueue(OutboundChunk chunk, uint64_t stream) {
   if (shut_) {
@@ -19,30 +25,48 @@ void OutputWriter::enqueue(OutboundChunk chunk, uint64_t stream) {
     return;
   }
   queued_bytes_ += chunk.buffer.size();
-  Stream& s = streams_[stream];
+  const uint32_t slot = stream_slot(stream);
+  Stream& s = streams_[slot];
   s.chunks.push_back(std::move(chunk));
   if (!s.ready) {
     s.ready = true;
-    ready_.push_back(stream);
+    ready_.push_back(slot);
   }
   schedule_drain();
+}
+
+uint32_t OutputWriter::stream_slot(uint64_t id) {
+  uint32_t free = UINT32_MAX;
+  for (uint32_t i = 0; i < streams_.size(); ++i) {
+    const Stream& s = streams_[i];
+    if (s.id == id) return i;
+    if (free == UINT32_MAX && !s.ready && s.chunks.empty()) free = i;
+  }
+  if (free == UINT32_MAX) {
+    free = static_cast<uint32_t>(streams_.size());
+    streams_.emplace_back();
+  }
+  streams_[free].id = id;
+  return free;
 }
 
 void OutputWriter::schedule_drain() {
   if (drain_scheduled_ || write_in_flight_) return;  // a running write drains again when it completes
   drain_scheduled_ = true;
-  asio::post(ctx_, [this, alive = std::weak_ptr<bool>(alive_)] {
-    if (alive.lock()) drain();
-  });
+  // The handler holds `shared_` strongly, so the slot its operation lives in outlives the operation.
+  asio::post(ctx_, asio::bind_allocator(SlotAllocator<void, WriterShared::kPostSlotSize>(shared_->post_slot),
+                                        [this, shared = shared_] {
+                                          if (shared->alive) drain();
+                                        }));
 }
 
 void OutputWriter::drain() {
-  drain_scheduled_ = false;
+  drain_scheduled_ = false;  // a drain still posted finds nothing, or what was enqueued since
   if (write_in_flight_ || shut_ || ready_.empty()) return;
   size_t bytes = 0;
   // Take whole messages, one per ready stream in turn, until the write is full.
   while (!ready_.empty() && in_flight_.size() < kMaxChunksPerWrite && bytes < kMaxBytesPerWrite) {
-    const uint64_t id = ready_.front();
+    const uint32_t id = ready_.front();
     ready_.pop_front();
     Stream& s = streams_[id];
     bool message_done = false;
@@ -62,7 +86,7 @@ void OutputWriter::drain() {
       break;
     }
     if (s.chunks.empty()) {
-      streams_.erase(id);
+      s.ready = false;  // the slot stays, with its ring, for the stream's next message
     } else {
       ready_.push_back(id);
     }
@@ -72,9 +96,7 @@ void OutputWriter::drain() {
   write_in_flight_ = true;
   write_started_ = Clock::now();
   TransportStats::add(stats_.write_calls);
-  sink_.async_write(iov_, [this, alive = std::weak_ptr<bool>(alive_)](std::error_code ec) {
-    if (alive.lock()) write_done(ec);
-  });
+  sink_.async_write(iov_, WriteDone(this, shared_));
 }
 
 void OutputWriter::write_done(std::error_code ec) {
@@ -104,13 +126,14 @@ void OutputWriter::write_done(std::error_code ec) {
 
 void OutputWriter::shut() noexcept {
   shut_ = true;
-  for (auto& [id, s] : streams_) {
-    for (auto& c : s.chunks) {
-      queued_bytes_ -= c.buffer.size();
-      pool_.release(std::move(c.buffer));
+  for (auto& s : streams_) {
+    for (size_t i = 0; i < s.chunks.size(); ++i) {
+      queued_bytes_ -= s.chunks[i].buffer.size();
+      pool_.release(std::move(s.chunks[i].buffer));
     }
+    s.chunks.clear();
+    s.ready = false;
   }
-  streams_.clear();
   ready_.clear();
 }
 

@@ -11,6 +11,11 @@
 // Chunks of one message are never interleaved with another message's. Fairness is per message: each
 // producer has a stream, and the drain takes one whole message from each ready stream in turn.
 //
+// Steady state allocates nothing (DESIGN.md property 1): streams are slots in a vector that are kept
+// when they empty and reused by the next stream id that needs one, their queues are Rings that never
+// shrink, the posted drain lives in a HandlerSlot, and the write completion is a WriteDone (a pointer
+// and a weak reference) rather than a heap-allocated closure.
+//
 // shard-local: every member is used only on the owning shard's thread.
 
 #include <asio/buffer.hpp>
@@ -18,16 +23,16 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <span>
 #include <system_error>
-#include <unordered_map>
 #include <vector>
 
 #include "transport/buffer_pool.hpp"
+#include "transport/handler_memory.hpp"
+#include "transport/ring.hpp"
 #include "transport/stats.hpp"
 #include "ua/buffer.hpp"
 
@@ -54,13 +59,37 @@ class ChunkStamper {
   virtual void stamp(OutboundChunk& chunk) = 0;
 };
 
+class OutputWriter;
+
+// Memory of a writer that outlives it while asio still holds one of its handlers: the flag saying
+// whether the writer is still there, and the posted drain's operation.
+struct WriterShared {
+  static constexpr size_t kPostSlotSize = 96;
+  bool alive = true;
+  HandlerSlot<kPostSlotSize> post_slot;
+};
+
+// The completion of one Sink write: tells the writer, unless the writer is gone by then. Holds a
+// pointer and a weak reference (no closure on the heap), so a socket handler keeps it inline.
+class WriteDone {
+ public:
+  void operator()(std::error_code ec) const;
+
+ private:
+  friend class OutputWriter;
+  WriteDone(OutputWriter* writer, std::weak_ptr<WriterShared> shared) noexcept
+      : writer_(writer), shared_(std::move(shared)) {}
+  OutputWriter* writer_;
+  std::weak_ptr<WriterShared> shared_;
+};
+
 // Where the bytes go: a socket, or memory in tests.
 class Sink {
  public:
   virtual ~Sink() = default;
-  // Starts writing all of `buffers`; calls done exactly once, never from inside this call.
-  virtual void async_write(std::span<const asio::const_buffer> buffers,
-                           std::function<void(std::error_code)> done) = 0;
+  // Starts writing all of `buffers`; calls done exactly once, never from inside this call. The entries
+  // are the writer's scratch until done: the sink may advance them past what a partial write sent.
+  virtual void async_write(std::span<asio::const_buffer> buffers, WriteDone done) = 0;
 };
 
 class OutputWriter {
@@ -94,11 +123,17 @@ class OutputWriter {
   static constexpr size_t kMaxBytesPerWrite = 1u << 20;
 
  private:
+  friend class WriteDone;
+
+  // A stream's slot. An empty slot that is not ready may be taken over by another stream id.
   struct Stream {
-    std::deque<OutboundChunk> chunks;
+    uint64_t id = 0;
+    Ring<OutboundChunk> chunks;
     bool ready = false;  // listed in ready_
   };
 
+  // The slot of stream `id`: its own, else an idle one taken over, else a new one.
+  uint32_t stream_slot(uint64_t id);
   void schedule_drain();
   void drain();
   void write_done(std::error_code ec);
@@ -108,8 +143,10 @@ class OutputWriter {
   ChunkStamper& stamper_;
   BufferPool& pool_;
   TransportStats& stats_;
-  std::unordered_map<uint64_t, Stream> streams_;
-  std::deque<uint64_t> ready_;  // streams with queued chunks, in round-robin order
+  // Few per channel (the channel, its sessions, their subscriptions): found by a linear scan. Never
+  // more than the streams that had chunks queued at the same time, since idle slots are reused.
+  std::vector<Stream> streams_;
+  Ring<uint32_t> ready_;  // indexes into streams_ with queued chunks, in round-robin order
   std::vector<OutboundChunk> in_flight_;
   std::vector<asio::const_buffer> iov_;
   size_t queued_bytes_ = 0;
@@ -120,7 +157,7 @@ class OutputWriter {
   std::function<void(size_t)> on_written_;
   std::function<void(std::error_code)> on_error_;
   // Outlives the writer in posted handlers, so a drain posted before destruction does nothing.
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::shared_ptr<WriterShared> shared_ = std::make_shared<WriterShared>();
 };
 
 }  // namespace opcuad::transport

@@ -22,7 +22,7 @@ using namespace opcuad::transport;
 class FuzzSink : public Sink {
  public:
   explicit FuzzSink(asio::io_context& ctx) : ctx_(ctx) {}
-  void async_write(std::span<const asio::const_buffer> buffers, std::function<void(std::error_code)> done) override {
+  void async_write(std::span<asio::const_buffer> buffers, WriteDone done) override {
     for (const auto& b : buffers) out.append(static_cast<const char*>(b.data()), b.size());
     asio::post(ctx_, [done = std::move(done)] { done({}); });
   }

@@ -21,7 +21,7 @@ namespace opcuad::transport::test {
 class MemorySink : public Sink {
  public:
   explicit MemorySink(asio::io_context& ctx) : ctx_(ctx) {}
-  void async_write(std::span<const asio::const_buffer> buffers, std::function<void(std::error_code)> done) override {
+  void async_write(std::span<asio::const_buffer> buffers, WriteDone done) override {
     ++writes;
     std::string bytes;
     for (const auto& b : buffers) bytes.append(static_cast<const char*>(b.data()), b.size());
@@ -44,7 +44,7 @@ class MemorySink : public Sink {
  private:
   struct Pending {
     std::string bytes;
-    std::function<void(std::error_code)> done;
+    WriteDone done;
   };
   asio::io_context& ctx_;
   std::deque<Pending> pending_;
