@@ -108,13 +108,8 @@ int run_rate(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
         "}, \"server_cpu_cores\": " + json_number(server_cores, true) +
         ", \"server_cpu_us_per_session\": " + json_number(server_us, true) +
         ", \"client_cpu_cores\": " + json_number((client1 - client0) / seconds) +
-        ", \"errors\": " + std::to_string(errors) + ", \"error_kinds\": {";
-    bool first = true;
-    for (const auto& [what, k] : stats.errors) {
-      out += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(k);
-      first = false;
-    }
-    out += std::string("}, \"pass\": ") + (pass ? "true" : "false") + "}\n";
+        ", \"errors\": " + std::to_string(errors) + ", \"error_kinds\": " + json_counts(stats.errors);
+    out += std::string(", \"pass\": ") + (pass ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);
     return pass ? 0 : 1;
   }
@@ -208,13 +203,8 @@ int run_hold(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
         ", \"held_s\": " + json_number(o.duration) + ", \"answered_read\": " + std::to_string(alive) +
         ", \"server_rss_delta_kib\": " + json_number(rss_delta_kib, true) +
         ", \"server_rss_bytes_per_session\": " + json_number(bytes_per_session, true) +
-        ", \"errors\": " + std::to_string(error_total) + ", \"error_kinds\": {";
-    bool first = true;
-    for (const auto& [what, k] : errors) {
-      out += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(k);
-      first = false;
-    }
-    out += std::string("}, \"pass\": ") + (pass ? "true" : "false") + "}\n";
+        ", \"errors\": " + std::to_string(error_total) + ", \"error_kinds\": " + json_counts(errors);
+    out += std::string(", \"pass\": ") + (pass ? "true" : "false") + "}\n";
     std::fputs(out.c_str(), stdout);
     return pass ? 0 : 1;
   }

@@ -38,6 +38,15 @@ std::string machine_json(const Machine& m) {
          json_number(m.load[2], true) + "]}";
 }
 
+std::string json_counts(const std::map<std::string, uint64_t>& counts) {
+  std::string out = "{";
+  for (const auto& [what, n] : counts) {
+    if (out.size() > 1) out += ", ";
+    out += json_string(what) + ": " + std::to_string(n);
+  }
+  return out + "}";
+}
+
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {

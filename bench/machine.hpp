@@ -3,6 +3,8 @@
 // CPU model and the load average when the run ended. Results from a busy shared machine are not comparable
 // with quiet ones; the load average says which kind this was.
 
+#include <cstdint>
+#include <map>
 #include <string>
 
 namespace opcuad::bench {
@@ -21,6 +23,8 @@ std::string machine_json(const Machine& m);
 
 // A JSON string literal (quotes included) with ", \ and control characters escaped.
 std::string json_string(const std::string& s);
+// {"what": count, ...} of error kinds and their counts.
+std::string json_counts(const std::map<std::string, uint64_t>& counts);
 // A number, or null for NaN / a negative "unknown" marker when `negative_is_null`.
 std::string json_number(double v, bool negative_is_null = false);
 

@@ -426,13 +426,8 @@ std::string step_json(const StepResult& r) {
                   ", \"revised_publishing_interval_ms\": " + json_number(r.revised_publishing) +
                   ", \"revised_queue_size\": " + std::to_string(r.revised_queue) +
                   ", \"duplicates\": " + std::to_string(r.duplicates) +
-                  ", \"errors\": " + std::to_string(r.errors) + ", \"error_kinds\": {";
-  bool first = true;
-  for (const auto& [what, n] : r.error_kinds) {
-    s += (first ? "" : ", ") + json_string(what) + ": " + std::to_string(n);
-    first = false;
-  }
-  s += "}, \"server_problem\": " + json_string(r.problem) +
+                  ", \"errors\": " + std::to_string(r.errors) + ", \"error_kinds\": " + json_counts(r.error_kinds);
+  s += ", \"server_problem\": " + json_string(r.problem) +
        ", \"shutdown_problem\": " + json_string(r.shutdown_problem) +
        ", \"step_s\": " + json_number(r.step_seconds) + "}";
   return s;

@@ -51,4 +51,17 @@ async function startDaemon({ users = [], limits = {} } = {}) {
   };
 }
 
-module.exports = { startDaemon };
+// Resolves once predicate() is true, polling every 10 ms; rejects after `ms` naming what it waited for.
+function until(predicate, what, ms = 5000) {
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + ms;
+    const poll = () => {
+      if (predicate()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(poll, 10);
+    };
+    poll();
+  });
+}
+
+module.exports = { startDaemon, until };

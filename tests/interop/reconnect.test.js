@@ -11,7 +11,7 @@ const {
   OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
   ClientSubscription, ClientMonitoredItem,
 } = require("node-opcua");
-const { startDaemon } = require("./daemon");
+const { startDaemon, until } = require("./daemon");
 
 const id = (path) => `ns=2;s=Interop.${path}`;
 
@@ -28,17 +28,6 @@ test.after(async () => {
   }
 });
 
-function until(predicate, what, ms = 10000) {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const poll = () => {
-      if (predicate()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
 
 // A TCP relay on a free port to the daemon's port; cut() destroys every connection it carries.
 async function startRelay(targetUrl) {
@@ -110,21 +99,21 @@ test("a cut connection: the client reconnects, its session and subscription carr
       { samplingInterval: 20, discardOldest: true, queueSize: 10 }, TimestampsToReturn.Both);
     const values = [];
     item.on("changed", (dv) => values.push(dv.value.value));
-    await until(() => values.includes(10.5), "the initial value");
+    await until(() => values.includes(10.5), "the initial value", 10000);
     const subscriptionId = subscription.subscriptionId;  // the server's id, known once it answered
 
     const sessionId = session.sessionId.toString();
     relay.cut();
-    await until(() => reconnected >= 1, "the client's reconnection");
+    await until(() => reconnected >= 1, "the client's reconnection", 10000);
     assert.ok(relay.accepted() >= 2, "the client opened a new connection");
 
     // Same session (re-activated on the new channel), same subscription, and changes still arrive.
     assert.equal(session.sessionId.toString(), sessionId);
     assert.equal(subscription.subscriptionId, subscriptionId);
     await write(11.5);
-    await until(() => values.includes(11.5), "a write made after the reconnection");
+    await until(() => values.includes(11.5), "a write made after the reconnection", 10000);
     await write(12.5);
-    await until(() => values.includes(12.5), "a second write after the reconnection");
+    await until(() => values.includes(12.5), "a second write after the reconnection", 10000);
     await subscription.terminate();
   } finally {
     await session.close().catch(() => {});

@@ -8,7 +8,7 @@ const {
   OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
   ClientSubscription, ClientMonitoredItem,
 } = require("node-opcua");
-const { startDaemon } = require("./daemon");
+const { startDaemon, until } = require("./daemon");
 
 const id = (path) => `ns=2;s=Interop.${path}`;
 
@@ -38,17 +38,6 @@ test.after(async () => {
   }
 });
 
-function until(predicate, what, ms = 5000) {
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + ms;
-    const poll = () => {
-      if (predicate()) return resolve();
-      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(poll, 10);
-    };
-    poll();
-  });
-}
 
 async function subscribe(options = {}) {
   return ClientSubscription.create(session, {
