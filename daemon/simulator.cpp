@@ -50,7 +50,9 @@ void Simulator::start() {
     started_ = std::chrono::steady_clock::now();
     for (auto& g : groups_) {
       g.timer = std::make_unique<asio::steady_timer>(ctx_);
-      g.next = started_;
+      // Half an interval off the sampling grid of the same interval (Sampler, "Phases"): a value changes
+      // as far as it can from the samples that read it, and the writes do not delay those samples.
+      g.next = services::Sampler::writer_phase(started_, g.interval);
       tick(g);
     }
   });

@@ -67,6 +67,23 @@ class Sampler {
   }
   uint64_t missed_ticks() const noexcept { return missed_ticks_; }
 
+  // Phases (DESIGN.md property 7). A sampling group of interval I ticks at the multiples of I on the
+  // steady clock, so every group of one interval, on any shard, samples at the same instants. Other
+  // periodic work on the shard keeps off those instants so a sampling tick does not queue behind it:
+  // - publishing timers start on the grid of the fastest sampling interval (kFastestSamplingIntervalMs)
+  //   plus a microsecond: when both are due, the sample runs first and the publish right after it, with
+  //   the fresh values (the timer queue hands out expired waits earliest first);
+  static std::chrono::steady_clock::time_point publishing_phase(
+      std::chrono::steady_clock::time_point now) noexcept;
+  // - a periodic writer of interval I (the daemon's simulator) writes half an interval off the grid of I.
+  static std::chrono::steady_clock::time_point writer_phase(
+      std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration interval) noexcept;
+  // The start of group ticks for `interval`: the last multiple of it at or before `now`.
+  static std::chrono::steady_clock::time_point grid_start(
+      std::chrono::steady_clock::time_point now, std::chrono::steady_clock::duration interval) noexcept {
+    return now - now.time_since_epoch() % interval;
+  }
+
   // Sampling jitter (DESIGN.md property 7): how long after its deadline each timer sample was taken.
   // Per tick the start lateness and the duration are measured, and the tick's items are taken to be
   // sampled evenly over that duration (they are sampled one after another). Written by the shard's

@@ -120,7 +120,7 @@ StatusChangeNotice Subscription::status_change(ua::StatusCode status) const {
 }
 
 void Subscription::start() {
-  timer_start_ = Clock::now();
+  timer_start_ = Sampler::publishing_phase(Clock::now());  // off the sampling instants (sampler.hpp)
   tick_ = 0;
   arm_timer();
 }
