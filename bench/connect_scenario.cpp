@@ -5,6 +5,7 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -117,10 +118,14 @@ int run_rate(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
   std::printf(
       "connect: %u closed loop(s), %.1f s: %.0f sessions opened+closed per second | latency ms p50 %.2f p99 "
       "%.2f "
-      "max %.2f | server CPU %.2f cores, %.0f us per session | client CPU %.2f cores | errors %llu | %s\n",
+      "max %.2f | server CPU %s | client CPU %.2f cores | errors %llu | %s\n",
       o.threads, seconds, rate, stats.latency.quantile(0.5) / 1e6, stats.latency.quantile(0.99) / 1e6,
-      stats.latency.max() / 1e6, server_cores, server_us, (client1 - client0) / seconds,
-      static_cast<unsigned long long>(errors), pass ? "PASS" : "FAIL");
+      stats.latency.max() / 1e6,
+      server_cores < 0
+          ? "n/a"
+          : (cores_text(server_cores) + ", " + std::to_string(std::lround(server_us)) + " us per session")
+                .c_str(),
+      (client1 - client0) / seconds, static_cast<unsigned long long>(errors), pass ? "PASS" : "FAIL");
   for (const auto& [what, k] : stats.errors)
     std::printf("  error: %s x %llu\n", what.c_str(), static_cast<unsigned long long>(k));
   return errors == 0 && stats.measured > 0 ? 0 : 1;
@@ -231,22 +236,31 @@ int run_connect_scenario(const SubOptions& o) {
     std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
     return 2;
   }
-  const auto dir = make_temp_dir();
   ChildServer child;
   std::string error;
-  const uint32_t sessions = std::max<uint32_t>(o.hold, o.threads) + 100;
-  if (dir.empty() || !start_server(o, dir, 1, 1000, sessions, child, error)) {
-    std::fprintf(stderr, "opcuad-bench: server did not start: %s\n", error.c_str());
-    return 1;
+  Endpoint endpoint;
+  std::filesystem::path dir;
+  if (!o.url.empty()) {
+    if (!parse_loopback_url(o.url, endpoint, error)) {
+      std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+      return 2;
+    }
+  } else {
+    dir = make_temp_dir();
+    const uint32_t sessions = std::max<uint32_t>(o.hold, o.threads) + 100;
+    if (dir.empty() || !start_server(o, dir, 1, 1000, sessions, child, error)) {
+      std::fprintf(stderr, "opcuad-bench: server did not start: %s\n", error.c_str());
+      return 1;
+    }
+    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
   }
-  const Endpoint endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
   int rc = o.hold ? run_hold(o, child, endpoint) : run_rate(o, child, endpoint);
   std::string how = child.stop();
   if (!how.empty()) {
     std::fprintf(o.json ? stderr : stdout, "SERVER PROBLEM: %s\n%s\n", how.c_str(), child.log_tail().c_str());
     rc = 1;
   }
-  if (!o.keep_config) std::filesystem::remove_all(dir);
+  if (!o.keep_config && !dir.empty()) std::filesystem::remove_all(dir);
   return rc;
 }
 

@@ -71,4 +71,11 @@ std::string json_number(double v, bool negative_is_null) {
   return buf;
 }
 
+std::string cores_text(double cores) {
+  if (cores < 0) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f cores", cores);
+  return buf;
+}
+
 }  // namespace opcuad::bench

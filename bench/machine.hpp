@@ -25,6 +25,8 @@ std::string machine_json(const Machine& m);
 std::string json_string(const std::string& s);
 // {"what": count, ...} of error kinds and their counts.
 std::string json_counts(const std::map<std::string, uint64_t>& counts);
+// "0.42 cores", or "n/a" for a negative "unknown" marker (a server not started by the harness).
+std::string cores_text(double cores);
 // A number, or null for NaN / a negative "unknown" marker when `negative_is_null`.
 std::string json_number(double v, bool negative_is_null = false);
 

@@ -46,7 +46,8 @@ constexpr const char* kUsage =
     "Target (one of):\n"
     "  --server PATH         opcuad binary to start as a child (default: ../daemon/opcuad beside this "
     "program)\n"
-    "  --url URL             an already running server on loopback (opc.tcp://127.0.0.1:PORT)\n"
+    "  --url URL             an already running server on loopback (opc.tcp://127.0.0.1:PORT); for sub it\n"
+    "                        must serve the counters ns=2;i=1..N that change every sampling interval\n"
     "Load:\n"
     "  --scenario S          read | write | browse | translate | sub | connect | limits (default read)\n"
     "  --sessions S          sessions, each on its own connection (default 10)\n"
@@ -218,6 +219,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
   }
   if (o.mode == "load" && o.threads > o.sessions) o.threads = o.sessions;
   o.sub.server = o.server;
+  o.sub.url = o.url;
   o.sub.items = o.nodes_given ? o.nodes : 1000;
   o.sub.sessions = o.sessions;
   o.sub.threads = o.threads;

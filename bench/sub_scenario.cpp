@@ -106,8 +106,8 @@ namespace {
 // The server a step runs against: opcuad started with a generated configuration, node-opcua started from
 // bench/peers, or a server already running at `url` (which must have the counters ns=2;i=1..N).
 struct SubTarget {
-  std::string name;  // opcuad, node-opcua, peer
-  std::string url;   // peer only
+  std::string name;  // opcuad, node-opcua, server (--url), peer (--compare URL)
+  std::string url;   // server and peer only
 };
 
 struct StepResult {
@@ -152,10 +152,11 @@ void print_step(const StepResult& r, const SubOptions& o) {
       "sub [%s]: %u items, sampling %g ms (revised %g), publishing %g ms (revised %g), queue %u | expected "
       "%llu "
       "samples/item in %.1f s | notifications/s %.0f | worst item %.2f %% | items passing %.4f | server CPU "
-      "%.2f cores, client CPU %.2f cores | create %.2f s, %s | errors %llu | %s\n",
+      "%s, client CPU %.2f cores | create %.2f s, %s | errors %llu | %s\n",
       r.target.c_str(), r.items, o.sampling_interval_ms, r.revised_sampling, effective_publishing_interval(o),
       r.revised_publishing, r.revised_queue, static_cast<unsigned long long>(r.expected), r.window_s,
-      r.notifications_per_s, r.worst_percent, r.passing_fraction, r.server_cores, r.client_cores, r.create_s,
+      r.notifications_per_s, r.worst_percent, r.passing_fraction, cores_text(r.server_cores).c_str(),
+      r.client_cores, r.create_s,
       r.bytes_per_item >= 0 ? (std::to_string(static_cast<long>(r.bytes_per_item)) + " B RSS/item").c_str()
                             : "RSS n/a",
       static_cast<unsigned long long>(r.errors), r.pass ? "PASS" : "FAIL");
@@ -441,7 +442,7 @@ int run_sub_scenario(const SubOptions& o) {
     std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
     return 2;
   }
-  std::vector<SubTarget> targets = {{"opcuad", ""}};
+  std::vector<SubTarget> targets = {o.url.empty() ? SubTarget{"opcuad", ""} : SubTarget{"server", o.url}};
   if (o.compare == "node-opcua") {
     std::vector<std::string> argv;
     std::string error;

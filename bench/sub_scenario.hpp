@@ -3,7 +3,7 @@
 // every sampling interval; counts the distinct samples each item receives over the measured window and
 // passes when every item got >= min_percent of window / interval. `find_capacity` doubles N until the
 // criterion fails, then bisects. Also `connect` (sessions opened per second, and sessions held, each with a
-// subscription), which shares the server setup.
+// subscription), which shares the server setup. Both can target a running server (--url) instead.
 
 #include <cstdint>
 #include <string>
@@ -13,6 +13,7 @@ namespace opcuad::bench {
 
 struct SubOptions {
   std::string server;  // opcuad binary, started once per step with a generated configuration
+  std::string url;     // instead: a server already running on loopback (sub: with the counters ns=2;i=1..N)
   uint32_t items = 1000;
   uint32_t sessions = 10;
   uint32_t threads = 1;               // client threads
