@@ -64,6 +64,12 @@ struct Diagnostics {
 // How often the daemon refreshes those counters (also their MinimumSamplingInterval).
 inline constexpr double kCounterRefreshMs = 100;
 
+// How shard threads run (docs/CONFIGURATION.md, "scheduling"); transport::ShardScheduling applies it.
+struct Scheduling {
+  bool pin_shards = false;     // shard k on the k-th CPU the daemon may use
+  int realtime_priority = 0;  // 1..99: SCHED_FIFO at this priority; 0: the normal scheduler
+};
+
 struct Logging {
   std::string level = "info";  // trace, debug, info, warn, error
   std::string file;            // empty: standard error
@@ -121,6 +127,7 @@ struct ServerConfig {
   // empty: the host the client dialled.
   std::string advertised_hostname;
   uint32_t threads = 0;  // 0: one shard per core
+  Scheduling scheduling;
   Limits limits;
   std::string pki_directory = "pki";
   bool allow_anonymous = true;

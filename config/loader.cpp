@@ -139,6 +139,12 @@ void read_server(ObjectReader& r, ServerConfig& c) {
     }
     lr.read("file", c.logging.file);
   }
+  if (const Json* s = r.member("scheduling")) {
+    ObjectReader sr(ctx, *s, r.path_of("scheduling"));
+    sr.read("pin_shards", c.scheduling.pin_shards);
+    int64_t priority = 0;
+    if (sr.read_int("realtime_priority", priority, 0, 99)) c.scheduling.realtime_priority = static_cast<int>(priority);
+  }
   if (const Json* d = r.member("diagnostics")) {
     ObjectReader dr(ctx, *d, r.path_of("diagnostics"));
     dr.read("counters", c.diagnostics.counters);

@@ -79,11 +79,12 @@ bool Daemon::start() {
   }
   log::info("address space: {} nodes", space_.current()->size());
 
-  shards_ = std::make_unique<transport::ShardPool>(config_.threads);
+  shards_ = std::make_unique<transport::ShardPool>(
+      config_.threads, transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
   services_ = std::make_unique<services::Server>(space_, config_);
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
   simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
-  shards_->start();
+  for (const auto& problem : shards_->start()) log::warn("scheduling: {}", problem);
   simulator_->start();
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
 

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <sched.h>
 
+#include <cstring>
 #include <future>
 
 namespace opcuad::transport {
@@ -16,34 +17,75 @@ uint64_t Shard::add_closer(std::function<void()> close) {
 
 void Shard::remove_closer(uint64_t key) { closers_.erase(key); }
 
-ShardPool::ShardPool(uint32_t threads, bool pin_threads) : pin_(pin_threads) {
+ShardPool::ShardPool(uint32_t threads, ShardScheduling scheduling) : scheduling_(scheduling) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   for (uint32_t i = 0; i < threads; ++i) shards_.push_back(std::make_unique<Shard>(i));
 }
 
 ShardPool::~ShardPool() { stop(); }
 
-void ShardPool::start() {
-  if (started_) return;
+namespace {
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int c = 0; c < CPU_SETSIZE; ++c) {
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    }
+  }
+  return cpus;
+}
+
+// Applies `s` to the calling shard thread; returns what failed ("" if nothing).
+std::string apply_scheduling(const ShardScheduling& s, uint32_t index, const std::vector<int>& cpus) {
+  std::string problems;
+  if (s.pin && !cpus.empty()) {
+    const int cpu = cpus[index % cpus.size()];
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set); rc != 0) {
+      problems += "shard " + std::to_string(index) + ": cannot pin to CPU " + std::to_string(cpu) + ": " +
+                  std::strerror(rc);
+    }
+  }
+  if (s.realtime_priority > 0) {
+    sched_param p{};
+    p.sched_priority = s.realtime_priority;
+    if (const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p); rc != 0) {
+      if (!problems.empty()) problems += "; ";
+      problems += "shard " + std::to_string(index) + ": SCHED_FIFO priority " +
+                  std::to_string(s.realtime_priority) + " refused: " + std::strerror(rc) +
+                  " (it needs CAP_SYS_NICE, or LimitRTPRIO= of at least that priority)";
+    }
+  }
+  return problems;
+}
+
+}  // namespace
+
+std::vector<std::string> ShardPool::start() {
+  std::vector<std::string> problems;
+  if (started_) return problems;
   started_ = true;
+  const std::vector<int> cpus = scheduling_.pin ? allowed_cpus() : std::vector<int>{};
   for (auto& s : shards_) {
     guards_.emplace_back(asio::make_work_guard(s->context()));
-    std::promise<void> ready;
+    std::promise<std::string> ready;
     auto ready_future = ready.get_future();
     Shard* shard = s.get();
-    threads_.emplace_back([shard, &ready, pin = pin_] {
+    threads_.emplace_back([shard, &ready, &cpus, scheduling = scheduling_] {
       shard->thread_id_ = std::this_thread::get_id();
-      if (pin) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(shard->index() % std::max(1u, std::thread::hardware_concurrency()), &set);
-        pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-      }
-      ready.set_value();
+      ready.set_value(apply_scheduling(scheduling, shard->index(), cpus));
       shard->context().run();
     });
-    ready_future.wait();  // thread_id_ is set before anyone posts to the shard
+    // thread_id_ is set before anyone posts to the shard
+    if (std::string problem = ready_future.get(); !problem.empty()) problems.push_back(std::move(problem));
   }
+  return problems;
 }
 
 Shard& ShardPool::least_loaded() noexcept {

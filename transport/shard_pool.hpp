@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -48,13 +49,26 @@ class Shard {
   uint64_t next_closer_ = 1;
 };
 
+// How shard threads run. Both off by default; see docs/CONFIGURATION.md, "scheduling".
+struct ShardScheduling {
+  // Shard k runs on the k-th CPU this process may use (its affinity mask, e.g. from systemd's CPUAffinity=
+  // or taskset), wrapping around when there are more shards than CPUs.
+  bool pin = false;
+  // 1..99: shard threads run under SCHED_FIFO at this priority, so other processes on their cores do not
+  // delay sampling ticks and replies (DESIGN.md property 7). A saturated shard then holds its core against
+  // every normal process; the kernel's RT throttling (by default 5 % of each second) is what is left to them.
+  int realtime_priority = 0;
+};
+
 class ShardPool {
  public:
   // threads == 0: one shard per core.
-  explicit ShardPool(uint32_t threads = 0, bool pin_threads = false);
+  explicit ShardPool(uint32_t threads = 0, ShardScheduling scheduling = {});
   ~ShardPool();
 
-  void start();
+  // Starts the shard threads. Returns what of `scheduling` could not be applied, one line each (e.g. the
+  // priority refused without CAP_SYS_NICE); the shards run regardless.
+  std::vector<std::string> start();
   // Runs every registered closer on its shard (channels close properly), waits for the shards to run out
   // of work, and joins the threads. Idempotent.
   void stop();
@@ -71,7 +85,7 @@ class ShardPool {
   std::vector<std::optional<asio::executor_work_guard<asio::io_context::executor_type>>> guards_;
   std::atomic<uint32_t> connections_{0};
   std::atomic<uint32_t> round_robin_{0};
-  bool pin_;
+  ShardScheduling scheduling_;
   bool started_ = false;
 };
 

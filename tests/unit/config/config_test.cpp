@@ -142,7 +142,8 @@ TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config]
     const std::string block = doc.substr(at, end - at);
     ++blocks;
     INFO(block);
-    const bool server = block.find("\"endpoints\"") != std::string::npos || block.find("\"application_uri\"") != std::string::npos;
+    // A node file declares nodes or types; anything else is (part of) a server file.
+    const bool server = block.find("\"nodes\"") == std::string::npos && block.find("\"object_types\"") == std::string::npos;
     LoadResult r = server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
     INFO(errors_of(r.errors));
     CHECK(r.ok());
@@ -296,4 +297,20 @@ TEST_CASE("config: diagnostics counters switch", "[config][diagnostics]") {
           counters);
     CHECK((s.find(ua::NodeId(1, ua::String("Diagnostics"))) != addressspace::kNoNode) == counters);
   }
+}
+
+TEST_CASE("config: shard scheduling", "[config][scheduling]") {
+  CHECK_FALSE(default_config().scheduling.pin_shards);
+  CHECK(default_config().scheduling.realtime_priority == 0);
+  const LoadResult on =
+      load_config_text(R"({"scheduling": {"pin_shards": true, "realtime_priority": 10}})", "s.json", ".");
+  REQUIRE(on.ok());
+  CHECK(on.config.scheduling.pin_shards);
+  CHECK(on.config.scheduling.realtime_priority == 10);
+  CHECK(only_error(load_config_text(R"({"scheduling": {"realtime_priority": 100}})", "s.json", ".")) ==
+        "s.json: /scheduling/realtime_priority: out of range: must be between 0 and 99");
+  CHECK(only_error(load_config_text(R"({"scheduling": {"realtime_priority": -1}})", "s.json", ".")) ==
+        "s.json: /scheduling/realtime_priority: out of range: must be between 0 and 99");
+  CHECK(only_error(load_config_text(R"({"scheduling": {"pin": true}})", "s.json", ".")) ==
+        "s.json: /scheduling/pin: unknown key \"pin\"");
 }
