@@ -32,6 +32,7 @@ struct Options {
   std::vector<int> server_cpus;
   std::vector<int> client_cpus;
   uint32_t server_threads = 1;
+  uint32_t server_realtime_priority = 0;  // generated config: scheduling.realtime_priority
   bool compare_canned = false;
   std::string compare;  // --compare: "node-opcua" or a loopback URL of another server
   uint32_t rounds = 1;

@@ -75,6 +75,7 @@ constexpr const char* kUsage =
     "  --server-cpus LIST    pin the server child (e.g. 0 or 0-1)\n"
     "  --client-cpus LIST    pin the load generator\n"
     "  --server-threads N    'threads' (shards) in the generated server config (default 1)\n"
+    "  --server-realtime-priority P  'scheduling.realtime_priority' in the generated config (default 0)\n"
     "Output:\n"
     "  --compare-canned      also run against the built-in canned-response ceiling server, print the ratio\n"
     "  --compare URL|node-opcua  also run against another server (a loopback URL, or node-opcua started\n"
@@ -172,6 +173,8 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       ok = number(o.threads) && o.threads > 0;
     } else if (a == "--server-threads") {
       ok = number(o.server_threads) && o.server_threads > 0;
+    } else if (a == "--server-realtime-priority") {
+      ok = number(o.server_realtime_priority) && o.server_realtime_priority <= 99;
     } else if (a == "--server-cpus" || a == "--client-cpus") {
       auto v = value();
       auto cpus = v ? parse_cpu_list(*v) : std::nullopt;
@@ -228,6 +231,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
   o.sub.server_cpus = o.server_cpus;
   o.sub.client_cpus = o.client_cpus;
   o.sub.server_threads = o.server_threads;
+  o.sub.server_realtime_priority = o.server_realtime_priority;
   o.sub.keep_config = o.keep_config;
   o.sub.json = o.json;
   o.sub.rounds = o.rounds;
@@ -254,6 +258,8 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
  "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
  "threads": )"
          << o.server_threads << R"(,
+ "scheduling": {"realtime_priority": )"
+         << o.server_realtime_priority << R"(},
  "limits": {"max_sessions": )"
          << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
          << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"

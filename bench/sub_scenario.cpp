@@ -72,6 +72,8 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
  "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
  "threads": )"
          << o.server_threads << R"(,
+ "scheduling": {"realtime_priority": )"
+         << o.server_realtime_priority << R"(},
  "limits": {"max_sessions": )"
          << sessions + 10 << R"(, "max_subscriptions": )" << sessions * 2 + items / 1000 + 100
          << R"(, "max_monitored_items": )" << items + 1000 << R"(, "max_monitored_items_per_call": )"

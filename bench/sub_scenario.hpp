@@ -32,6 +32,7 @@ struct SubOptions {
   std::vector<int> server_cpus;
   std::vector<int> client_cpus;
   uint32_t server_threads = 1;
+  uint32_t server_realtime_priority = 0;
   bool keep_config = false;
   bool json = false;    // one JSON document instead of the text lines
   uint32_t rounds = 1;  // repeat the step (or the capacity search) and print medians
