@@ -82,7 +82,7 @@ TEST_CASE("transfer: to another session of the same user on one shard",
   CHECK(h.call<ua::DeleteSubscriptionsResponse>(del).results[0].is_good());
 }
 
-TEST_CASE("transfer: another user is refused; the own session's subscription is kept",
+TEST_CASE("transfer: another user is refused, the own session's subscription is kept",
           "[services][subscription][transfer]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
