@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "bench/ua_client.hpp"
+#include "bench/ua_framing.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
@@ -28,14 +29,9 @@ bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request
 template <class Request, class Response>
 bool blocking_call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, Request& request,
                    Response& response, std::string& error) {
-  request.request_header.authentication_token = info.authentication_token;
-  request.request_header.timestamp = ua::DateTime::now();
-  request.request_header.request_handle = request_id;
-  request.request_header.timeout_hint = 60000;
+  set_request_header(request.request_header, info.authentication_token, request_id, 60000);
   ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
-  ua::encode(e, request);
+  encode_message(body, request);
   if (!send_message(s, info, request_id, body.span(), error)) return false;
   std::vector<uint8_t> in;
   uint32_t got_id = 0;

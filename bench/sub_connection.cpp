@@ -16,15 +16,6 @@ namespace {
 
 constexpr size_t kReadSize = 256 * 1024;
 
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 }  // namespace
 
 SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters) : socket_(ctx), counters_(counters) {}
@@ -108,35 +99,18 @@ void SubConnection::stop() {
 
 void SubConnection::send_publish() {
   ua::PublishRequest req;
-  req.request_header.authentication_token = session_.authentication_token;
-  req.request_header.timestamp = ua::DateTime::now();
-  req.request_header.request_handle = next_request_id_;
-  req.request_header.timeout_hint = 0;
+  set_request_header(req.request_header, session_.authentication_token, next_request_id_, 0);
   for (auto [sub, seq] : acks_) req.subscription_acknowledgements.push_back({sub, seq});
   acks_.clear();
-  ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, ua::PublishRequest::binary_encoding_id));
-  ua::encode(e, req);
-  const size_t at = pending_.size();
-  const size_t size = transport::kSymmetricPrefix + body.size();
-  pending_.resize(at + size);
-  uint8_t* p = pending_.data() + at;
-  put_u32(p, static_cast<uint32_t>(transport::MessageType::Message) | uint32_t{'F'} << 24);
-  put_u32(p + 4, static_cast<uint32_t>(size));
-  put_u32(p + 8, session_.channel_id);
-  put_u32(p + 12, session_.token_id);
-  put_u32(p + 16, session_.next_sequence++);
-  put_u32(p + 20, next_request_id_++);
-  std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
+  append_request(pending_, transport::MessageType::Message, session_, next_request_id_++, req);
 }
 
 void SubConnection::flush() {
-  if (write_in_flight_ || pending_.empty() || stopped_) return;
+  if (write_in_flight_ || pending_.size() == 0 || stopped_) return;
   std::swap(pending_, writing_);
   pending_.clear();
   write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_), [this](const asio::error_code& ec, size_t) {
+  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()), [this](const asio::error_code& ec, size_t) {
     write_in_flight_ = false;
     writing_.clear();
     if (ec) return fail("write: " + ec.message());
@@ -168,15 +142,15 @@ void SubConnection::on_read(size_t n) {
     const uint8_t* p = rx_.data() + rx_begin_;
     const uint32_t word = get_u32(p);
     const uint32_t size = get_u32(p + 4);
-    if (size < 8 || size > (64u << 20)) return fail("implausible chunk size");
+    if (!plausible_chunk_size(size)) return fail("implausible chunk size");
     if (rx_end_ - rx_begin_ < size) break;
     const auto type = static_cast<transport::MessageType>(word & 0xFFFFFF);
     const char chunk_type = static_cast<char>(word >> 24);
     if (type == transport::MessageType::Error) {
       transport::ErrorMessage err;
-      const bool ok = transport::decode_error({p + 8, size - 8}, err).is_good();
-      return fail(ok ? "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view())
-                     : "server sent a malformed ERR");
+      std::string what;
+      read_error({p + transport::kHeaderSize, size - transport::kHeaderSize}, err, what);
+      return fail(what);
     }
     if (type != transport::MessageType::Message || size < transport::kSymmetricPrefix)
       return fail("unexpected message type from the server");

@@ -23,34 +23,6 @@ constexpr uint32_t kBufferSize = 65536;         // asked for in HEL, both direct
 constexpr uint32_t kTokenLifetimeMs = 3600000;  // no renewal during a run
 constexpr size_t kReadSize = 256 * 1024;
 
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// Writes the 8-byte UA TCP header for a final chunk of `size` bytes.
-void put_header(uint8_t* p, MessageType type, uint32_t size) {
-  put_u32(p, static_cast<uint32_t>(type) | uint32_t{'F'} << 24);
-  put_u32(p + 4, size);
-}
-
-// Appends a symmetric final chunk (Part 6 §6.7.2): header, channel, token, sequence, request id, body.
-void append_symmetric(ua::ByteBuffer& out, uint32_t channel_id, uint32_t token_id, uint32_t sequence,
-                      uint32_t request_id, std::span<const uint8_t> body) {
-  const auto size = static_cast<uint32_t>(transport::kSymmetricPrefix + body.size());
-  uint8_t* p = out.extend(size);
-  put_header(p, MessageType::Message, size);
-  put_u32(p + 8, channel_id);
-  put_u32(p + 12, token_id);
-  put_u32(p + 16, sequence);
-  put_u32(p + 20, request_id);
-  std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
-}
-
 // Blocking: reads one whole message; returns its type and the bytes after the 8-byte header.
 bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8_t>& body,
                   std::string& error) {
@@ -63,7 +35,7 @@ bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8
   }
   type = static_cast<MessageType>(get_u32(h) & 0xFFFFFF);
   const uint32_t size = get_u32(h + 4);
-  if (size < 8 || size > (64u << 20)) {
+  if (!plausible_chunk_size(size)) {
     error = "implausible message size " + std::to_string(size);
     return false;
   }
@@ -75,10 +47,7 @@ bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8
   }
   if (type == MessageType::Error) {
     transport::ErrorMessage err;
-    if (transport::decode_error(body, err).is_good())
-      error = "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view());
-    else
-      error = "server sent a malformed ERR";
+    read_error(body, err, error);
     return false;
   }
   return true;
@@ -95,12 +64,8 @@ bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::st
 template <class Request, class Response>
 bool call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, const Request& request,
           Response& response, std::string& error) {
-  ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
-  ua::encode(e, request);
   ua::ByteBuffer chunk;
-  append_symmetric(chunk, info.channel_id, info.token_id, info.next_sequence++, request_id, body.span());
+  append_request(chunk, MessageType::Message, info, request_id, request);
   if (!write_all(s, chunk.span(), error)) return false;
   MessageType type;
   std::vector<uint8_t> in;
@@ -191,19 +156,7 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   opn.security_mode = ua::MessageSecurityMode::None;
   opn.requested_lifetime = kTokenLifetimeMs;
   ua::ByteBuffer msg;
-  msg.resize(8);
-  {
-    ua::Encoder e(msg);
-    e.write_u32(0);  // SecureChannelId: none yet
-    ua::encode(e, ua::String(transport::kSecurityPolicyNone));
-    ua::encode(e, ua::ByteString());
-    ua::encode(e, ua::ByteString());
-    e.write_u32(out.next_sequence++);
-    e.write_u32(1);  // RequestId
-    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
-    ua::encode(e, opn);
-  }
-  put_header(msg.data(), MessageType::Open, static_cast<uint32_t>(msg.size()));
+  append_open(msg, 0, out.next_sequence++, 1, opn);  // no SecureChannelId yet; request id 1
   if (!write_all(s, msg.span(), error)) return false;
   if (!read_message(s, type, in, error)) return false;
   if (type != MessageType::Open) {
@@ -212,14 +165,7 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   }
   {
     ua::Decoder d(in);
-    d.read_u32();
-    ua::String policy;
-    ua::ByteString cert, thumb;
-    ua::decode(d, policy);
-    ua::decode(d, cert);
-    ua::decode(d, thumb);
-    d.read_u32();
-    d.read_u32();
+    read_open_headers(d);
     ua::NodeId type_id;
     ua::decode(d, type_id);
     ua::OpenSecureChannelResponse r;
@@ -302,8 +248,7 @@ void LoadConnection::send_request(uint32_t slot) {
   const uint32_t request_id = slot + inflight_ * ++generation_[slot];
   put_u32(request_.data() + handle_offset_, request_id);
   sent_at_[slot] = Clock::now();
-  append_symmetric(pending_, session_.channel_id, session_.token_id, session_.next_sequence++, request_id,
-                   request_.span());
+  append_chunk(pending_, MessageType::Message, 'F', session_, request_id, request_.span());
   ++outstanding_;
 }
 
@@ -347,7 +292,7 @@ void LoadConnection::on_read(size_t n) {
   while (rx_end_ - rx_begin_ >= 8) {
     const uint8_t* p = rx_.data() + rx_begin_;
     const uint32_t size = get_u32(p + 4);
-    if (size < 8 || size > (64u << 20)) return fail("implausible chunk size");
+    if (!plausible_chunk_size(size)) return fail("implausible chunk size");
     if (rx_end_ - rx_begin_ < size) break;
     if (!handle_chunk({p, size}, now)) return;
     rx_begin_ += size;
@@ -365,12 +310,9 @@ bool LoadConnection::handle_chunk(std::span<const uint8_t> chunk, Clock::time_po
   const auto chunk_type = static_cast<char>(word >> 24);
   if (type == MessageType::Error) {
     transport::ErrorMessage err;
-    if (transport::decode_error(chunk.subspan(8), err).is_good()) {
-      ++stats_.errors.service[err.error.value()];
-      fail("server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view()));
-    } else {
-      fail("server sent a malformed ERR");
-    }
+    std::string what;
+    if (read_error(chunk.subspan(transport::kHeaderSize), err, what)) ++stats_.errors.service[err.error.value()];
+    fail(what);
     return false;
   }
   if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {

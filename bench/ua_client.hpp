@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/histogram.hpp"
+#include "bench/ua_framing.hpp"
 #include "bench/workload.hpp"
 #include "ua/buffer.hpp"
 #include "ua/node_id.hpp"
@@ -35,15 +36,6 @@ struct Endpoint {
 
 // Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
-
-// What a session needs to send requests after the handshake.
-struct SessionInfo {
-  uint32_t channel_id = 0;
-  uint32_t token_id = 0;
-  uint32_t next_sequence = 1;
-  ua::NodeId authentication_token;
-  uint32_t server_receive_buffer = 0;  // our chunks must fit (from ACK)
-};
 
 // HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
 // Blocking. On failure returns false with a message.
