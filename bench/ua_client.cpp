@@ -1,12 +1,10 @@
 #include "bench/ua_client.hpp"
 
 #include <asio/buffer.hpp>
-#include <asio/read.hpp>
 #include <asio/write.hpp>
 
 #include <charconv>
 #include <cstring>
-#include <random>
 
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -19,81 +17,7 @@ namespace {
 using transport::MessageType;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kBufferSize = 65536;         // asked for in HEL, both directions
-constexpr uint32_t kTokenLifetimeMs = 3600000;  // no renewal during a run
 constexpr size_t kReadSize = 256 * 1024;
-
-// Blocking: reads one whole message; returns its type and the bytes after the 8-byte header.
-bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8_t>& body,
-                  std::string& error) {
-  uint8_t h[8];
-  asio::error_code ec;
-  asio::read(s, asio::buffer(h), ec);
-  if (ec) {
-    error = "read: " + ec.message();
-    return false;
-  }
-  type = static_cast<MessageType>(get_u32(h) & 0xFFFFFF);
-  const uint32_t size = get_u32(h + 4);
-  if (!plausible_chunk_size(size)) {
-    error = "implausible message size " + std::to_string(size);
-    return false;
-  }
-  body.resize(size - 8);
-  asio::read(s, asio::buffer(body), ec);
-  if (ec) {
-    error = "read: " + ec.message();
-    return false;
-  }
-  if (type == MessageType::Error) {
-    transport::ErrorMessage err;
-    read_error(body, err, error);
-    return false;
-  }
-  return true;
-}
-
-bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::string& error) {
-  asio::error_code ec;
-  asio::write(s, asio::buffer(bytes.data(), bytes.size()), ec);
-  if (ec) error = "write: " + ec.message();
-  return !ec;
-}
-
-// One blocking request/response on an open channel. `Response` is the expected response type.
-template <class Request, class Response>
-bool call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, const Request& request,
-          Response& response, std::string& error) {
-  ua::ByteBuffer chunk;
-  append_request(chunk, MessageType::Message, info, request_id, request);
-  if (!write_all(s, chunk.span(), error)) return false;
-  MessageType type;
-  std::vector<uint8_t> in;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Message || in.size() < 16) {
-    error = "unexpected message in reply to a request";
-    return false;
-  }
-  ua::Decoder d(std::span<const uint8_t>(in).subspan(16));
-  ua::NodeId type_id;
-  ua::decode(d, type_id);
-  if (type_id.is_ns0(ua::ServiceFault::binary_encoding_id)) {
-    ua::ServiceFault fault;
-    ua::decode(d, fault);
-    error = "ServiceFault " + std::string(fault.response_header.service_result.name());
-    return false;
-  }
-  ua::decode(d, response);
-  if (!d.ok() || !type_id.is_ns0(Response::binary_encoding_id)) {
-    error = "malformed response";
-    return false;
-  }
-  if (!response.response_header.service_result.is_good()) {
-    error = std::string(response.response_header.service_result.name());
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -124,98 +48,6 @@ bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error)
   }
   out.port = static_cast<uint16_t>(port);
   out.url = "opc.tcp://127.0.0.1:" + std::to_string(port);
-  return true;
-}
-
-bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error, double session_timeout_ms) {
-  asio::error_code ec;
-  s.set_option(asio::ip::tcp::no_delay(true), ec);
-
-  // HEL / ACK (Part 6 §7.1.2.3).
-  transport::HelloMessage hello;
-  hello.receive_buffer_size = kBufferSize;
-  hello.send_buffer_size = kBufferSize;
-  hello.endpoint_url = ua::String(endpoint.url);
-  std::string hel = transport::encode_hello(hello);
-  if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
-  MessageType type;
-  std::vector<uint8_t> in;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Acknowledge || in.size() < 20) {
-    error = "expected ACK";
-    return false;
-  }
-  out.server_receive_buffer = get_u32(in.data() + 4);
-
-  // OPN, SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
-  ua::OpenSecureChannelRequest opn;
-  opn.request_header.timestamp = ua::DateTime::now();
-  opn.request_header.request_handle = 1;
-  opn.request_type = ua::SecurityTokenRequestType::Issue;
-  opn.security_mode = ua::MessageSecurityMode::None;
-  opn.requested_lifetime = kTokenLifetimeMs;
-  ua::ByteBuffer msg;
-  append_open(msg, 0, out.next_sequence++, 1, opn);  // no SecureChannelId yet; request id 1
-  if (!write_all(s, msg.span(), error)) return false;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Open) {
-    error = "expected an OPN response";
-    return false;
-  }
-  {
-    ua::Decoder d(in);
-    read_open_headers(d);
-    ua::NodeId type_id;
-    ua::decode(d, type_id);
-    ua::OpenSecureChannelResponse r;
-    ua::decode(d, r);
-    if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
-        !r.response_header.service_result.is_good()) {
-      error = "OpenSecureChannel failed";
-      return false;
-    }
-    out.channel_id = r.security_token.channel_id;
-    out.token_id = r.security_token.token_id;
-  }
-
-  // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3).
-  ua::CreateSessionRequest create;
-  create.request_header.timestamp = ua::DateTime::now();
-  create.request_header.request_handle = 2;
-  create.client_description.application_uri = "urn:opcuad:bench";
-  create.client_description.application_name = ua::LocalizedText{"", "opcuad-bench"};
-  create.client_description.application_type = ua::ApplicationType::Client;
-  create.endpoint_url = ua::String(endpoint.url);
-  create.session_name = ua::String(session_name);
-  // A fresh random nonce per session (Part 4 §5.6.2: never used in another request); servers such as
-  // node-opcua refuse a nonce they have seen before with BadNonceInvalid.
-  thread_local std::mt19937_64 nonce_source{std::random_device{}()};
-  std::string nonce(32, '\0');
-  for (size_t i = 0; i < nonce.size(); i += 8) {
-    const uint64_t r = nonce_source();
-    std::memcpy(nonce.data() + i, &r, 8);
-  }
-  create.client_nonce = ua::ByteString(std::move(nonce));
-  create.requested_session_timeout = session_timeout_ms;
-  ua::CreateSessionResponse created;
-  if (!call(s, out, 2, create, created, error)) {
-    error = "CreateSession: " + error;
-    return false;
-  }
-  out.authentication_token = created.authentication_token;
-
-  ua::ActivateSessionRequest activate;
-  activate.request_header.authentication_token = out.authentication_token;
-  activate.request_header.timestamp = ua::DateTime::now();
-  activate.request_header.request_handle = 3;
-  activate.user_identity_token =
-      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
-  ua::ActivateSessionResponse activated;
-  if (!call(s, out, 3, activate, activated, error)) {
-    error = "ActivateSession: " + error;
-    return false;
-  }
   return true;
 }
 

@@ -5,7 +5,8 @@
 // send; responses are decoded into reused objects (no allocation once warm), and many requests queued in
 // one loop turn go out in one write.
 //
-// Setup is blocking (open_session), the load phase is asynchronous on one io_context per client thread.
+// Setup is blocking (open_session, in blocking_client.hpp), the load phase is asynchronous on one
+// io_context per client thread.
 //
 // shard-local: a LoadConnection and the LoadStats it writes belong to the thread running its io_context.
 
@@ -36,11 +37,6 @@ struct Endpoint {
 
 // Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
-
-// HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
-// Blocking. On failure returns false with a message.
-bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
 
 // Phases of a run, written by the main thread, read (relaxed) on every response.
 enum class Phase : int { Warmup = 0, Measure = 1, Stop = 2 };
