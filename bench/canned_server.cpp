@@ -38,7 +38,7 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
  public:
   CannedConnection(asio::ip::tcp::socket socket, const CannedResponse& canned, uint32_t channel_id)
       : socket_(std::move(socket)), canned_(canned), channel_id_(channel_id) {
-    rx_.resize(256 * 1024);
+    rx_.allocate(256 * 1024);
   }
   void start() {
     asio::error_code ec;
@@ -48,13 +48,8 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
 
  private:
   void do_read() {
-    if (rx_end_ == rx_.size()) {
-      std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-      rx_end_ -= rx_begin_;
-      rx_begin_ = 0;
-      if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-    }
-    socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+    const auto space = rx_.space();
+    socket_.async_read_some(asio::buffer(space.data(), space.size()),
                             [self = shared_from_this()](const asio::error_code& ec, size_t n) {
                               if (ec) return self->close();
                               self->on_read(n);
@@ -62,16 +57,11 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   }
 
   void on_read(size_t n) {
-    rx_end_ += n;
-    while (rx_end_ - rx_begin_ >= 8) {
-      const uint8_t* p = rx_.data() + rx_begin_;
-      const uint32_t size = get_u32(p + 4);
-      if (size < 8 || size > (16u << 20)) return close();
-      if (rx_end_ - rx_begin_ < size) break;
-      if (!handle({p, size})) return close();
-      rx_begin_ += size;
+    rx_.commit(n);
+    std::span<const uint8_t> chunk;
+    for (transport::ParseResult r; (r = rx_.next(chunk, 16u << 20)) != transport::ParseResult::NeedMore;) {
+      if (r == transport::ParseResult::Bad || !handle(chunk)) return close();
     }
-    if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
     flush();
     do_read();
   }
@@ -198,9 +188,7 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   const CannedResponse& canned_;
   uint32_t channel_id_;
   uint32_t next_sequence_ = 1;
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0;
-  size_t rx_end_ = 0;
+  ChunkReader rx_;
   ua::ByteBuffer out_;
   ua::ByteBuffer in_flight_;
   bool writing_ = false;

@@ -83,7 +83,7 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
 }
 
 void SubConnection::start(uint32_t publish_outstanding) {
-  rx_.resize(kReadSize);
+  rx_.allocate(kReadSize);
   for (uint32_t i = 0; i < std::max<uint32_t>(publish_outstanding, 1); ++i) send_publish();
   flush();
   do_read();
@@ -120,13 +120,8 @@ void SubConnection::flush() {
 
 void SubConnection::do_read() {
   if (stopped_) return;
-  if (rx_end_ == rx_.size()) {
-    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-    rx_end_ -= rx_begin_;
-    rx_begin_ = 0;
-    if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-  }
-  socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+  const auto space = rx_.space();
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
                           [this](const asio::error_code& ec, size_t n) {
                             if (ec) {
                               if (!stopped_) fail("read: " + ec.message());
@@ -137,13 +132,13 @@ void SubConnection::do_read() {
 }
 
 void SubConnection::on_read(size_t n) {
-  rx_end_ += n;
-  while (rx_end_ - rx_begin_ >= 8) {
-    const uint8_t* p = rx_.data() + rx_begin_;
+  rx_.commit(n);
+  std::span<const uint8_t> chunk;
+  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
+    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
+    const uint8_t* p = chunk.data();
+    const auto size = static_cast<uint32_t>(chunk.size());
     const uint32_t word = get_u32(p);
-    const uint32_t size = get_u32(p + 4);
-    if (!plausible_chunk_size(size)) return fail("implausible chunk size");
-    if (rx_end_ - rx_begin_ < size) break;
     const auto type = static_cast<transport::MessageType>(word & 0xFFFFFF);
     const char chunk_type = static_cast<char>(word >> 24);
     if (type == transport::MessageType::Error) {
@@ -168,9 +163,7 @@ void SubConnection::on_read(size_t n) {
       handle_response(body);
     }
     if (stopped_) return;
-    rx_begin_ += size;
   }
-  if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
   flush();
   do_read();
 }

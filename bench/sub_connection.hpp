@@ -82,8 +82,7 @@ class SubConnection {
   std::vector<std::pair<uint32_t, uint32_t>> acks_;
   ua::ByteBuffer pending_, writing_;
   bool write_in_flight_ = false;
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0, rx_end_ = 0;
+  ChunkReader rx_;
   std::vector<uint8_t> reassembly_;
 };
 

@@ -68,7 +68,7 @@ void LoadConnection::start(const SessionInfo& session, uint32_t inflight) {
   }
   generation_.assign(inflight_, 0);
   sent_at_.assign(inflight_, Clock::time_point{});
-  rx_.resize(kReadSize);
+  rx_.allocate(kReadSize);
   pending_.reserve(inflight_ * (request_.size() + transport::kSymmetricPrefix));
   writing_.reserve(pending_.capacity());
   for (uint32_t slot = 0; slot < inflight_; ++slot) send_request(slot);
@@ -100,14 +100,8 @@ void LoadConnection::flush() {
 
 void LoadConnection::do_read() {
   if (closed_) return;
-  if (rx_end_ == rx_.size()) {
-    // A chunk larger than what remains: move the partial bytes to the front, grow if needed.
-    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-    rx_end_ -= rx_begin_;
-    rx_begin_ = 0;
-    if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-  }
-  socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+  const auto space = rx_.space();
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
                           [this](const asio::error_code& ec, size_t n) {
                             if (ec) {
                               if (!closed_) fail("read: " + ec.message());
@@ -118,18 +112,14 @@ void LoadConnection::do_read() {
 }
 
 void LoadConnection::on_read(size_t n) {
-  rx_end_ += n;
+  rx_.commit(n);
   // One clock read per batch: responses that arrive together completed together as far as we can see.
   const auto now = Clock::now();
-  while (rx_end_ - rx_begin_ >= 8) {
-    const uint8_t* p = rx_.data() + rx_begin_;
-    const uint32_t size = get_u32(p + 4);
-    if (!plausible_chunk_size(size)) return fail("implausible chunk size");
-    if (rx_end_ - rx_begin_ < size) break;
-    if (!handle_chunk({p, size}, now)) return;
-    rx_begin_ += size;
+  std::span<const uint8_t> chunk;
+  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
+    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
+    if (!handle_chunk(chunk, now)) return;
   }
-  if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
   if (outstanding_ == 0 && phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop))
     return finish();
   flush();

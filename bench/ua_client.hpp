@@ -103,10 +103,8 @@ class LoadConnection {
   ua::ByteBuffer pending_;
   ua::ByteBuffer writing_;
   bool write_in_flight_ = false;
-  // Input: bytes [rx_begin_, rx_end_) unprocessed; multi-chunk responses reassembled.
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0;
-  size_t rx_end_ = 0;
+  // Input: chunks framed from rx_; multi-chunk responses reassembled.
+  ChunkReader rx_;
   std::vector<uint8_t> reassembly_;
   std::vector<uint8_t> sample_;
 

@@ -1,9 +1,10 @@
 #pragma once
 // OPC UA TCP framing for the load harness's clients (SecurityPolicy None), socket-free: chunk headers,
-// the prefix of symmetric chunks, request bodies and request headers. Shared by ua_client (the load
-// path), blocking_client (session setup and setup calls) and sub_connection (the Publish loop); the
-// functions that run per request are inline and write into a caller's reused buffer, so they add no
-// allocation or copy to the load path.
+// the prefix of symmetric chunks, request bodies and request headers on the way out, whole chunks taken
+// from a receive buffer on the way in. Shared by ua_client (the load path), blocking_client (session
+// setup and setup calls), sub_connection (the Publish loop) and the canned server; the functions that run
+// per request are inline and work in a caller's reused buffer, so they add no allocation or copy to the
+// load path.
 //
 // A symmetric chunk (MSG, CLO; Part 6 §6.7.2, §7.1.2.2), little-endian:
 //
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "transport/uatcp.hpp"
 #include "ua/buffer.hpp"
@@ -144,6 +146,48 @@ inline void set_request_header(ua::RequestHeader& header, const ua::NodeId& toke
   header.request_handle = handle;
   header.timeout_hint = timeout_hint;
 }
+
+// The receive side of an asynchronous connection: reads land behind the bytes not framed yet, whole
+// chunks are taken from the front. The buffer doubles only when one chunk does not fit it.
+class ChunkReader {
+ public:
+  void allocate(size_t size) { bytes_.resize(size); }
+
+  // Where the next read goes. Once reads have reached the end, the partial chunk left there moves to the
+  // front first. REQUIRES: allocate() was called.
+  std::span<uint8_t> space() {
+    if (end_ == bytes_.size()) {
+      std::memmove(bytes_.data(), bytes_.data() + begin_, end_ - begin_);
+      end_ -= begin_;
+      begin_ = 0;
+      if (end_ == bytes_.size()) bytes_.resize(bytes_.size() * 2);
+    }
+    return {bytes_.data() + end_, bytes_.size() - end_};
+  }
+  void commit(size_t n) { end_ += n; }
+
+  // Takes the next whole chunk off the front; it stays valid until the next space(). NeedMore when the
+  // chunk is not all there, Bad when its size is implausible (more than `max_size`).
+  transport::ParseResult next(std::span<const uint8_t>& chunk, uint32_t max_size = kMaxChunkSize) {
+    const size_t available = end_ - begin_;
+    if (available < transport::kHeaderSize) {
+      if (available == 0) begin_ = end_ = 0;
+      return transport::ParseResult::NeedMore;
+    }
+    const uint8_t* p = bytes_.data() + begin_;
+    const uint32_t size = get_u32(p + 4);
+    if (size < transport::kHeaderSize || size > max_size) return transport::ParseResult::Bad;
+    if (available < size) return transport::ParseResult::NeedMore;
+    chunk = {p, size};
+    begin_ += size;
+    return transport::ParseResult::Good;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  size_t begin_ = 0;  // [begin_, end_): received, not taken yet
+  size_t end_ = 0;
+};
 
 // Decodes the body of an ERR chunk (after its 8-byte header) into `err`; `what` gets the line the
 // harness reports. False when the body is malformed.
