@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 
 #include "transport/uatcp.hpp"
 
@@ -13,77 +14,169 @@ namespace opcuad::bench {
 
 namespace {
 
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
+using transport::MessageType;
+
+constexpr uint32_t kBufferSize = 65536;         // asked for in HEL, both directions
+constexpr uint32_t kTokenLifetimeMs = 3600000;  // no renewal during a run
+
+bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::string& error) {
+  asio::error_code ec;
+  asio::write(s, asio::buffer(bytes.data(), bytes.size()), ec);
+  if (ec) error = "write: " + ec.message();
+  return !ec;
 }
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
+
+// Reads one chunk: its message and chunk type, and `rest`, the bytes after its 8-byte header. An ERR
+// fails with the server's reason.
+bool read_chunk(asio::ip::tcp::socket& s, MessageType& type, char& chunk_type, std::vector<uint8_t>& rest,
+                std::string& error) {
+  uint8_t h[transport::kHeaderSize];
+  asio::error_code ec;
+  asio::read(s, asio::buffer(h), ec);
+  if (ec) {
+    error = "read: " + ec.message();
+    return false;
+  }
+  type = static_cast<MessageType>(get_u32(h) & 0xFFFFFF);
+  chunk_type = static_cast<char>(get_u32(h) >> 24);
+  const uint32_t size = get_u32(h + 4);
+  if (!plausible_chunk_size(size)) {
+    error = "implausible chunk size " + std::to_string(size);
+    return false;
+  }
+  rest.resize(size - transport::kHeaderSize);
+  asio::read(s, asio::buffer(rest), ec);
+  if (ec) {
+    error = "read: " + ec.message();
+    return false;
+  }
+  if (type == MessageType::Error) {
+    transport::ErrorMessage err;
+    read_error(rest, err, error);
+    return false;
+  }
+  return true;
+}
+
+// A fresh random nonce per session (Part 4 §5.6.2: never used in another request); servers such as
+// node-opcua refuse a nonce they have seen before with BadNonceInvalid.
+ua::ByteString session_nonce() {
+  thread_local std::mt19937_64 nonce_source{std::random_device{}()};
+  std::string nonce(32, '\0');
+  for (size_t i = 0; i < nonce.size(); i += 8) {
+    const uint64_t r = nonce_source();
+    std::memcpy(nonce.data() + i, &r, 8);
+  }
+  return ua::ByteString(std::move(nonce));
 }
 
 }  // namespace
 
+bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
+                  SessionInfo& out, std::string& error, double session_timeout_ms) {
+  asio::error_code ec;
+  s.set_option(asio::ip::tcp::no_delay(true), ec);
+
+  // HEL / ACK (Part 6 §7.1.2.3).
+  transport::HelloMessage hello;
+  hello.receive_buffer_size = kBufferSize;
+  hello.send_buffer_size = kBufferSize;
+  hello.endpoint_url = ua::String(endpoint.url);
+  std::string hel = transport::encode_hello(hello);
+  if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
+  MessageType type;
+  char chunk_type;
+  std::vector<uint8_t> in;
+  if (!read_chunk(s, type, chunk_type, in, error)) return false;
+  if (type != MessageType::Acknowledge || in.size() < 20) {
+    error = "expected ACK";
+    return false;
+  }
+  out.server_receive_buffer = get_u32(in.data() + 4);
+
+  // OPN, SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
+  ua::OpenSecureChannelRequest opn;
+  set_request_header(opn.request_header, ua::NodeId(), 1, 0);
+  opn.request_type = ua::SecurityTokenRequestType::Issue;
+  opn.security_mode = ua::MessageSecurityMode::None;
+  opn.requested_lifetime = kTokenLifetimeMs;
+  ua::ByteBuffer msg;
+  append_open(msg, 0, out.next_sequence++, 1, opn);  // no SecureChannelId yet; request id 1
+  if (!write_all(s, msg.span(), error)) return false;
+  if (!read_chunk(s, type, chunk_type, in, error)) return false;
+  if (type != MessageType::Open) {
+    error = "expected an OPN response";
+    return false;
+  }
+  {
+    ua::Decoder d(in);
+    read_open_headers(d);
+    ua::NodeId type_id;
+    ua::decode(d, type_id);
+    ua::OpenSecureChannelResponse r;
+    ua::decode(d, r);
+    if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
+        !r.response_header.service_result.is_good()) {
+      error = "OpenSecureChannel failed";
+      return false;
+    }
+    out.channel_id = r.security_token.channel_id;
+    out.token_id = r.security_token.token_id;
+  }
+
+  // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3), request ids 2 and 3, no
+  // timeout hint.
+  ua::CreateSessionRequest create;
+  create.client_description.application_uri = "urn:opcuad:bench";
+  create.client_description.application_name = ua::LocalizedText{"", "opcuad-bench"};
+  create.client_description.application_type = ua::ApplicationType::Client;
+  create.endpoint_url = ua::String(endpoint.url);
+  create.session_name = ua::String(session_name);
+  create.client_nonce = session_nonce();
+  create.requested_session_timeout = session_timeout_ms;
+  ua::CreateSessionResponse created;
+  out.authentication_token = ua::NodeId();  // none before the session exists
+  if (!blocking_call(s, out, 2, create, created, error, 0)) {
+    error = "CreateSession: " + error;
+    return false;
+  }
+  out.authentication_token = created.authentication_token;
+
+  ua::ActivateSessionRequest activate;
+  activate.user_identity_token =
+      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
+  ua::ActivateSessionResponse activated;
+  if (!blocking_call(s, out, 3, activate, activated, error, 0)) {
+    error = "ActivateSession: " + error;
+    return false;
+  }
+  return true;
+}
+
 bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::span<const uint8_t> body,
                   std::string& error) {
-  const size_t limit = info.server_receive_buffer ? info.server_receive_buffer : 8192;
+  const size_t limit = info.server_receive_buffer ? info.server_receive_buffer : transport::kMinBufferSize;
   const size_t room = limit - transport::kSymmetricPrefix;
-  std::vector<uint8_t> out;
-  out.reserve(body.size() + (body.size() / room + 1) * transport::kSymmetricPrefix);
+  ua::ByteBuffer out(body.size() + (body.size() / room + 1) * transport::kSymmetricPrefix);
   size_t pos = 0;
   do {
     const size_t n = std::min(room, body.size() - pos);
-    const bool final_chunk = pos + n == body.size();
-    const size_t at = out.size();
-    out.resize(at + transport::kSymmetricPrefix + n);
-    uint8_t* p = out.data() + at;
-    put_u32(p, static_cast<uint32_t>(transport::MessageType::Message) | static_cast<uint32_t>(final_chunk ? 'F' : 'C') << 24);
-    put_u32(p + 4, static_cast<uint32_t>(transport::kSymmetricPrefix + n));
-    put_u32(p + 8, info.channel_id);
-    put_u32(p + 12, info.token_id);
-    put_u32(p + 16, info.next_sequence++);
-    put_u32(p + 20, request_id);
-    std::memcpy(p + transport::kSymmetricPrefix, body.data() + pos, n);
+    const char chunk_type = pos + n == body.size() ? 'F' : 'C';
+    append_chunk(out, MessageType::Message, chunk_type, info, request_id, body.subspan(pos, n));
     pos += n;
   } while (pos < body.size());
-  asio::error_code ec;
-  asio::write(s, asio::buffer(out), ec);
-  if (ec) error = "write: " + ec.message();
-  return !ec;
+  return write_all(s, out.span(), error);
 }
 
 bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<uint8_t>& body, std::string& error) {
   body.clear();
   std::vector<uint8_t> chunk;
   for (;;) {
-    uint8_t h[8];
-    asio::error_code ec;
-    asio::read(s, asio::buffer(h), ec);
-    if (ec) {
-      error = "read: " + ec.message();
-      return false;
-    }
-    const auto type = static_cast<transport::MessageType>(get_u32(h) & 0xFFFFFF);
-    const char chunk_type = static_cast<char>(get_u32(h) >> 24);
-    const uint32_t size = get_u32(h + 4);
-    if (size < 8 || size > (64u << 20)) {
-      error = "implausible chunk size " + std::to_string(size);
-      return false;
-    }
-    chunk.resize(size - 8);
-    asio::read(s, asio::buffer(chunk), ec);
-    if (ec) {
-      error = "read: " + ec.message();
-      return false;
-    }
-    if (type == transport::MessageType::Error) {
-      transport::ErrorMessage err;
-      error = transport::decode_error(chunk, err).is_good()
-                  ? "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view())
-                  : "server sent a malformed ERR";
-      return false;
-    }
-    if (type != transport::MessageType::Message || chunk.size() < transport::kSymmetricPrefix - 8) {
+    MessageType type;
+    char chunk_type;
+    if (!read_chunk(s, type, chunk_type, chunk, error)) return false;
+    // `chunk` starts after the 8-byte header: channel, token, sequence number, request id, body.
+    if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix - transport::kHeaderSize) {
       error = "unexpected message type";
       return false;
     }
@@ -92,7 +185,7 @@ bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<u
       error = "response aborted";
       return false;
     }
-    body.insert(body.end(), chunk.begin() + (transport::kSymmetricPrefix - 8), chunk.end());
+    body.insert(body.end(), chunk.begin() + (transport::kSymmetricPrefix - transport::kHeaderSize), chunk.end());
     if (chunk_type == 'F') return true;
   }
 }
@@ -107,23 +200,11 @@ bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request
   }
   // CLO (Part 6 §6.7.6): a CloseSecureChannelRequest in a symmetric chunk of type CLO; no response.
   ua::CloseSecureChannelRequest clo;
-  clo.request_header.authentication_token = ua::NodeId();
-  clo.request_header.timestamp = ua::DateTime::now();
-  clo.request_header.request_handle = request_id + 1;
-  ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, ua::CloseSecureChannelRequest::binary_encoding_id));
-  ua::encode(e, clo);
-  std::vector<uint8_t> out(transport::kSymmetricPrefix + body.size());
-  put_u32(out.data(), static_cast<uint32_t>(transport::MessageType::Close) | uint32_t{'F'} << 24);
-  put_u32(out.data() + 4, static_cast<uint32_t>(out.size()));
-  put_u32(out.data() + 8, info.channel_id);
-  put_u32(out.data() + 12, info.token_id);
-  put_u32(out.data() + 16, info.next_sequence++);
-  put_u32(out.data() + 20, request_id + 1);
-  std::memcpy(out.data() + transport::kSymmetricPrefix, body.data(), body.size());
+  set_request_header(clo.request_header, ua::NodeId(), request_id + 1, 0);
+  ua::ByteBuffer out;
+  append_request(out, MessageType::Close, info, request_id + 1, clo);
   asio::error_code ec;
-  asio::write(s, asio::buffer(out), ec);
+  asio::write(s, asio::buffer(out.data(), out.size()), ec);
   if (ec) error = "CLO: " + ec.message();
   return !ec;
 }

@@ -1,7 +1,8 @@
 #pragma once
-// Blocking request/response on an open session, for setup phases (subscriptions, monitored items, close):
-// a request of any size is split into chunks that fit the server's receive buffer, and a response of any
-// number of chunks is reassembled. Not for the load path (see ua_client.hpp).
+// Blocking request/response on a connected socket, for setup phases (session open and close,
+// subscriptions, monitored items, the server counters): a request of any size is split into chunks that
+// fit the server's receive buffer, and a response of any number of chunks is reassembled. Not for the
+// load path (see ua_client.hpp).
 
 #include <asio/ip/tcp.hpp>
 
@@ -11,11 +12,16 @@
 #include <vector>
 
 #include "bench/ua_client.hpp"
+#include "bench/ua_framing.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::bench {
 
+// HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
+// On failure returns false with a message.
+bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
+                  SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
 // Sends type id + request body as one message of as many chunks as needed.
 bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::span<const uint8_t> body,
                   std::string& error);
@@ -24,18 +30,14 @@ bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<u
 // CloseSessionRequest then CLO; the socket is left for the caller to close.
 bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::string& error);
 
-// One blocking call. `Response` is the expected response type; a ServiceFault or a Bad service result fails.
+// One blocking call; the request header is filled in here (handle = request id). `Response` is the
+// expected response type; a ServiceFault or a Bad service result fails.
 template <class Request, class Response>
 bool blocking_call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, Request& request,
-                   Response& response, std::string& error) {
-  request.request_header.authentication_token = info.authentication_token;
-  request.request_header.timestamp = ua::DateTime::now();
-  request.request_header.request_handle = request_id;
-  request.request_header.timeout_hint = 60000;
+                   Response& response, std::string& error, uint32_t timeout_hint = 60000) {
+  set_request_header(request.request_header, info.authentication_token, request_id, timeout_hint);
   ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
-  ua::encode(e, request);
+  encode_message(body, request);
   if (!send_message(s, info, request_id, body.span(), error)) return false;
   std::vector<uint8_t> in;
   uint32_t got_id = 0;

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <memory>
 
+#include "bench/ua_framing.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -22,15 +23,6 @@ namespace opcuad::bench {
 namespace {
 
 using transport::MessageType;
-
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
 
 template <class T>
 std::vector<uint8_t> encode_body(const T& response) {
@@ -46,7 +38,7 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
  public:
   CannedConnection(asio::ip::tcp::socket socket, const CannedResponse& canned, uint32_t channel_id)
       : socket_(std::move(socket)), canned_(canned), channel_id_(channel_id) {
-    rx_.resize(256 * 1024);
+    rx_.allocate(256 * 1024);
   }
   void start() {
     asio::error_code ec;
@@ -56,13 +48,8 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
 
  private:
   void do_read() {
-    if (rx_end_ == rx_.size()) {
-      std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-      rx_end_ -= rx_begin_;
-      rx_begin_ = 0;
-      if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-    }
-    socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+    const auto space = rx_.space();
+    socket_.async_read_some(asio::buffer(space.data(), space.size()),
                             [self = shared_from_this()](const asio::error_code& ec, size_t n) {
                               if (ec) return self->close();
                               self->on_read(n);
@@ -70,16 +57,11 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   }
 
   void on_read(size_t n) {
-    rx_end_ += n;
-    while (rx_end_ - rx_begin_ >= 8) {
-      const uint8_t* p = rx_.data() + rx_begin_;
-      const uint32_t size = get_u32(p + 4);
-      if (size < 8 || size > (16u << 20)) return close();
-      if (rx_end_ - rx_begin_ < size) break;
-      if (!handle({p, size})) return close();
-      rx_begin_ += size;
+    rx_.commit(n);
+    std::span<const uint8_t> chunk;
+    for (transport::ParseResult r; (r = rx_.next(chunk, 16u << 20)) != transport::ParseResult::NeedMore;) {
+      if (r == transport::ParseResult::Bad || !handle(chunk)) return close();
     }
-    if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
     flush();
     do_read();
   }
@@ -103,15 +85,8 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   }
 
   bool handle_open(std::span<const uint8_t> chunk) {
-    ua::Decoder d(chunk.subspan(8));
-    d.read_u32();
-    ua::String policy;
-    ua::ByteString cert, thumb;
-    ua::decode(d, policy);
-    ua::decode(d, cert);
-    ua::decode(d, thumb);
-    d.read_u32();
-    const uint32_t request_id = d.read_u32();
+    ua::Decoder d(chunk.subspan(transport::kHeaderSize));
+    const uint32_t request_id = read_open_headers(d);
     ua::NodeId type;
     ua::decode(d, type);
     ua::OpenSecureChannelRequest request;
@@ -122,20 +97,7 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
     r.response_header.request_handle = request.request_header.request_handle;
     r.security_token = {channel_id_, 1, ua::DateTime::now(), request.requested_lifetime};
     r.server_nonce = ua::ByteString("");
-    ua::ByteBuffer msg;
-    msg.resize(8);
-    ua::Encoder e(msg);
-    e.write_u32(channel_id_);
-    ua::encode(e, ua::String(transport::kSecurityPolicyNone));
-    ua::encode(e, ua::ByteString());
-    ua::encode(e, ua::ByteString());
-    e.write_u32(next_sequence_++);
-    e.write_u32(request_id);
-    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelResponse::binary_encoding_id));
-    ua::encode(e, r);
-    put_u32(msg.data(), static_cast<uint32_t>(MessageType::Open) | uint32_t{'F'} << 24);
-    put_u32(msg.data() + 4, static_cast<uint32_t>(msg.size()));
-    out_.append(msg.data(), msg.size());
+    append_open(out_, channel_id_, next_sequence_++, request_id, r);
     return true;
   }
 
@@ -198,12 +160,8 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   uint8_t* append_header(uint32_t request_id, size_t body_size) {
     const auto size = static_cast<uint32_t>(transport::kSymmetricPrefix + body_size);
     uint8_t* p = out_.extend(size);
-    put_u32(p, static_cast<uint32_t>(MessageType::Message) | uint32_t{'F'} << 24);
-    put_u32(p + 4, size);
-    put_u32(p + 8, channel_id_);
-    put_u32(p + 12, 1);  // token id
-    put_u32(p + 16, next_sequence_++);
-    put_u32(p + 20, request_id);
+    put_symmetric_prefix(p, MessageType::Message, 'F', body_size, channel_id_, 1 /* token id */, next_sequence_++,
+                         request_id);
     return p + transport::kSymmetricPrefix;
   }
 
@@ -230,9 +188,7 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   const CannedResponse& canned_;
   uint32_t channel_id_;
   uint32_t next_sequence_ = 1;
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0;
-  size_t rx_end_ = 0;
+  ChunkReader rx_;
   ua::ByteBuffer out_;
   ua::ByteBuffer in_flight_;
   bool writing_ = false;

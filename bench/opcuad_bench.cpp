@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "bench/bench_options.hpp"
+#include "bench/blocking_client.hpp"
 #include "bench/canned_server.hpp"
 #include "bench/limits_scenario.hpp"
 #include "bench/peer_server.hpp"

@@ -16,15 +16,6 @@ namespace {
 
 constexpr size_t kReadSize = 256 * 1024;
 
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 }  // namespace
 
 SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters) : socket_(ctx), counters_(counters) {}
@@ -92,7 +83,7 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
 }
 
 void SubConnection::start(uint32_t publish_outstanding) {
-  rx_.resize(kReadSize);
+  rx_.allocate(kReadSize);
   for (uint32_t i = 0; i < std::max<uint32_t>(publish_outstanding, 1); ++i) send_publish();
   flush();
   do_read();
@@ -108,35 +99,18 @@ void SubConnection::stop() {
 
 void SubConnection::send_publish() {
   ua::PublishRequest req;
-  req.request_header.authentication_token = session_.authentication_token;
-  req.request_header.timestamp = ua::DateTime::now();
-  req.request_header.request_handle = next_request_id_;
-  req.request_header.timeout_hint = 0;
+  set_request_header(req.request_header, session_.authentication_token, next_request_id_, 0);
   for (auto [sub, seq] : acks_) req.subscription_acknowledgements.push_back({sub, seq});
   acks_.clear();
-  ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, ua::PublishRequest::binary_encoding_id));
-  ua::encode(e, req);
-  const size_t at = pending_.size();
-  const size_t size = transport::kSymmetricPrefix + body.size();
-  pending_.resize(at + size);
-  uint8_t* p = pending_.data() + at;
-  put_u32(p, static_cast<uint32_t>(transport::MessageType::Message) | uint32_t{'F'} << 24);
-  put_u32(p + 4, static_cast<uint32_t>(size));
-  put_u32(p + 8, session_.channel_id);
-  put_u32(p + 12, session_.token_id);
-  put_u32(p + 16, session_.next_sequence++);
-  put_u32(p + 20, next_request_id_++);
-  std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
+  append_request(pending_, transport::MessageType::Message, session_, next_request_id_++, req);
 }
 
 void SubConnection::flush() {
-  if (write_in_flight_ || pending_.empty() || stopped_) return;
+  if (write_in_flight_ || pending_.size() == 0 || stopped_) return;
   std::swap(pending_, writing_);
   pending_.clear();
   write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_), [this](const asio::error_code& ec, size_t) {
+  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()), [this](const asio::error_code& ec, size_t) {
     write_in_flight_ = false;
     writing_.clear();
     if (ec) return fail("write: " + ec.message());
@@ -146,13 +120,8 @@ void SubConnection::flush() {
 
 void SubConnection::do_read() {
   if (stopped_) return;
-  if (rx_end_ == rx_.size()) {
-    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-    rx_end_ -= rx_begin_;
-    rx_begin_ = 0;
-    if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-  }
-  socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+  const auto space = rx_.space();
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
                           [this](const asio::error_code& ec, size_t n) {
                             if (ec) {
                               if (!stopped_) fail("read: " + ec.message());
@@ -163,20 +132,20 @@ void SubConnection::do_read() {
 }
 
 void SubConnection::on_read(size_t n) {
-  rx_end_ += n;
-  while (rx_end_ - rx_begin_ >= 8) {
-    const uint8_t* p = rx_.data() + rx_begin_;
+  rx_.commit(n);
+  std::span<const uint8_t> chunk;
+  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
+    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
+    const uint8_t* p = chunk.data();
+    const auto size = static_cast<uint32_t>(chunk.size());
     const uint32_t word = get_u32(p);
-    const uint32_t size = get_u32(p + 4);
-    if (size < 8 || size > (64u << 20)) return fail("implausible chunk size");
-    if (rx_end_ - rx_begin_ < size) break;
     const auto type = static_cast<transport::MessageType>(word & 0xFFFFFF);
     const char chunk_type = static_cast<char>(word >> 24);
     if (type == transport::MessageType::Error) {
       transport::ErrorMessage err;
-      const bool ok = transport::decode_error({p + 8, size - 8}, err).is_good();
-      return fail(ok ? "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view())
-                     : "server sent a malformed ERR");
+      std::string what;
+      read_error({p + transport::kHeaderSize, size - transport::kHeaderSize}, err, what);
+      return fail(what);
     }
     if (type != transport::MessageType::Message || size < transport::kSymmetricPrefix)
       return fail("unexpected message type from the server");
@@ -194,9 +163,7 @@ void SubConnection::on_read(size_t n) {
       handle_response(body);
     }
     if (stopped_) return;
-    rx_begin_ += size;
   }
-  if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
   flush();
   do_read();
 }

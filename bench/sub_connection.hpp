@@ -20,6 +20,7 @@
 
 #include "bench/sub_scenario.hpp"
 #include "bench/ua_client.hpp"
+#include "ua/buffer.hpp"
 
 namespace opcuad::bench {
 
@@ -79,10 +80,9 @@ class SubConnection {
   std::map<std::string, uint64_t> errors_;
   std::map<uint32_t, uint32_t> last_sequence_;  // per subscription: the last data message's number
   std::vector<std::pair<uint32_t, uint32_t>> acks_;
-  std::vector<uint8_t> pending_, writing_;
+  ua::ByteBuffer pending_, writing_;
   bool write_in_flight_ = false;
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0, rx_end_ = 0;
+  ChunkReader rx_;
   std::vector<uint8_t> reassembly_;
 };
 

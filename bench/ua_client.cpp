@@ -1,12 +1,10 @@
 #include "bench/ua_client.hpp"
 
 #include <asio/buffer.hpp>
-#include <asio/read.hpp>
 #include <asio/write.hpp>
 
 #include <charconv>
 #include <cstring>
-#include <random>
 
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -19,116 +17,7 @@ namespace {
 using transport::MessageType;
 using Clock = std::chrono::steady_clock;
 
-constexpr uint32_t kBufferSize = 65536;         // asked for in HEL, both directions
-constexpr uint32_t kTokenLifetimeMs = 3600000;  // no renewal during a run
 constexpr size_t kReadSize = 256 * 1024;
-
-void put_u32(uint8_t* p, uint32_t v) {
-  std::memcpy(p, &v, 4);
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// Writes the 8-byte UA TCP header for a final chunk of `size` bytes.
-void put_header(uint8_t* p, MessageType type, uint32_t size) {
-  put_u32(p, static_cast<uint32_t>(type) | uint32_t{'F'} << 24);
-  put_u32(p + 4, size);
-}
-
-// Appends a symmetric final chunk (Part 6 §6.7.2): header, channel, token, sequence, request id, body.
-void append_symmetric(ua::ByteBuffer& out, uint32_t channel_id, uint32_t token_id, uint32_t sequence,
-                      uint32_t request_id, std::span<const uint8_t> body) {
-  const auto size = static_cast<uint32_t>(transport::kSymmetricPrefix + body.size());
-  uint8_t* p = out.extend(size);
-  put_header(p, MessageType::Message, size);
-  put_u32(p + 8, channel_id);
-  put_u32(p + 12, token_id);
-  put_u32(p + 16, sequence);
-  put_u32(p + 20, request_id);
-  std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
-}
-
-// Blocking: reads one whole message; returns its type and the bytes after the 8-byte header.
-bool read_message(asio::ip::tcp::socket& s, MessageType& type, std::vector<uint8_t>& body,
-                  std::string& error) {
-  uint8_t h[8];
-  asio::error_code ec;
-  asio::read(s, asio::buffer(h), ec);
-  if (ec) {
-    error = "read: " + ec.message();
-    return false;
-  }
-  type = static_cast<MessageType>(get_u32(h) & 0xFFFFFF);
-  const uint32_t size = get_u32(h + 4);
-  if (size < 8 || size > (64u << 20)) {
-    error = "implausible message size " + std::to_string(size);
-    return false;
-  }
-  body.resize(size - 8);
-  asio::read(s, asio::buffer(body), ec);
-  if (ec) {
-    error = "read: " + ec.message();
-    return false;
-  }
-  if (type == MessageType::Error) {
-    transport::ErrorMessage err;
-    if (transport::decode_error(body, err).is_good())
-      error = "server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view());
-    else
-      error = "server sent a malformed ERR";
-    return false;
-  }
-  return true;
-}
-
-bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::string& error) {
-  asio::error_code ec;
-  asio::write(s, asio::buffer(bytes.data(), bytes.size()), ec);
-  if (ec) error = "write: " + ec.message();
-  return !ec;
-}
-
-// One blocking request/response on an open channel. `Response` is the expected response type.
-template <class Request, class Response>
-bool call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, const Request& request,
-          Response& response, std::string& error) {
-  ua::ByteBuffer body;
-  ua::Encoder e(body);
-  ua::encode(e, ua::NodeId(0, Request::binary_encoding_id));
-  ua::encode(e, request);
-  ua::ByteBuffer chunk;
-  append_symmetric(chunk, info.channel_id, info.token_id, info.next_sequence++, request_id, body.span());
-  if (!write_all(s, chunk.span(), error)) return false;
-  MessageType type;
-  std::vector<uint8_t> in;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Message || in.size() < 16) {
-    error = "unexpected message in reply to a request";
-    return false;
-  }
-  ua::Decoder d(std::span<const uint8_t>(in).subspan(16));
-  ua::NodeId type_id;
-  ua::decode(d, type_id);
-  if (type_id.is_ns0(ua::ServiceFault::binary_encoding_id)) {
-    ua::ServiceFault fault;
-    ua::decode(d, fault);
-    error = "ServiceFault " + std::string(fault.response_header.service_result.name());
-    return false;
-  }
-  ua::decode(d, response);
-  if (!d.ok() || !type_id.is_ns0(Response::binary_encoding_id)) {
-    error = "malformed response";
-    return false;
-  }
-  if (!response.response_header.service_result.is_good()) {
-    error = std::string(response.response_header.service_result.name());
-    return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -162,117 +51,6 @@ bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error)
   return true;
 }
 
-bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error, double session_timeout_ms) {
-  asio::error_code ec;
-  s.set_option(asio::ip::tcp::no_delay(true), ec);
-
-  // HEL / ACK (Part 6 §7.1.2.3).
-  transport::HelloMessage hello;
-  hello.receive_buffer_size = kBufferSize;
-  hello.send_buffer_size = kBufferSize;
-  hello.endpoint_url = ua::String(endpoint.url);
-  std::string hel = transport::encode_hello(hello);
-  if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
-  MessageType type;
-  std::vector<uint8_t> in;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Acknowledge || in.size() < 20) {
-    error = "expected ACK";
-    return false;
-  }
-  out.server_receive_buffer = get_u32(in.data() + 4);
-
-  // OPN, SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
-  ua::OpenSecureChannelRequest opn;
-  opn.request_header.timestamp = ua::DateTime::now();
-  opn.request_header.request_handle = 1;
-  opn.request_type = ua::SecurityTokenRequestType::Issue;
-  opn.security_mode = ua::MessageSecurityMode::None;
-  opn.requested_lifetime = kTokenLifetimeMs;
-  ua::ByteBuffer msg;
-  msg.resize(8);
-  {
-    ua::Encoder e(msg);
-    e.write_u32(0);  // SecureChannelId: none yet
-    ua::encode(e, ua::String(transport::kSecurityPolicyNone));
-    ua::encode(e, ua::ByteString());
-    ua::encode(e, ua::ByteString());
-    e.write_u32(out.next_sequence++);
-    e.write_u32(1);  // RequestId
-    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
-    ua::encode(e, opn);
-  }
-  put_header(msg.data(), MessageType::Open, static_cast<uint32_t>(msg.size()));
-  if (!write_all(s, msg.span(), error)) return false;
-  if (!read_message(s, type, in, error)) return false;
-  if (type != MessageType::Open) {
-    error = "expected an OPN response";
-    return false;
-  }
-  {
-    ua::Decoder d(in);
-    d.read_u32();
-    ua::String policy;
-    ua::ByteString cert, thumb;
-    ua::decode(d, policy);
-    ua::decode(d, cert);
-    ua::decode(d, thumb);
-    d.read_u32();
-    d.read_u32();
-    ua::NodeId type_id;
-    ua::decode(d, type_id);
-    ua::OpenSecureChannelResponse r;
-    ua::decode(d, r);
-    if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
-        !r.response_header.service_result.is_good()) {
-      error = "OpenSecureChannel failed";
-      return false;
-    }
-    out.channel_id = r.security_token.channel_id;
-    out.token_id = r.security_token.token_id;
-  }
-
-  // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3).
-  ua::CreateSessionRequest create;
-  create.request_header.timestamp = ua::DateTime::now();
-  create.request_header.request_handle = 2;
-  create.client_description.application_uri = "urn:opcuad:bench";
-  create.client_description.application_name = ua::LocalizedText{"", "opcuad-bench"};
-  create.client_description.application_type = ua::ApplicationType::Client;
-  create.endpoint_url = ua::String(endpoint.url);
-  create.session_name = ua::String(session_name);
-  // A fresh random nonce per session (Part 4 §5.6.2: never used in another request); servers such as
-  // node-opcua refuse a nonce they have seen before with BadNonceInvalid.
-  thread_local std::mt19937_64 nonce_source{std::random_device{}()};
-  std::string nonce(32, '\0');
-  for (size_t i = 0; i < nonce.size(); i += 8) {
-    const uint64_t r = nonce_source();
-    std::memcpy(nonce.data() + i, &r, 8);
-  }
-  create.client_nonce = ua::ByteString(std::move(nonce));
-  create.requested_session_timeout = session_timeout_ms;
-  ua::CreateSessionResponse created;
-  if (!call(s, out, 2, create, created, error)) {
-    error = "CreateSession: " + error;
-    return false;
-  }
-  out.authentication_token = created.authentication_token;
-
-  ua::ActivateSessionRequest activate;
-  activate.request_header.authentication_token = out.authentication_token;
-  activate.request_header.timestamp = ua::DateTime::now();
-  activate.request_header.request_handle = 3;
-  activate.user_identity_token =
-      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
-  ua::ActivateSessionResponse activated;
-  if (!call(s, out, 3, activate, activated, error)) {
-    error = "ActivateSession: " + error;
-    return false;
-  }
-  return true;
-}
-
 // ---- LoadConnection
 
 LoadConnection::LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
@@ -290,7 +68,7 @@ void LoadConnection::start(const SessionInfo& session, uint32_t inflight) {
   }
   generation_.assign(inflight_, 0);
   sent_at_.assign(inflight_, Clock::time_point{});
-  rx_.resize(kReadSize);
+  rx_.allocate(kReadSize);
   pending_.reserve(inflight_ * (request_.size() + transport::kSymmetricPrefix));
   writing_.reserve(pending_.capacity());
   for (uint32_t slot = 0; slot < inflight_; ++slot) send_request(slot);
@@ -302,8 +80,7 @@ void LoadConnection::send_request(uint32_t slot) {
   const uint32_t request_id = slot + inflight_ * ++generation_[slot];
   put_u32(request_.data() + handle_offset_, request_id);
   sent_at_[slot] = Clock::now();
-  append_symmetric(pending_, session_.channel_id, session_.token_id, session_.next_sequence++, request_id,
-                   request_.span());
+  append_chunk(pending_, MessageType::Message, 'F', session_, request_id, request_.span());
   ++outstanding_;
 }
 
@@ -323,14 +100,8 @@ void LoadConnection::flush() {
 
 void LoadConnection::do_read() {
   if (closed_) return;
-  if (rx_end_ == rx_.size()) {
-    // A chunk larger than what remains: move the partial bytes to the front, grow if needed.
-    std::memmove(rx_.data(), rx_.data() + rx_begin_, rx_end_ - rx_begin_);
-    rx_end_ -= rx_begin_;
-    rx_begin_ = 0;
-    if (rx_end_ == rx_.size()) rx_.resize(rx_.size() * 2);
-  }
-  socket_.async_read_some(asio::buffer(rx_.data() + rx_end_, rx_.size() - rx_end_),
+  const auto space = rx_.space();
+  socket_.async_read_some(asio::buffer(space.data(), space.size()),
                           [this](const asio::error_code& ec, size_t n) {
                             if (ec) {
                               if (!closed_) fail("read: " + ec.message());
@@ -341,18 +112,14 @@ void LoadConnection::do_read() {
 }
 
 void LoadConnection::on_read(size_t n) {
-  rx_end_ += n;
+  rx_.commit(n);
   // One clock read per batch: responses that arrive together completed together as far as we can see.
   const auto now = Clock::now();
-  while (rx_end_ - rx_begin_ >= 8) {
-    const uint8_t* p = rx_.data() + rx_begin_;
-    const uint32_t size = get_u32(p + 4);
-    if (size < 8 || size > (64u << 20)) return fail("implausible chunk size");
-    if (rx_end_ - rx_begin_ < size) break;
-    if (!handle_chunk({p, size}, now)) return;
-    rx_begin_ += size;
+  std::span<const uint8_t> chunk;
+  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
+    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
+    if (!handle_chunk(chunk, now)) return;
   }
-  if (rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
   if (outstanding_ == 0 && phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop))
     return finish();
   flush();
@@ -365,12 +132,9 @@ bool LoadConnection::handle_chunk(std::span<const uint8_t> chunk, Clock::time_po
   const auto chunk_type = static_cast<char>(word >> 24);
   if (type == MessageType::Error) {
     transport::ErrorMessage err;
-    if (transport::decode_error(chunk.subspan(8), err).is_good()) {
-      ++stats_.errors.service[err.error.value()];
-      fail("server sent ERR " + std::string(err.error.name()) + ": " + std::string(err.reason.view()));
-    } else {
-      fail("server sent a malformed ERR");
-    }
+    std::string what;
+    if (read_error(chunk.subspan(transport::kHeaderSize), err, what)) ++stats_.errors.service[err.error.value()];
+    fail(what);
     return false;
   }
   if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {

@@ -5,7 +5,8 @@
 // send; responses are decoded into reused objects (no allocation once warm), and many requests queued in
 // one loop turn go out in one write.
 //
-// Setup is blocking (open_session), the load phase is asynchronous on one io_context per client thread.
+// Setup is blocking (open_session, in blocking_client.hpp), the load phase is asynchronous on one
+// io_context per client thread.
 //
 // shard-local: a LoadConnection and the LoadStats it writes belong to the thread running its io_context.
 
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "bench/histogram.hpp"
+#include "bench/ua_framing.hpp"
 #include "bench/workload.hpp"
 #include "ua/buffer.hpp"
 #include "ua/node_id.hpp"
@@ -35,20 +37,6 @@ struct Endpoint {
 
 // Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
-
-// What a session needs to send requests after the handshake.
-struct SessionInfo {
-  uint32_t channel_id = 0;
-  uint32_t token_id = 0;
-  uint32_t next_sequence = 1;
-  ua::NodeId authentication_token;
-  uint32_t server_receive_buffer = 0;  // our chunks must fit (from ACK)
-};
-
-// HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
-// Blocking. On failure returns false with a message.
-bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
 
 // Phases of a run, written by the main thread, read (relaxed) on every response.
 enum class Phase : int { Warmup = 0, Measure = 1, Stop = 2 };
@@ -115,10 +103,8 @@ class LoadConnection {
   ua::ByteBuffer pending_;
   ua::ByteBuffer writing_;
   bool write_in_flight_ = false;
-  // Input: bytes [rx_begin_, rx_end_) unprocessed; multi-chunk responses reassembled.
-  std::vector<uint8_t> rx_;
-  size_t rx_begin_ = 0;
-  size_t rx_end_ = 0;
+  // Input: chunks framed from rx_; multi-chunk responses reassembled.
+  ChunkReader rx_;
   std::vector<uint8_t> reassembly_;
   std::vector<uint8_t> sample_;
 

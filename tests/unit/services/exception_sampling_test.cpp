@@ -7,6 +7,7 @@
 
 #include "services/monitored_item.hpp"
 #include "tests/unit/services/service_harness.hpp"
+#include "tests/unit/services/subscription_helpers.hpp"
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -14,41 +15,17 @@ namespace status = ua::status;
 
 namespace {
 
-uint32_t subscribe(ServiceHarness& h) {
-  ua::CreateSubscriptionRequest r;
-  r.requested_publishing_interval = 20;
-  r.requested_max_keep_alive_count = 100;
-  r.requested_lifetime_count = 1000;
-  r.publishing_enabled = true;
-  auto resp = h.call<ua::CreateSubscriptionResponse>(r);
-  REQUIRE(resp.response_header.service_result.is_good());
-  return resp.subscription_id;
-}
-
 // A Reporting item on Speed's Value at interval 0 with a queue of 10; returns its id.
 uint32_t monitor_on_write(ServiceHarness& h, uint32_t sub) {
-  ua::CreateMonitoredItemsRequest r;
-  r.subscription_id = sub;
-  r.timestamps_to_return = ua::TimestampsToReturn::Both;
-  ua::MonitoredItemCreateRequest item;
-  item.item_to_monitor.node_id = plant(".Speed");
-  item.item_to_monitor.attribute_id = 13;
-  item.monitoring_mode = ua::MonitoringMode::Reporting;
-  item.requested_parameters = ua::MonitoringParameters{5, 0, {}, 10, true};
-  r.items_to_create.push_back(item);
-  auto resp = h.call<ua::CreateMonitoredItemsResponse>(r);
-  REQUIRE(resp.results.size() == 1);
-  REQUIRE(resp.results[0].status_code.is_good());
-  CHECK(resp.results[0].revised_sampling_interval == 0);
-  return resp.results[0].monitored_item_id;
+  const auto item = monitor(h, sub, {plant(".Speed"), 5, 0, 10});
+  REQUIRE(item.status_code.is_good());
+  CHECK(item.revised_sampling_interval == 0);
+  return item.monitored_item_id;
 }
 
-ua::WriteRequest write_request(double v) {
-  ua::WriteRequest w;
-  ua::DataValue dv;
-  dv.value = v;
-  w.nodes_to_write.push_back(ua::WriteValue{plant(".Speed"), 13, {}, dv});
-  return w;
+// Appends the Double values of a Publish answer's data changes to `out`.
+void append_values(const ua::PublishResponse& r, std::vector<double>& out) {
+  for (const auto& n : changes(r)) out.push_back(*n.value.value.get_if<double>());
 }
 
 // Publishes on the harness's session until `count` values have arrived (at most 5 s); `run` drives
@@ -58,19 +35,8 @@ std::vector<double> collect(ServiceHarness& h, size_t count, Run run) {
   std::vector<double> out;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (out.size() < count && std::chrono::steady_clock::now() < deadline) {
-    const uint32_t id = h.send(ua::PublishRequest{});
-    ServerMessage m;
-    while (!h.take_response(id, m)) {
-      REQUIRE(std::chrono::steady_clock::now() < deadline);
-      run();
-    }
-    ua::PublishResponse resp;
-    REQUIRE(decode_body(m, resp));
-    for (const auto& eo : resp.notification_message.notification_data) {
-      if (const auto* dc = eo.get<ua::DataChangeNotification>()) {
-        for (const auto& n : dc->monitored_items) out.push_back(*n.value.value.get_if<double>());
-      }
-    }
+    const ServerMessage m = await_response(h, h.send(ua::PublishRequest{}), run, deadline);
+    append_values(decode_response<ua::PublishResponse>(m), out);
   }
   return out;
 }
@@ -81,7 +47,7 @@ TEST_CASE("exception sampling: a burst of writes on the item's shard queues ever
           "[services][subscription][exception]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t sub = subscribe(h);
+  const uint32_t sub = subscribe(h).subscription_id;
   monitor_on_write(h, sub);
   auto run = [&] { h.run_for(std::chrono::milliseconds(2)); };
   REQUIRE(collect(h, 1, run) == std::vector<double>{10.0});  // the initial value
@@ -100,13 +66,7 @@ TEST_CASE("exception sampling: a burst of writes on the item's shard queues ever
   CHECK(h.call<ua::DeleteMonitoredItemsResponse>(del).results.at(0).is_good());
   CHECK(h.server->sampler(0).watched_cells() == 0);
   REQUIRE(h.write(plant(".Speed"), 6.0).is_good());
-  ua::PublishRequest p;
-  const uint32_t id = h.send(p);
-  ServerMessage m;
-  REQUIRE(h.wait_response(id, m));
-  ua::PublishResponse keep_alive;
-  REQUIRE(decode_body(m, keep_alive));
-  CHECK(keep_alive.notification_message.notification_data.empty());
+  CHECK(publish(h).notification_message.notification_data.empty());  // a keep-alive
 }
 
 TEST_CASE("exception sampling: writes on another shard wake the item through a post",
@@ -114,7 +74,7 @@ TEST_CASE("exception sampling: writes on another shard wake the item through a p
   asio::io_context ctx2;  // outlives the server, which keeps timers on it
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t sub = subscribe(h);
+  const uint32_t sub = subscribe(h).subscription_id;
   monitor_on_write(h, sub);
   SecondShard s2(h, ctx2);
   s2.login();
@@ -125,7 +85,7 @@ TEST_CASE("exception sampling: writes on another shard wake the item through a p
   // wake-up; no sampling timer exists for the item): each value is sampled before the next write.
   std::vector<uint32_t> writes;
   for (double v : {1.0, 2.0, 3.0, 4.0, 5.0}) {
-    writes.push_back(s2.send(write_request(v), false));
+    writes.push_back(s2.send(write_request(plant(".Speed"), v), false));
     h.ctx.restart();
     h.ctx.poll();
   }
@@ -144,7 +104,7 @@ TEST_CASE("exception sampling: the watch moves with a transferred subscription",
   asio::io_context ctx2;
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t sub = subscribe(h);
+  const uint32_t sub = subscribe(h).subscription_id;
   monitor_on_write(h, sub);
   SecondShard s2(h, ctx2);
   s2.login();
@@ -167,15 +127,7 @@ TEST_CASE("exception sampling: the watch moves with a transferred subscription",
   std::vector<double> got;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (got.size() < 3 && std::chrono::steady_clock::now() < deadline) {
-    ServerMessage m;
-    REQUIRE(s2.wait_response(s2.send(ua::PublishRequest{}), m));
-    ua::PublishResponse resp;
-    REQUIRE(decode_body(m, resp));
-    for (const auto& eo : resp.notification_message.notification_data) {
-      if (const auto* dc = eo.get<ua::DataChangeNotification>()) {
-        for (const auto& n : dc->monitored_items) got.push_back(*n.value.value.get_if<double>());
-      }
-    }
+    append_values(publish(s2), got);
   }
   // The initial value, never published to the first session, was still queued: it travelled along.
   CHECK(got == std::vector<double>{10.0, 7.0, 8.0});

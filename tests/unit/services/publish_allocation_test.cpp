@@ -8,6 +8,7 @@
 #include <new>
 
 #include "tests/unit/services/service_harness.hpp"
+#include "tests/unit/services/subscription_helpers.hpp"
 
 namespace {
 thread_local bool g_counting = false;
@@ -77,24 +78,11 @@ size_t publish_round(ServiceHarness& h, int changed, double value, uint32_t sub,
 TEST_CASE("subscription: a Publish allocates nothing per notification", "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  ua::CreateSubscriptionRequest cs;
-  cs.requested_publishing_interval = 20;
-  cs.requested_max_keep_alive_count = 100;
-  cs.requested_lifetime_count = 1000;
-  cs.publishing_enabled = true;
-  const uint32_t sub = h.call<ua::CreateSubscriptionResponse>(cs).subscription_id;
+  const uint32_t sub = subscribe(h).subscription_id;
   ua::CreateMonitoredItemsRequest cm;
   cm.subscription_id = sub;
   cm.timestamps_to_return = ua::TimestampsToReturn::Both;
-  uint32_t handle = 1;
-  for (const char* name : {".Speed", ".Count"}) {
-    ua::MonitoredItemCreateRequest item;
-    item.item_to_monitor.node_id = plant(name);
-    item.item_to_monitor.attribute_id = 13;
-    item.monitoring_mode = ua::MonitoringMode::Reporting;
-    item.requested_parameters = ua::MonitoringParameters{handle++, 10, {}, 1, true};
-    cm.items_to_create.push_back(item);
-  }
+  cm.items_to_create = {item_request({plant(".Speed"), 1}), item_request({plant(".Count"), 2})};
   REQUIRE(h.call<ua::CreateMonitoredItemsResponse>(cm).results.size() == 2);
   h.sink.out.reserve(1 << 20);  // the in-memory sink's own buffer is not what is measured
   uint32_t ack = 0;

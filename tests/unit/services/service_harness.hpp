@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include "config/address_space_loader.hpp"
@@ -46,6 +47,35 @@ inline const char* kNodesJson = R"({
 })";
 
 inline ua::NodeId plant(const std::string& path) { return ua::NodeId(2, ua::String("Plant" + path)); }
+
+// A Write of one value (of the Value attribute unless said otherwise).
+inline ua::WriteRequest write_request(const ua::NodeId& id, ua::Variant v, std::string range = "",
+                                      uint32_t attribute = 13) {
+  ua::WriteRequest w;
+  ua::DataValue dv;
+  dv.value = std::move(v);
+  w.nodes_to_write.push_back(ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
+  return w;
+}
+
+// Decodes an answer expected to be a `Resp`. A ServiceFault's result goes to `fault`, which must then be
+// given; so does a response's service result. With `handle`, the answer must carry that request handle.
+template <class Resp>
+Resp decode_response(const ServerMessage& m, ua::StatusCode* fault = nullptr,
+                     std::optional<uint32_t> handle = std::nullopt) {
+  Resp resp;
+  ua::ServiceFault sf;
+  if (decode_body(m, sf)) {
+    if (handle) CHECK(sf.response_header.request_handle == *handle);
+    REQUIRE(fault);
+    *fault = sf.response_header.service_result;
+    return resp;
+  }
+  REQUIRE(decode_body(m, resp));
+  if (handle) CHECK(resp.response_header.request_handle == *handle);
+  if (fault) *fault = resp.response_header.service_result;
+  return resp;
+}
 
 struct ServiceHarness {
   ServiceHarness() {
@@ -96,18 +126,7 @@ struct ServiceHarness {
     feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)));
     ServerMessage m;
     REQUIRE(take_response(handle, m));
-    Resp resp;
-    ua::ServiceFault sf;
-    if (decode_body(m, sf)) {
-      CHECK(sf.response_header.request_handle == handle);
-      REQUIRE(fault);
-      *fault = sf.response_header.service_result;
-      return resp;
-    }
-    REQUIRE(decode_body(m, resp));
-    CHECK(resp.response_header.request_handle == handle);
-    if (fault) *fault = resp.response_header.service_result;
-    return resp;
+    return decode_response<Resp>(m, fault, handle);
   }
 
   // Sends a request with the session's token without waiting for its answer; returns its request id
@@ -185,11 +204,7 @@ struct ServiceHarness {
   }
 
   ua::StatusCode write(const ua::NodeId& id, ua::Variant v, std::string range = "", uint32_t attribute = 13) {
-    ua::WriteRequest w;
-    ua::DataValue dv;
-    dv.value = std::move(v);
-    w.nodes_to_write.push_back(ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
-    auto resp = call<ua::WriteResponse>(w);
+    auto resp = call<ua::WriteResponse>(write_request(id, std::move(v), std::move(range), attribute));
     REQUIRE(resp.results.size() == 1);
     return resp.results[0];
   }
@@ -291,16 +306,7 @@ struct SecondShard {
   Resp call(Req req, ua::StatusCode* fault = nullptr) {
     ServerMessage m;
     REQUIRE(wait_response(send(std::move(req)), m));
-    Resp resp;
-    ua::ServiceFault sf;
-    if (decode_body(m, sf)) {
-      REQUIRE(fault);
-      *fault = sf.response_header.service_result;
-      return resp;
-    }
-    REQUIRE(decode_body(m, resp));
-    if (fault) *fault = resp.response_header.service_result;
-    return resp;
+    return decode_response<Resp>(m, fault);
   }
 
   // An anonymous session created and activated on this shard's channel.

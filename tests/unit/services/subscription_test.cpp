@@ -10,6 +10,7 @@
 #include "services/monitored_item.hpp"
 #include "services/subscription.hpp"
 #include "tests/unit/services/service_harness.hpp"
+#include "tests/unit/services/subscription_helpers.hpp"
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -18,93 +19,8 @@ using services::ChangeFilter;
 
 namespace {
 
-ua::CreateSubscriptionResponse subscribe(ServiceHarness& h, double interval = 20, uint32_t keep_alive = 100,
-                                         uint32_t lifetime = 1000, uint32_t max_notifications = 0,
-                                         bool enabled = true) {
-  ua::CreateSubscriptionRequest r;
-  r.requested_publishing_interval = interval;
-  r.requested_max_keep_alive_count = keep_alive;
-  r.requested_lifetime_count = lifetime;
-  r.max_notifications_per_publish = max_notifications;
-  r.publishing_enabled = enabled;
-  auto resp = h.call<ua::CreateSubscriptionResponse>(r);
-  REQUIRE(resp.response_header.service_result.is_good());
-  return resp;
-}
-
-struct ItemSpec {
-  ua::NodeId node;
-  uint32_t handle = 1;
-  double interval = 10;
-  uint32_t queue = 1;
-  bool discard_oldest = true;
-  ua::ExtensionObject filter{};
-  ua::MonitoringMode mode = ua::MonitoringMode::Reporting;
-  uint32_t attribute = 13;
-};
-
-ua::MonitoredItemCreateRequest item_request(const ItemSpec& s) {
-  ua::MonitoredItemCreateRequest r;
-  r.item_to_monitor.node_id = s.node;
-  r.item_to_monitor.attribute_id = s.attribute;
-  r.monitoring_mode = s.mode;
-  r.requested_parameters = ua::MonitoringParameters{s.handle, s.interval, s.filter, s.queue, s.discard_oldest};
-  return r;
-}
-
-ua::MonitoredItemCreateResult monitor(ServiceHarness& h, uint32_t sub, const ItemSpec& s) {
-  ua::CreateMonitoredItemsRequest r;
-  r.subscription_id = sub;
-  r.timestamps_to_return = ua::TimestampsToReturn::Both;
-  r.items_to_create.push_back(item_request(s));
-  auto resp = h.call<ua::CreateMonitoredItemsResponse>(r);
-  REQUIRE(resp.results.size() == 1);
-  return resp.results[0];
-}
-
 ua::ExtensionObject change_filter(ua::DataChangeTrigger trigger, uint32_t deadband_type = 0, double value = 0) {
   return ua::ExtensionObject::make(ua::DataChangeFilter{trigger, deadband_type, value});
-}
-
-// Publishes and waits for the answer; `fault` receives a ServiceFault's result.
-ua::PublishResponse publish(ServiceHarness& h, std::vector<ua::SubscriptionAcknowledgement> acks = {},
-                            ua::StatusCode* fault = nullptr) {
-  ua::PublishRequest r;
-  r.subscription_acknowledgements = std::move(acks);
-  const uint32_t id = h.send(r);
-  ServerMessage m;
-  REQUIRE(h.wait_response(id, m));
-  ua::PublishResponse resp;
-  ua::ServiceFault sf;
-  if (decode_body(m, sf)) {
-    REQUIRE(fault);
-    *fault = sf.response_header.service_result;
-    return resp;
-  }
-  REQUIRE(decode_body(m, resp));
-  if (fault) *fault = resp.response_header.service_result;
-  return resp;
-}
-
-std::vector<ua::MonitoredItemNotification> changes(const ua::PublishResponse& r) {
-  std::vector<ua::MonitoredItemNotification> out;
-  for (const auto& eo : r.notification_message.notification_data) {
-    if (const auto* dc = eo.get<ua::DataChangeNotification>()) {
-      out.insert(out.end(), dc->monitored_items.begin(), dc->monitored_items.end());
-    }
-  }
-  return out;
-}
-
-// Publishes until a message with data arrives (keep-alives skipped), at most 5 s.
-std::vector<ua::MonitoredItemNotification> next_changes(ServiceHarness& h) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto c = changes(publish(h));
-    if (!c.empty()) return c;
-  }
-  FAIL("no data change within 5 s");
-  return {};
 }
 
 // Lets the 10 ms samplers run well past one tick.

@@ -5,6 +5,7 @@
 
 #include "services/subscription.hpp"
 #include "tests/unit/services/service_harness.hpp"
+#include "tests/unit/services/subscription_helpers.hpp"
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -12,84 +13,15 @@ namespace status = ua::status;
 
 namespace {
 
-uint32_t subscribe(ServiceHarness& h) {
-  ua::CreateSubscriptionRequest r;
-  r.requested_publishing_interval = 20;
-  r.requested_max_keep_alive_count = 100;
-  r.requested_lifetime_count = 1000;
-  r.publishing_enabled = true;
-  auto resp = h.call<ua::CreateSubscriptionResponse>(r);
-  REQUIRE(resp.response_header.service_result.is_good());
-  return resp.subscription_id;
-}
-
-void monitor(ServiceHarness& h, uint32_t sub, const ua::NodeId& node, double interval = 10) {
-  ua::CreateMonitoredItemsRequest r;
-  r.subscription_id = sub;
-  r.timestamps_to_return = ua::TimestampsToReturn::Both;
-  ua::MonitoredItemCreateRequest item;
-  item.item_to_monitor.node_id = node;
-  item.item_to_monitor.attribute_id = 13;
-  item.monitoring_mode = ua::MonitoringMode::Reporting;
-  item.requested_parameters = ua::MonitoringParameters{7, interval, {}, 10, true};
-  r.items_to_create.push_back(item);
-  auto resp = h.call<ua::CreateMonitoredItemsResponse>(r);
-  REQUIRE(resp.results.size() == 1);
-  REQUIRE(resp.results[0].status_code.is_good());
-}
+// The item every test here watches: the Value of `node` with client handle 7, a 10 ms sampler and a
+// queue of 10.
+ItemSpec watched(const ua::NodeId& node) { return {node, 7, 10, 10}; }
 
 ua::TransferSubscriptionsRequest transfer_request(std::vector<uint32_t> ids, bool initial) {
   ua::TransferSubscriptionsRequest r;
   r.subscription_ids = std::move(ids);
   r.send_initial_values = initial;
   return r;
-}
-
-// Decodes a Publish answer: the response, or a fault's status.
-ua::PublishResponse as_publish(const ServerMessage& m, ua::StatusCode* fault = nullptr) {
-  ua::PublishResponse resp;
-  ua::ServiceFault sf;
-  if (decode_body(m, sf)) {
-    REQUIRE(fault);
-    *fault = sf.response_header.service_result;
-    return resp;
-  }
-  REQUIRE(decode_body(m, resp));
-  return resp;
-}
-
-ua::PublishResponse publish(ServiceHarness& h, ua::StatusCode* fault = nullptr) {
-  ServerMessage m;
-  REQUIRE(h.wait_response(h.send(ua::PublishRequest{}), m));
-  return as_publish(m, fault);
-}
-
-ua::PublishResponse publish(SecondShard& s, ua::StatusCode* fault = nullptr) {
-  ServerMessage m;
-  REQUIRE(s.wait_response(s.send(ua::PublishRequest{}), m));
-  return as_publish(m, fault);
-}
-
-std::vector<ua::MonitoredItemNotification> changes(const ua::PublishResponse& r) {
-  std::vector<ua::MonitoredItemNotification> out;
-  for (const auto& eo : r.notification_message.notification_data) {
-    if (const auto* dc = eo.get<ua::DataChangeNotification>()) {
-      out.insert(out.end(), dc->monitored_items.begin(), dc->monitored_items.end());
-    }
-  }
-  return out;
-}
-
-// Publishes until a message with data arrives (keep-alives skipped), at most 5 s.
-template <class Side>
-std::vector<ua::MonitoredItemNotification> next_changes(Side& side) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto c = changes(publish(side));
-    if (!c.empty()) return c;
-  }
-  FAIL("no data change within 5 s");
-  return {};
 }
 
 ua::StatusCode status_change(const ua::PublishResponse& r) {
@@ -106,8 +38,8 @@ TEST_CASE("transfer: to another session of the same user on one shard",
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   const ua::NodeId old_token = h.token;
-  const uint32_t sub = subscribe(h);
-  monitor(h, sub, plant(".Speed"));
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, watched(plant(".Speed"))).status_code.is_good());
   auto first = next_changes(h);  // sequence number 1, not acknowledged
   REQUIRE(first.size() == 1);
 
@@ -141,7 +73,7 @@ TEST_CASE("transfer: to another session of the same user on one shard",
   CHECK(notice.subscription_id == sub);
   CHECK(status_change(notice) == status::GoodSubscriptionTransferred);
   ua::StatusCode s;
-  publish(h, &s);
+  publish(h, {}, &s);
   CHECK(s == status::BadNoSubscription);
   ua::DeleteSubscriptionsRequest del;
   del.subscription_ids = {sub};
@@ -150,13 +82,13 @@ TEST_CASE("transfer: to another session of the same user on one shard",
   CHECK(h.call<ua::DeleteSubscriptionsResponse>(del).results[0].is_good());
 }
 
-TEST_CASE("transfer: another user is refused; the own session's subscription is kept",
+TEST_CASE("transfer: another user is refused, the own session's subscription is kept",
           "[services][subscription][transfer]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   const ua::NodeId anonymous = h.token;
-  const uint32_t sub = subscribe(h);
-  monitor(h, sub, plant(".Count"));
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, watched(plant(".Count"))).status_code.is_good());
   next_changes(h);
 
   REQUIRE(h.login(user("alice", "secret")).is_good());
@@ -183,8 +115,8 @@ TEST_CASE("transfer: a subscription moves to a session on another shard",
   asio::io_context ctx2;  // outlives the server, which keeps timers on it
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t sub = subscribe(h);
-  monitor(h, sub, plant(".Speed"));
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, watched(plant(".Speed"))).status_code.is_good());
   REQUIRE(next_changes(h).size() == 1);
 
   SecondShard s2(h, ctx2);
@@ -199,11 +131,7 @@ TEST_CASE("transfer: a subscription moves to a session on another shard",
   auto c = next_changes(s2);
   REQUIRE(c.size() == 1);
   CHECK(c[0].value.value == ua::Variant(10.0));
-  ua::WriteRequest w;
-  ua::DataValue v;
-  v.value = 55.0;
-  w.nodes_to_write.push_back(ua::WriteValue{plant(".Speed"), 13, {}, v});
-  REQUIRE(s2.call<ua::WriteResponse>(w).results.at(0).is_good());
+  REQUIRE(s2.call<ua::WriteResponse>(write_request(plant(".Speed"), 55.0)).results.at(0).is_good());
   c = next_changes(s2);
   REQUIRE(c.size() == 1);
   CHECK(c[0].value.value == ua::Variant(55.0));
@@ -215,12 +143,7 @@ TEST_CASE("transfer: a subscription moves to a session on another shard",
 
   // And back again, asked on the first shard: the job visits the second shard and returns.
   const uint32_t request = h.send(transfer_request({sub}, false));
-  ServerMessage m;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!h.take_response(request, m)) {
-    REQUIRE(std::chrono::steady_clock::now() < deadline);
-    s2.run_for(std::chrono::milliseconds(2));
-  }
+  const ServerMessage m = await_response(h, request, [&] { s2.run_for(std::chrono::milliseconds(2)); });
   ua::TransferSubscriptionsResponse back;
   REQUIRE(decode_body(m, back));
   REQUIRE(back.results.size() == 1);
@@ -237,8 +160,8 @@ TEST_CASE("transfer: subscriptions move with a session re-activated on another s
   asio::io_context ctx2;
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t sub = subscribe(h);
-  monitor(h, sub, plant(".Count"));
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, watched(plant(".Count"))).status_code.is_good());
   REQUIRE(next_changes(h).size() == 1);
   // A Publish request left queued on the old channel when the session moves (nothing changes, and the
   // keep-alive is 100 intervals away, so it stays queued).
@@ -260,20 +183,12 @@ TEST_CASE("transfer: subscriptions move with a session re-activated on another s
   ua::ServiceFault fault;
   REQUIRE(decode_body(m, fault));
   CHECK(fault.response_header.service_result == status::BadSecureChannelIdInvalid);
-  ua::WriteRequest w5;
-  ua::DataValue v5;
-  v5.value = int32_t{5};
-  w5.nodes_to_write.push_back(ua::WriteValue{plant(".Count"), 13, {}, v5});
-  REQUIRE(s2.call<ua::WriteResponse>(w5).results.at(0).is_good());
+  REQUIRE(s2.call<ua::WriteResponse>(write_request(plant(".Count"), int32_t{5})).results.at(0).is_good());
   // The subscription came along, with its sampling and publishing now on the second shard.
   auto c = next_changes(s2);
   REQUIRE(c.size() == 1);
   CHECK(c[0].value.value == ua::Variant(int32_t{5}));
-  ua::WriteRequest w;
-  ua::DataValue v;
-  v.value = int32_t{6};
-  w.nodes_to_write.push_back(ua::WriteValue{plant(".Count"), 13, {}, v});
-  REQUIRE(s2.call<ua::WriteResponse>(w).results.at(0).is_good());
+  REQUIRE(s2.call<ua::WriteResponse>(write_request(plant(".Count"), int32_t{6})).results.at(0).is_good());
   c = next_changes(s2);
   REQUIRE(c.size() == 1);
   CHECK(c[0].value.value == ua::Variant(int32_t{6}));
@@ -287,8 +202,8 @@ TEST_CASE("transfer: a session closed without deleting its subscriptions leaves 
           "[services][subscription][transfer]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  const uint32_t kept = subscribe(h);
-  monitor(h, kept, plant(".Speed"));
+  const uint32_t kept = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, kept, watched(plant(".Speed"))).status_code.is_good());
   REQUIRE(next_changes(h).size() == 1);
   ua::CloseSessionRequest close;
   close.delete_subscriptions = false;  // Part 4 §5.6.4: kept until their lifetime ends
@@ -323,12 +238,8 @@ TEST_CASE("transfer: a kept subscription nobody takes over ends with its lifetim
           "[services][subscription][transfer]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  ua::CreateSubscriptionRequest r;
-  r.requested_publishing_interval = 10;
-  r.requested_max_keep_alive_count = 1;
-  r.requested_lifetime_count = 3;  // revised to at least 3 x keep-alive: ~30 ms without a Publish
-  r.publishing_enabled = true;
-  const uint32_t kept = h.call<ua::CreateSubscriptionResponse>(r).subscription_id;
+  // A lifetime of 3 (revised to at least 3 x keep-alive): ~30 ms without a Publish.
+  const uint32_t kept = subscribe(h, 10, 1, 3).subscription_id;
   ua::CloseSessionRequest close;
   close.delete_subscriptions = false;
   h.call<ua::CloseSessionResponse>(close);
