@@ -258,9 +258,11 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
   server << R"({"application_uri": "urn:opcuad:bench:server",
  "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
  "threads": )"
-         << o.server_threads << R"(,
- "scheduling": {"realtime_priority": )"
-         << o.server_realtime_priority << R"(},
+         << o.server_threads << R"(,)"
+         << (o.server_realtime_priority
+                 ? "\n \"scheduling\": {\"realtime_priority\": " + std::to_string(o.server_realtime_priority) + "},"
+                 : std::string())
+         << R"(
  "limits": {"max_sessions": )"
          << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
          << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"

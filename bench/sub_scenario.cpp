@@ -71,9 +71,11 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
   server << R"({"application_uri": "urn:opcuad:bench:server",
  "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
  "threads": )"
-         << o.server_threads << R"(,
- "scheduling": {"realtime_priority": )"
-         << o.server_realtime_priority << R"(},
+         << o.server_threads << R"(,)"
+         << (o.server_realtime_priority
+                 ? "\n \"scheduling\": {\"realtime_priority\": " + std::to_string(o.server_realtime_priority) + "},"
+                 : std::string())
+         << R"(
  "limits": {"max_sessions": )"
          << sessions + 10 << R"(, "max_subscriptions": )" << sessions * 2 + items / 1000 + 100
          << R"(, "max_monitored_items": )" << items + 1000 << R"(, "max_monitored_items_per_call": )"
