@@ -274,7 +274,7 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
                                    status::BadTimestampsToReturnInvalid);
   }
   const NodeStore& store = *server.space().current();
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.nodes_to_read.size());
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
   const ua::DateTime now = resp.response_header.timestamp;
@@ -291,7 +291,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   const auto& limits = server.config().limits.operations;
   if (!check_operation_count(call, req.request_header, req.nodes_to_write.size(), limits.max_nodes_per_write)) return;
   const NodeStore& store = *server.space().current();
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.clear();
   const ua::DateTime now = resp.response_header.timestamp;  // one clock read per request
   thread_local std::vector<const addressspace::ValueCell*> written;  // reused, as the request

@@ -100,7 +100,7 @@ void handle_get_endpoints(Server& server, Call& call, ua::Decoder& body) {
   ua::GetEndpointsRequest req;
   if (!decode_request(call, body, req)) return;
   ua::GetEndpointsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   bool profile_ok = req.profile_uris.empty();
   for (const auto& p : req.profile_uris) profile_ok |= p.view() == kTcpBinaryProfile;
   if (profile_ok) {
@@ -115,7 +115,7 @@ void handle_find_servers(Server& server, Call& call, ua::Decoder& body) {
   ua::FindServersRequest req;
   if (!decode_request(call, body, req)) return;
   ua::FindServersResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   bool wanted = req.server_uris.empty();
   for (const auto& uri : req.server_uris) wanted |= uri.view() == server.config().application_uri;
   if (wanted) resp.servers.push_back(server.application_description());

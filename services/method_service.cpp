@@ -14,7 +14,7 @@ void handle_call(Server& server, Call& call, ua::Decoder& body) {
   }
   const auto& store = *server.space().current();
   ua::CallResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   for (const auto& m : req.methods_to_call) {
     ua::CallMethodResult r;
     const auto object = store.find(m.object_id);

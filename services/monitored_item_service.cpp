@@ -225,7 +225,7 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
   }
   const NodeStore& store = *server.space().current();
   ua::CreateMonitoredItemsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.items_to_create.size());
   for (size_t i = 0; i < req.items_to_create.size(); ++i) {
     create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return,
@@ -247,7 +247,7 @@ void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body
   }
   const NodeStore& store = *server.space().current();
   ua::ModifyMonitoredItemsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.items_to_modify.size());
   for (size_t i = 0; i < req.items_to_modify.size(); ++i) {
     modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return,
@@ -264,7 +264,7 @@ void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body
   Subscription* sub = subscription_for(call, req);
   if (!sub) return;
   ua::DeleteMonitoredItemsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.monitored_item_ids.size());
   for (uint32_t id : req.monitored_item_ids) {
     resp.results.push_back(sub->remove_item(id) ? status::Good : status::BadMonitoredItemIdInvalid);
@@ -284,7 +284,7 @@ void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
                                    status::BadMonitoringModeInvalid);
   }
   ua::SetMonitoringModeResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.monitored_item_ids.size());
   for (uint32_t id : req.monitored_item_ids) {
     MonitoredItem* item = sub->item(id);
@@ -310,7 +310,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
                                    status::BadMonitoredItemIdInvalid);
   }
   ua::SetTriggeringResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   // Part 4 §5.12.5: removals are applied before additions.
   std::vector<uint32_t>& links = trigger->triggered_links();
   for (uint32_t id : req.links_to_remove) {

@@ -180,5 +180,10 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);
+// The same, written over `h` in place: what a handler does with its reused response, so a warm response
+// header costs a clock read and three stores (assigning a fresh one moved a DiagnosticInfo and an
+// ExtensionObject, about a sixth of a Read-1 request's instructions).
+void set_response_header(ua::ResponseHeader& h, const ua::RequestHeader& request,
+                         ua::StatusCode result = ua::status::Good);
 
 }  // namespace opcuad::services

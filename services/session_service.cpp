@@ -86,7 +86,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->max_response_message_size = req.max_response_message_size;
 
   ua::CreateSessionResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.session_id = s->session_id;
   resp.authentication_token = s->authentication_token;
   resp.revised_session_timeout = s->timeout_ms;
@@ -114,7 +114,7 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = random_bytes(shard, 32);
   ua::ActivateSessionResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
   channel.send(request_id, resp);
 }
@@ -129,7 +129,7 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   ua::CloseSessionRequest req;
   if (!decode_request(call, body, req)) return;
   ua::CloseSessionResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   // Part 4 §5.6.4: outstanding requests (queued Publishes) are answered BadSessionClosed. With
   // deleteSubscriptions FALSE the subscriptions outlive the session until their own lifetime ends, so
   // that a later session of the same user can take them over with TransferSubscriptions (the usual
@@ -154,7 +154,7 @@ void handle_cancel(Server&, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   // Every service completes before the next request is read, so nothing is ever pending to cancel.
   ua::CancelResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.cancel_count = 0;
   call.channel.send(call.request_id, resp);
 }

@@ -36,7 +36,7 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
   call.session->subscriptions.emplace(id, sub);
   sub->start();
   ua::CreateSubscriptionResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.subscription_id = id;
   resp.revised_publishing_interval = params.publishing_interval_ms;
   resp.revised_lifetime_count = params.lifetime_count;
@@ -57,7 +57,7 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
   sub->modify(params);
   follow_publishing_interval(server, *sub);
   ua::ModifySubscriptionResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.revised_publishing_interval = params.publishing_interval_ms;
   resp.revised_lifetime_count = params.lifetime_count;
   resp.revised_max_keep_alive_count = params.max_keep_alive_count;
@@ -69,7 +69,7 @@ void handle_set_publishing_mode(Server&, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
   ua::SetPublishingModeResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.subscription_ids.size());
   for (uint32_t id : req.subscription_ids) {
     Subscription* sub = find_subscription(*call.session, id);
@@ -85,7 +85,7 @@ void handle_delete_subscriptions(Server&, Call& call, ua::Decoder& body) {
   if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
   Session& session = *call.session;
   ua::DeleteSubscriptionsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.subscription_ids.size());
   for (uint32_t id : req.subscription_ids) {
     resp.results.push_back(session.subscriptions.erase(id) ? status::Good : status::BadSubscriptionIdInvalid);

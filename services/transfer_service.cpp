@@ -95,7 +95,7 @@ void finish(TransferJob& job) {
   }
   if (open) {
     ua::TransferSubscriptionsResponse resp;
-    resp.response_header = response_header(job.header);
+    set_response_header(resp.response_header, job.header);
     resp.results = std::move(job.results);
     ch->send(job.request_id, resp);
   }

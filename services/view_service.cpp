@@ -234,7 +234,7 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
   }
   const NodeStore& store = *server.space().current();
   ua::TranslateBrowsePathsToNodeIdsResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.browse_paths.size());
   std::vector<NodeIndex> current, next;
   for (size_t p = 0; p < req.browse_paths.size(); ++p) {
@@ -301,7 +301,7 @@ void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
   // Every NodeId already resolves through one hash lookup, so a registered id is the id itself
   // (Part 4 §5.8.5 lets the server return the same ids).
   ua::RegisterNodesResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   resp.registered_node_ids = std::move(req.nodes_to_register);
   call.channel.send(call.request_id, resp);
 }
@@ -314,7 +314,7 @@ void handle_unregister_nodes(Server& server, Call& call, ua::Decoder& body) {
     return;
   }
   ua::UnregisterNodesResponse resp;
-  resp.response_header = response_header(req.request_header);
+  set_response_header(resp.response_header, req.request_header);
   call.channel.send(call.request_id, resp);
 }
 

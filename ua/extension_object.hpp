@@ -26,9 +26,27 @@ class ExtensionObject {
 
   ExtensionObject() = default;
   ExtensionObject(const ExtensionObject& o);
-  ExtensionObject(ExtensionObject&& o) noexcept { swap(o); }
-  ExtensionObject& operator=(ExtensionObject o) noexcept {
-    swap(o);
+  // Moves take the members (a swap through a by-value parameter cost two three-way swaps of a NodeId and a
+  // ByteString per assignment, measured on the Read path).
+  ExtensionObject(ExtensionObject&& o) noexcept
+      : type_id_(std::move(o.type_id_)), encoding_(o.encoding_), body_(std::move(o.body_)), type_(o.type_),
+        data_(o.data_) {
+    o.release();
+  }
+  ExtensionObject& operator=(ExtensionObject&& o) noexcept {
+    if (this != &o) {
+      if (type_) type_->destroy(data_);
+      type_id_ = std::move(o.type_id_);
+      encoding_ = o.encoding_;
+      body_ = std::move(o.body_);
+      type_ = o.type_;
+      data_ = o.data_;
+      o.release();
+    }
+    return *this;
+  }
+  ExtensionObject& operator=(const ExtensionObject& o) {
+    if (this != &o) *this = ExtensionObject(o);
     return *this;
   }
   ~ExtensionObject() { reset(); }
@@ -98,6 +116,16 @@ class ExtensionObject {
   friend bool operator==(const ExtensionObject& a, const ExtensionObject& b);
 
  private:
+  // Forgets the members without destroying the decoded object, whose ownership went elsewhere: the state
+  // a moved-from object is left in.
+  void release() noexcept {
+    type_ = nullptr;
+    data_ = nullptr;
+    encoding_ = Encoding::None;
+    type_id_ = NodeId();
+    body_.set_null();
+  }
+
   NodeId type_id_;
   Encoding encoding_ = Encoding::None;
   ByteString body_;                        // undecoded body

@@ -411,3 +411,31 @@ TEST_CASE("services: an advertised host name replaces a wildcard host, beside th
   REQUIRE(eps.endpoints.size() == 1);
   CHECK(eps.endpoints[0].endpoint_url.view() == "opc.tcp://gw.example:4840");
 }
+
+TEST_CASE("services: a reused response header is rewritten in place and cleared", "[services][header]") {
+  ua::RequestHeader request;
+  request.request_handle = 41;
+  ua::ResponseHeader h;
+  h.request_handle = 7;
+  h.service_result = status::BadInternalError;
+  h.service_diagnostics.additional_info = ua::String("left over");
+  h.service_diagnostics.inner_status_code = status::BadTimeout;
+  h.string_table.push_back(ua::String("x"));
+  h.additional_header = ua::ExtensionObject::make(ua::ReadValueId{});
+  services::set_response_header(h, request, status::BadTooManyOperations);
+  CHECK(h.request_handle == 41);
+  CHECK(h.service_result == status::BadTooManyOperations);
+  CHECK(h.timestamp.ticks > 0);
+  CHECK(h.service_diagnostics == ua::DiagnosticInfo{});
+  CHECK(h.string_table.empty());
+  CHECK(h.additional_header.is_empty());
+  CHECK(h.additional_header.type_id().is_null());
+  // The same as a fresh header, apart from the clock.
+  ua::ResponseHeader fresh = services::response_header(request, status::BadTooManyOperations);
+  fresh.timestamp = h.timestamp;
+  CHECK(fresh == h);
+  // An empty additional header that names a type is cleared too.
+  h.additional_header = ua::ExtensionObject::undecoded(ua::NodeId(2, 1), ua::ExtensionObject::Encoding::None, {});
+  services::set_response_header(h, request);
+  CHECK(h.additional_header.type_id().is_null());
+}

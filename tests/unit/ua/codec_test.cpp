@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "tests/unit/ua/test_bytes.hpp"
+#include "ua/generated/types.hpp"
 
 using namespace opcuad::ua;
 using opcuad::ua::test::decode_status;
@@ -253,6 +254,41 @@ TEST_CASE("ExtensionObject keeps unknown bodies byte for byte", "[ua][codec][ext
   CHECK(encoded(none) == hex("00 00 00"));
   CHECK(round_trip(none).is_empty());
   CHECK(decode_status<ExtensionObject>(hex("00 00 03")) == status::BadDecodingError);
+}
+
+TEST_CASE("ExtensionObject moves hand over the body and leave the source empty", "[ua][extobj]") {
+  // A decoded structure: moving must pass ownership exactly once (ASan reports a double free or a leak).
+  ReadValueId rv;
+  rv.node_id = NodeId(2, String("Plant.Speed"));
+  rv.attribute_id = 13;
+  ExtensionObject a = ExtensionObject::make(rv);
+  const ExtensionObject copy = a;
+  ExtensionObject b(std::move(a));
+  REQUIRE(b.get<ReadValueId>() != nullptr);
+  CHECK(*b.get<ReadValueId>() == rv);
+  CHECK(b == copy);
+  CHECK(a.is_empty());  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  CHECK_FALSE(a.is_decoded());
+  CHECK(a.type_id().is_null());
+
+  // Move-assignment over a decoded object destroys the old one; over itself changes nothing.
+  ExtensionObject c = ExtensionObject::make(rv);
+  c = ExtensionObject::undecoded(NodeId(2, 5001), ExtensionObject::Encoding::ByteString, ByteString("\x01"));
+  CHECK_FALSE(c.is_decoded());
+  CHECK(c.body() == ByteString("\x01"));
+  ExtensionObject& self = b;
+  b = std::move(self);
+  CHECK(b == copy);
+
+  // Copy-assignment is deep: the copy survives the original.
+  ExtensionObject d;
+  d = b;
+  b.reset();
+  REQUIRE(d.get<ReadValueId>() != nullptr);
+  CHECK(d.get<ReadValueId>()->node_id == rv.node_id);
+  const ExtensionObject& same = d;
+  d = same;  // self-copy
+  CHECK(d == copy);
 }
 
 TEST_CASE("decoding failures are values, never crashes", "[ua][codec][limits]") {
