@@ -39,11 +39,7 @@ void set_response_header(ua::ResponseHeader& h, const ua::RequestHeader& request
   h.request_handle = request.request_handle;
   h.service_result = result;
   // The rest is empty in a fresh header; a reused one is cleared only if something was put there.
-  const ua::DiagnosticInfo& d = h.service_diagnostics;
-  if (d.symbolic_id || d.namespace_uri || d.locale || d.localized_text || !d.additional_info.is_null() ||
-      d.inner_status_code || d.inner_diagnostic_info) {
-    h.service_diagnostics = ua::DiagnosticInfo{};
-  }
+  if (!h.service_diagnostics.empty()) h.service_diagnostics = ua::DiagnosticInfo{};
   h.string_table.clear();
   if (!h.additional_header.is_empty() || !h.additional_header.type_id().is_null()) h.additional_header.reset();
 }

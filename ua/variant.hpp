@@ -143,6 +143,11 @@ struct DiagnosticInfo {
   std::optional<StatusCode> inner_status_code;
   std::optional<Box<DiagnosticInfo>> inner_diagnostic_info;
 
+  // No field present (what encodes as the single mask byte 0).
+  bool empty() const noexcept {
+    return !symbolic_id && !namespace_uri && !locale && !localized_text && additional_info.is_null() &&
+           !inner_status_code && !inner_diagnostic_info;
+  }
   friend bool operator==(const DiagnosticInfo&, const DiagnosticInfo&) = default;
 };
 
