@@ -111,6 +111,7 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   s.channel_id = channel.id();  // (re)binds the session to this channel
   s.user = std::move(user);
   s.activated = true;
+  channel.set_session_active();
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = random_bytes(shard, 32);
   ua::ActivateSessionResponse resp;

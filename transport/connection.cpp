@@ -12,6 +12,14 @@ Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const Transpo
   shard_.load().fetch_add(1, std::memory_order_relaxed);
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  const auto peer = socket_.remote_endpoint(ignored);
+  if (!ignored) {
+    const asio::ip::address a = peer.address();
+    // An IPv4 client on a dual-stack socket counts as its IPv4 address.
+    channel_->set_peer_address(a.is_v6() && a.to_v6().is_v4_mapped()
+                                   ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
+                                   : a.to_string());
+  }
 }
 
 Connection::~Connection() {

@@ -102,6 +102,14 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
   uint32_t owed_responses() const noexcept { return owed_; }
   const SecurityToken& current_token() const noexcept { return current_; }
+  // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
+  // channels without a socket (tests). Per-address limits key on it.
+  const std::string& peer_address() const noexcept { return peer_address_; }
+  void set_peer_address(std::string address) { peer_address_ = std::move(address); }
+  // The service layer reports that a session was activated on this channel (Part 4 §5.6.3): from then
+  // on the channel is an authenticated client's, and the limits for channels without one no longer apply.
+  void set_session_active() noexcept { session_active_ = true; }
+  bool session_active() const noexcept { return session_active_; }
   const OutputWriter& writer() const noexcept { return writer_; }
   asio::io_context& context() noexcept { return ctx_; }
 
@@ -136,6 +144,8 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   State state_ = State::AwaitHello;
   std::chrono::steady_clock::time_point created_;
   std::string endpoint_url_;
+  std::string peer_address_;
+  bool session_active_ = false;
   uint32_t id_ = 0;
   // Negotiated in HEL/ACK.
   uint32_t receive_buffer_size_;
