@@ -27,7 +27,7 @@ class Client:
         self.sock = socket.create_connection((host, port), timeout=timeout,
                                              source_address=(source, 0) if source else None)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.rx = b""
+        self.rx = bytearray()
         self.channel_id = 0
         self.token_id = 0
         self.sequence = 0
@@ -45,7 +45,8 @@ class Client:
             if len(self.rx) >= 8:
                 size = struct.unpack_from("<I", self.rx, 4)[0]
                 if len(self.rx) >= size:
-                    chunk, self.rx = self.rx[:size], self.rx[size:]
+                    chunk = bytes(self.rx[:size])
+                    del self.rx[:size]
                     kind = chunk[:3]
                     if kind == b"ERR":
                         d = Decoder(chunk, 8)
@@ -140,17 +141,17 @@ class Client:
 
     def recv_response(self, timeout=10.0):
         """The next whole response: (type id, Decoder positioned after the type NodeId)."""
-        body = b""
+        parts = []
         while True:
             kind, chunk_type, chunk = self.recv_chunk(timeout)
             if kind != b"MSG":
                 continue
-            body += chunk[24:]
+            parts.append(chunk[24:])
             if chunk_type == b"F":
                 break
             if chunk_type == b"A":
-                body = b""
-        d = Decoder(body)
+                parts = []
+        d = Decoder(b"".join(parts))
         ns, ident = d.nodeid()
         return ident, d
 

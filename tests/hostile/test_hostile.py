@@ -224,7 +224,9 @@ class BrowseUnbounded(HostileCase):
                 self.assertIn(status_name(status), ("Good", "BadNoContinuationPoints", "BadResponseTooLarge"))
         self.assertLess(elapsed, 5.0)
         c.close()
-        self.assert_healthy()
+        # A response up to the client's 16 MiB may legitimately be encoded on the shard: 13.7 MB of
+        # references hold it ~1.2 s in the ASan Debug build. Unbounded (today) it is ~1.2 GB.
+        self.assert_healthy(latency_bound_s=2.0)
 
 
 # --- 3. Decoding amplification ---
@@ -382,6 +384,7 @@ class BeforeSession(HostileCase):
         other.close()
         for c in held:
             c.close()
+        time.sleep(0.5)  # the server sees the closes; the new client of assert_healthy comes from 127.0.0.1
         self.assert_healthy(rss_bound_mb=50)
 
 
