@@ -277,48 +277,58 @@ class DecodingAmplification(HostileCase):
 
 # --- 4. Before a session exists ---
 
+def send_10mib(c, channel_id, token_id):
+    """A 10 MiB Read request in full-size chunks (intermediate, then final), watching for an early answer
+    after each chunk; returns what the server answered: (kind, status name)."""
+    room = c.receive_buffer - 24
+    chunk_body = b"\x00" * room
+    first = uabin.Encoder().nodeid(0, uabin.READ_REQUEST).bytes()
+    chunks = (10 << 20) // room
+    try:
+        c.request_id += 1
+        for i in range(chunks + 1):
+            c.sequence += 1
+            last = i == chunks
+            c.sock.settimeout(10)
+            c.send(uabin.symmetric(channel_id, token_id, c.sequence, c.request_id,
+                                   first + chunk_body[len(first):] if i == 0 else chunk_body, b"F" if last else b"C"))
+            c.sock.setblocking(False)
+            try:
+                data = c.sock.recv(1 << 16)
+                if not data:
+                    break
+                c.rx += data
+                if c.rx[:3] == b"ERR":
+                    break
+            except BlockingIOError:
+                pass
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    c.sock.settimeout(10)
+    try:
+        ident, d = c.recv_response(timeout=10)
+        _, result = d.response_header()
+        return ("ServiceFault" if ident == uabin.SERVICE_FAULT else "i=%d" % ident, status_name(result))
+    except ErrReceived as e:
+        return ("ERR", status_name(e.status))
+    except (Closed, OSError) as e:
+        return ("closed", repr(e))
+    finally:
+        c.close()
+
+
 class BeforeSession(HostileCase):
     def test_10mib_message_without_session(self):
         c = self.attacker()
         c.connect()  # channel open, no session
-        room = c.receive_buffer - 24
-        chunk_body = b"\x00" * room
-        first = uabin.Encoder().nodeid(0, uabin.READ_REQUEST).bytes()
-        chunks = (10 << 20) // room
-        answer = None
-        c.sock.setblocking(False)
-        try:
-            c.request_id += 1
-            for i in range(chunks + 1):
-                c.sequence += 1
-                last = i == chunks
-                c.sock.setblocking(True)
-                c.send(uabin.symmetric(c.channel_id, c.token_id, c.sequence, c.request_id,
-                                       first + chunk_body[len(first):] if i == 0 else chunk_body,
-                                       b"F" if last else b"C"))
-                c.sock.setblocking(False)
-                try:
-                    data = c.sock.recv(1 << 16)
-                    if not data:
-                        break
-                    c.rx += data
-                    if c.rx[:3] == b"ERR":
-                        break
-                except BlockingIOError:
-                    pass
-        except (BrokenPipeError, ConnectionResetError):
-            pass
-        c.sock.setblocking(True)
-        try:
-            ident, d = c.recv_response(timeout=10)
-            _, result = d.response_header()
-            answer = ("ServiceFault" if ident == uabin.SERVICE_FAULT else "i=%d" % ident, status_name(result))
-        except ErrReceived as e:
-            answer = ("ERR", status_name(e.status))
-        except (Closed, OSError) as e:
-            answer = ("closed", repr(e))
-        c.close()
+        answer = send_10mib(c, c.channel_id, c.token_id)
         self.assertIn(answer, (("ServiceFault", "BadRequestTooLarge"), ("ERR", "BadTcpMessageTooLarge")))
+        # Without OpenSecureChannel at all: refused at the first chunk.
+        c = self.attacker()
+        c.hello()
+        answer = send_10mib(c, 1, 1)
+        self.assertIn(answer, (("ERR", "BadSecureChannelIdInvalid"), ("ERR", "BadTcpSecureChannelUnknown"),
+                               ("ERR", "BadTcpMessageTooLarge")))
         # Buffering the 10 MiB costs ~25 MB under ASan; a pre-session budget of some kilobytes costs nothing.
         self.assert_healthy(rss_bound_mb=16)
 
