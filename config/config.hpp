@@ -54,6 +54,23 @@ struct Limits {
   double max_session_timeout_ms = 3600000;
   double min_sampling_interval_ms = 0;
   addressspace::OperationLimits operations;
+  // Work and memory one request may cost (docs/SECURITY.md lists each with the status a client gets).
+  uint32_t max_references_per_node = 10000;     // per node and Browse page; the rest: continuation point
+  uint32_t max_references_per_browse = 100000;  // per Browse / BrowseNext response, over all its nodes
+  uint32_t max_translate_matches = 1000;        // targets per browse path (BadTooManyMatches)
+  uint32_t max_translate_references = 1000000;  // references one Translate request examines
+  uint32_t max_decoded_request_bytes = 64u << 20;  // decoded form of one request (BadEncodingLimitsExceeded)
+  // Sessions before their first ActivateSession (BadTooManySessions beyond these), and how long one may
+  // wait for it.
+  uint32_t max_unactivated_sessions = 64;
+  uint32_t max_unactivated_sessions_per_address = 16;
+  double unactivated_session_timeout_ms = 10000;
+  // User-name logins (checked off the shard threads): checks waiting at most (BadServerTooBusy), and
+  // failed logins per client address within the window before that address is refused
+  // (BadUserAccessDenied) until the window has passed.
+  uint32_t max_queued_logins = 32;
+  uint32_t max_failed_logins_per_address = 5;
+  double failed_login_window_ms = 60000;
 };
 
 // Server-internal counters for load harnesses (docs/CONFIGURATION.md, "diagnostics"). Off by default:

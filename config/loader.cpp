@@ -63,6 +63,41 @@ void read_limits(ObjectReader& parent, Limits& l) {
   r.read_int("max_nodes_per_register_nodes", o.max_nodes_per_register_nodes);
   r.read_int("max_nodes_per_translate_browse_paths", o.max_nodes_per_translate_browse_paths);
   r.read_int("max_monitored_items_per_call", o.max_monitored_items_per_call);
+  r.read_int("max_references_per_node", l.max_references_per_node);
+  r.read_int("max_references_per_browse", l.max_references_per_browse);
+  r.read_int("max_translate_matches", l.max_translate_matches);
+  r.read_int("max_translate_references", l.max_translate_references);
+  r.read_int("max_decoded_request_bytes", l.max_decoded_request_bytes);
+  const auto positive = [&](const char* key, uint32_t value) {
+    if (value == 0) parent.context().error(parent.path_of("limits") + "/" + key, std::string(key) + " must be at least 1");
+  };
+  positive("max_references_per_node", l.max_references_per_node);
+  positive("max_references_per_browse", l.max_references_per_browse);
+  // Part 4 §5.8.4.4: a server should allow at least 10 matches before answering Bad_TooManyMatches.
+  if (l.max_translate_matches < 10) {
+    parent.context().error(parent.path_of("limits") + "/max_translate_matches",
+                           "max_translate_matches must be at least 10 (Part 4 §5.8.4.4)");
+  }
+  positive("max_translate_references", l.max_translate_references);
+  r.read_int("max_unactivated_sessions", l.max_unactivated_sessions);
+  r.read_int("max_unactivated_sessions_per_address", l.max_unactivated_sessions_per_address);
+  r.read("unactivated_session_timeout_ms", l.unactivated_session_timeout_ms);
+  r.read_int("max_queued_logins", l.max_queued_logins);
+  r.read_int("max_failed_logins_per_address", l.max_failed_logins_per_address);
+  r.read("failed_login_window_ms", l.failed_login_window_ms);
+  if (!(l.unactivated_session_timeout_ms > 0)) {
+    parent.context().error(parent.path_of("limits") + "/unactivated_session_timeout_ms",
+                           "unactivated_session_timeout_ms must be positive");
+  }
+  if (!(l.failed_login_window_ms >= 0)) {
+    parent.context().error(parent.path_of("limits") + "/failed_login_window_ms",
+                           "failed_login_window_ms must not be negative");
+  }
+  positive("max_queued_logins", l.max_queued_logins);
+  if (l.max_decoded_request_bytes < (1u << 20)) {
+    parent.context().error(parent.path_of("limits") + "/max_decoded_request_bytes",
+                           "max_decoded_request_bytes must be at least 1048576");
+  }
 }
 
 void read_server(ObjectReader& r, ServerConfig& c) {

@@ -153,9 +153,14 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   if (in.status.value() != 0 && !(var->access_level & addressspace::access::kStatusWrite)) {
     return status::BadWriteNotSupported;
   }
-  if (!in.source_timestamp.is_null() && !(var->access_level & addressspace::access::kTimestampWrite)) {
+  // The SourceTimestamp (and its picoseconds) only with TimestampWrite (Part 3 §8.57); the ServerTimestamp
+  // is the server's own and is never written: a client that sends one asks for a combination this server
+  // does not support (Part 4 §5.10.4.4, Bad_WriteNotSupported), and nothing is written.
+  if ((!in.source_timestamp.is_null() || in.source_picoseconds != 0) &&
+      !(var->access_level & addressspace::access::kTimestampWrite)) {
     return status::BadWriteNotSupported;
   }
+  if (!in.server_timestamp.is_null() || in.server_picoseconds != 0) return status::BadWriteNotSupported;
   bool range_ok = true;
   auto range = IndexRange::parse(item.index_range.view(), range_ok);
   if (!range_ok) return status::BadIndexRangeInvalid;
@@ -259,52 +264,55 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
 }
 
 void handle_read(Server& server, Call& call, ua::Decoder& body) {
-  // Reused per shard thread: decoding into a warm request and filling a warm response allocates
-  // nothing in steady state (DESIGN.md property 1). Handlers run to completion, so there is no reentry.
-  thread_local ua::ReadRequest req;
-  thread_local ua::ReadResponse resp;
-  if (!decode_request(call, body, req)) return;
+  // Shard scratch: decoding into a warm request and filling a warm response allocates nothing in steady
+  // state (docs/ARCHITECTURE.md).
   const auto& limits = server.config().limits.operations;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_read.size(), limits.max_nodes_per_read)) return;
-  if (req.max_age < 0 || req.max_age != req.max_age) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadMaxAgeInvalid);
+  if (!precheck_operation_count(call, body, {.fixed_bytes = 12}, limits.max_nodes_per_read)) return;
+  auto req = call.shard.scratch.read_request.lease();
+  auto resp = call.shard.scratch.read_response.lease();
+  if (!decode_request(call, body, *req)) return;
+  if (!check_operation_count(call, req->request_header, req->nodes_to_read.size(), limits.max_nodes_per_read)) return;
+  if (req->max_age < 0 || req->max_age != req->max_age) {
+    return call.channel.send_fault(call.request_id, req->request_header.request_handle, status::BadMaxAgeInvalid);
   }
-  if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
+  if (static_cast<uint32_t>(req->timestamps_to_return) > 3) {
+    return call.channel.send_fault(call.request_id, req->request_header.request_handle,
                                    status::BadTimestampsToReturnInvalid);
   }
   const NodeStore& store = *server.space().current();
-  set_response_header(resp.response_header, req.request_header);
-  resp.results.resize(req.nodes_to_read.size());
+  set_response_header(resp->response_header, req->request_header);
+  resp->results.resize(req->nodes_to_read.size());
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
-  const ua::DateTime now = resp.response_header.timestamp;
-  for (size_t i = 0; i < req.nodes_to_read.size(); ++i) {
-    read_one(store, req.nodes_to_read[i], req.timestamps_to_return, now, resp.results[i]);
+  const ua::DateTime now = resp->response_header.timestamp;
+  for (size_t i = 0; i < req->nodes_to_read.size(); ++i) {
+    read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, resp->results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  call.channel.send(call.request_id, *resp);
 }
 
 void handle_write(Server& server, Call& call, ua::Decoder& body) {
-  thread_local ua::WriteRequest req;  // reused, as in handle_read
-  thread_local ua::WriteResponse resp;
-  if (!decode_request(call, body, req)) return;
   const auto& limits = server.config().limits.operations;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_write.size(), limits.max_nodes_per_write)) return;
+  if (!precheck_operation_count(call, body, {}, limits.max_nodes_per_write)) return;
+  auto req = call.shard.scratch.write_request.lease();  // shard scratch, as in handle_read
+  auto resp = call.shard.scratch.write_response.lease();
+  auto written = call.shard.scratch.written_cells.lease();
+  if (!decode_request(call, body, *req)) return;
+  if (!check_operation_count(call, req->request_header, req->nodes_to_write.size(), limits.max_nodes_per_write))
+    return;
   const NodeStore& store = *server.space().current();
-  set_response_header(resp.response_header, req.request_header);
-  resp.results.clear();
-  const ua::DateTime now = resp.response_header.timestamp;  // one clock read per request
-  thread_local std::vector<const addressspace::ValueCell*> written;  // reused, as the request
-  written.clear();
-  for (const auto& item : req.nodes_to_write) {
+  set_response_header(resp->response_header, req->request_header);
+  resp->results.clear();
+  const ua::DateTime now = resp->response_header.timestamp;  // one clock read per request
+  written->clear();
+  for (const auto& item : req->nodes_to_write) {
     const addressspace::ValueCell* cell = nullptr;
-    resp.results.push_back(write_one(call, server.space(), store, item, now, cell));
-    if (cell) written.push_back(cell);
+    resp->results.push_back(write_one(call, server.space(), store, item, now, cell));
+    if (cell) written->push_back(cell);
   }
-  call.channel.send(call.request_id, resp);
+  call.channel.send(call.request_id, *resp);
   // Exception-based monitored items watching these cells sample now, on whichever shard they live
   // (one post per interested shard for the whole request; nothing when nobody watches).
-  if (!written.empty()) server.notify_written(&call.shard, written);
+  if (!written->empty()) server.notify_written(&call.shard, *written);
 }
 
 }  // namespace opcuad::services

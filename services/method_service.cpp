@@ -6,12 +6,11 @@
 namespace opcuad::services {
 
 void handle_call(Server& server, Call& call, ua::Decoder& body) {
+  const uint32_t limit = server.config().limits.operations.max_nodes_per_method_call;
+  if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::CallRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.methods_to_call.size(),
-                             server.config().limits.operations.max_nodes_per_method_call)) {
-    return;
-  }
+  if (!check_operation_count(call, req.request_header, req.methods_to_call.size(), limit)) return;
   const auto& store = *server.space().current();
   ua::CallResponse resp;
   set_response_header(resp.response_header, req.request_header);

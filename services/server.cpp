@@ -48,8 +48,22 @@ namespace {
 std::atomic<uint64_t> g_next_instance{1};
 }  // namespace
 
+namespace {
+LoginVerifier::Limits login_limits(const config::Limits& l) {
+  LoginVerifier::Limits v;
+  v.max_queued = l.max_queued_logins;
+  v.max_failures = l.max_failed_logins_per_address;
+  v.failure_window = std::chrono::milliseconds(static_cast<int64_t>(l.failed_login_window_ms));
+  return v;
+}
+}  // namespace
+
 Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& config)
-    : space_(space), config_(config), instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)) {}
+    : space_(space),
+      config_(config),
+      instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)),
+      unactivated_(config.limits.max_unactivated_sessions, config.limits.max_unactivated_sessions_per_address),
+      logins_(std::make_unique<LoginVerifier>(config.users, login_limits(config.limits))) {}
 
 bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept {
   // Every writer of the configured namespaces (Write service, daemon simulator) calls notify_written();
@@ -58,7 +72,10 @@ bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCel
 }
 
 // The shards go first: their sessions' subscriptions unregister themselves from members declared later.
-Server::~Server() { shards_.clear(); }
+Server::~Server() {
+  logins_.reset();  // joins its threads, which post to the shards
+  shards_.clear();
+}
 
 void Server::attach_shard(asio::io_context& ctx) {
   auto state = std::make_unique<ShardState>();
@@ -247,35 +264,51 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
   if (!from || from == &to) {
     return channel.send_fault(request_id, request.request_header.request_handle, status::BadSessionIdInvalid);
   }
-  // Take the session out on its own shard, then install and activate it here. The channel may close in
-  // between: the session then stays on this shard, where the client may activate it again.
+  // Part 4 §5.6.3: the identity is checked first, here, and the session moves only when it belongs to
+  // that user, so a failed attempt leaves the session where it was, untouched. The channel may close in
+  // between: a moved session then stays on this shard, where the client may activate it again.
+  auto req = std::make_shared<ua::ActivateSessionRequest>(std::move(request));
   std::weak_ptr<transport::SecureChannel> weak = channel.weak_from_this();
-  asio::post(*from->context, [this, from, &to, weak, request_id, request = std::move(request)]() mutable {
-    std::shared_ptr<Session> moving;
-    auto it = from->sessions.find(request.request_header.authentication_token);
-    if (it != from->sessions.end()) {
-      // Subscriptions move with the session: their timers and sampler registrations belong to this
-      // shard, so they leave it here (detach) and are rebuilt on the new one (attach) below. The Publish
-      // requests queued on the old channel (which lives here) are rejected on it, as that channel's
-      // requests now are (Part 4 §5.6.3); pending status changes move along.
-      reject_publishes_from_other_channels(*it->second, 0);
-      for (auto& [id, sub] : it->second->subscriptions) sub->detach();
-      moving = std::move(it->second);
-      from->sessions.erase(it);
+  resolve_identity(*this, to, channel, req->user_identity_token,
+                   [this, from, &to, weak, request_id, req](ua::StatusCode identity, std::string user) {
+    if (!identity.is_good()) {
+      if (auto ch = weak.lock()) ch->send_fault(request_id, req->request_header.request_handle, identity);
+      return;
     }
-    asio::post(*to.context, [this, &to, weak, request_id, moving, request = std::move(request)]() {
-      auto ch = weak.lock();
-      if (!moving) {
-        if (ch) ch->send_fault(request_id, request.request_header.request_handle, status::BadSessionIdInvalid);
-        return;
+    asio::post(*from->context, [this, from, &to, weak, request_id, req, user = std::move(user)]() mutable {
+      std::shared_ptr<Session> moving;
+      ua::StatusCode refused = status::Good;
+      auto it = from->sessions.find(req->request_header.authentication_token);
+      if (it == from->sessions.end()) {
+        refused = status::BadSessionIdInvalid;
+      } else if (!it->second->activated) {
+        refused = status::BadSecureChannelIdInvalid;  // its first activation belongs to its own channel
+      } else if (it->second->user != user) {
+        refused = status::BadUserAccessDenied;
+      } else {
+        // Subscriptions move with the session: their timers and sampler registrations belong to this
+        // shard, so they leave it here (detach) and are rebuilt on the new one (attach) below. The
+        // Publish requests queued on the old channel (which lives here) are rejected on it, as that
+        // channel's requests now are (Part 4 §5.6.3); pending status changes move along.
+        reject_publishes_from_other_channels(*it->second, 0);
+        for (auto& [id, sub] : it->second->subscriptions) sub->detach();
+        moving = std::move(it->second);
+        from->sessions.erase(it);
       }
-      auto owned = std::make_unique<Session>(std::move(*moving));
-      Session& session = *owned;
-      for (auto& [id, sub] : session.subscriptions) sub->attach(to, session);
-      add_session(to, std::move(owned));
-      if (ch && ch->state() == transport::SecureChannel::State::Open) {
-        activate_session(*this, to, *ch, request_id, session, request);
-      }
+      asio::post(*to.context, [this, &to, weak, request_id, moving, refused, req, user = std::move(user)]() mutable {
+        auto ch = weak.lock();
+        if (!moving) {
+          if (ch) ch->send_fault(request_id, req->request_header.request_handle, refused);
+          return;
+        }
+        auto owned = std::make_unique<Session>(std::move(*moving));
+        Session& session = *owned;
+        for (auto& [id, sub] : session.subscriptions) sub->attach(to, session);
+        add_session(to, std::move(owned));
+        if (ch && ch->state() == transport::SecureChannel::State::Open) {
+          activate_session(*this, to, *ch, request_id, session, *req, std::move(user));
+        }
+      });
     });
   });
 }
@@ -315,16 +348,16 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
       return true;
     }
     Session& s = *it->second;
-    if (entry->needs == Needs::ActivatedSession) {
-      if (!s.activated) {
-        channel.send_fault(ctx.request_id, request_handle, status::BadSessionNotActivated);
-        return true;
-      }
-      // The authentication token is bound to the secure channel the session was activated on.
-      if (s.channel_id != channel.id()) {
-        channel.send_fault(ctx.request_id, request_handle, status::BadSecureChannelIdInvalid);
-        return true;
-      }
+    if (entry->needs == Needs::ActivatedSession && !s.activated) {
+      channel.send_fault(ctx.request_id, request_handle, status::BadSessionNotActivated);
+      return true;
+    }
+    // The authentication token is bound to the secure channel the session was created or last activated
+    // on: every request but ActivateSession (which rebinds it) must come there, CloseSession included
+    // (Part 4 §5.6.3, §5.6.4).
+    if (entry->handler != handle_activate_session && s.channel_id != channel.id()) {
+      channel.send_fault(ctx.request_id, request_handle, status::BadSecureChannelIdInvalid);
+      return true;
     }
     s.last_activity = std::chrono::steady_clock::now();
     call.session = &s;

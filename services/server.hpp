@@ -13,7 +13,9 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -26,8 +28,11 @@
 
 #include "addressspace/address_space.hpp"
 #include "config/config.hpp"
+#include "services/address_counter.hpp"
 #include "services/cell_watch.hpp"
+#include "services/login_verifier.hpp"
 #include "services/sampler.hpp"
+#include "services/scratch.hpp"
 #include "services/session.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/service_handler.hpp"
@@ -50,6 +55,7 @@ struct ShardState {
   std::vector<std::unique_ptr<Session>> parked;
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
   std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
+  Scratch scratch;                             // shard-local: reused requests, responses, work lists
 };
 
 // What one request's handler gets: the channel, the request id and the session (when required).
@@ -58,6 +64,16 @@ struct Call {
   uint32_t request_id;
   ShardState& shard;
   Session* session;  // nullptr for services that need none
+
+  // The largest response body this request may be answered with: the client's MaxMessageSize and
+  // MaxChunkCount from Hello, and its session's maxResponseMessageSize (Part 4 §5.6.2), 0 meaning none.
+  size_t max_response_body() const noexcept {
+    size_t limit = channel.max_response_body();
+    if (session && session->max_response_message_size) {
+      limit = std::min<size_t>(limit, session->max_response_message_size);
+    }
+    return limit;
+  }
 };
 
 class Server final : public transport::ServiceHandler {
@@ -91,6 +107,8 @@ class Server final : public transport::ServiceHandler {
   uint32_t session_count() const noexcept { return session_count_.load(std::memory_order_relaxed); }
   // Shard i's sampler, in attach order (diagnostics and tests; touch it on that shard's thread only).
   const Sampler& sampler(size_t shard) const noexcept { return *shards_[shard]->sampler; }
+  // Shard i's state, in attach order (tests; touch it on that shard's thread only).
+  const ShardState& shard_state(size_t shard) const noexcept { return *shards_[shard]; }
 
   // The endpoints this server offers, with `url` (the one the client dialled) as their address when it
   // names one of ours; see discovery_service.cpp.
@@ -98,6 +116,11 @@ class Server final : public transport::ServiceHandler {
   ua::ApplicationDescription application_description() const;
 
   // Session bookkeeping shared by the session services.
+  // A ticket against limits.max_unactivated_sessions (per address and in total); empty when either is
+  // reached. A session holds it until its first activation.
+  AddressCounter::Ticket reserve_unactivated(const std::string& address) { return unactivated_.acquire(address); }
+  uint32_t unactivated_session_count() const { return unactivated_.total(); }
+  LoginVerifier& logins() noexcept { return *logins_; }
   bool reserve_session() noexcept;
   void release_session() noexcept;
   // Server-wide limits of config::Limits (max_subscriptions, max_monitored_items); any shard.
@@ -135,6 +158,8 @@ class Server final : public transport::ServiceHandler {
   CellWatch watch_;  // which shards watch which value cells (exception-based items)
   const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
   std::vector<std::unique_ptr<ShardState>> shards_;
+  AddressCounter unactivated_;
+  std::unique_ptr<LoginVerifier> logins_;  // destroyed first (~Server): its threads post to the shards
   std::atomic<uint32_t> session_count_{0};
   std::atomic<uint32_t> subscription_count_{0};
   std::atomic<uint32_t> monitored_item_count_{0};
@@ -174,9 +199,15 @@ void handle_modify_monitored_items(Server&, Call&, ua::Decoder& body);
 void handle_delete_monitored_items(Server&, Call&, ua::Decoder& body);
 void handle_set_monitoring_mode(Server&, Call&, ua::Decoder& body);
 void handle_set_triggering(Server&, Call&, ua::Decoder& body);
-// ActivateSession's work once the request is decoded and the session is on this shard.
+// ActivateSession in two halves (Part 4 §5.6.3). resolve_identity() checks the identity token and calls
+// `then(status, user)`: at once for anonymous and malformed tokens, later (on `shard`, from the
+// LoginVerifier's threads) for a user name and password. activate_session() then binds the session, which
+// is on this shard, to the channel as `user`.
+using IdentityDone = std::function<void(ua::StatusCode, std::string user)>;
+void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
+                      const ua::ExtensionObject& token, IdentityDone then);
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
-                      Session& session, const ua::ActivateSessionRequest& request);
+                      Session& session, const ua::ActivateSessionRequest& request, std::string user);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

@@ -4,6 +4,7 @@
 //
 // shard-local: owned by ShardState::sessions.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -13,6 +14,7 @@
 #include <unordered_map>
 
 #include "addressspace/node_store.hpp"
+#include "services/address_counter.hpp"
 #include "services/subscription.hpp"
 #include "ua/node_id.hpp"
 
@@ -38,6 +40,10 @@ struct Session {
   std::string name;
   uint32_t channel_id = 0;           // the secure channel it is bound to
   double timeout_ms = 0;
+  // Until its first activation a session lives at most this long (limits.unactivated_session_timeout_ms)
+  // and holds a ticket against the limits on sessions not yet activated.
+  double activation_timeout_ms = 0;
+  AddressCounter::Ticket unactivated;
   std::chrono::steady_clock::time_point last_activity;
   bool activated = false;
   std::string user;                  // empty for anonymous
@@ -53,7 +59,8 @@ struct Session {
   std::map<uint32_t, std::shared_ptr<Subscription>> subscriptions;
 
   bool expired(std::chrono::steady_clock::time_point now) const noexcept {
-    return now - last_activity > std::chrono::duration<double, std::milli>(timeout_ms);
+    const double limit = activated ? timeout_ms : std::min(timeout_ms, activation_timeout_ms);
+    return now - last_activity > std::chrono::duration<double, std::milli>(limit);
   }
 };
 

@@ -1,6 +1,9 @@
 // Session service set (Part 4 §5.6): CreateSession, ActivateSession, CloseSession, Cancel.
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "config/password.hpp"
 #include "services/request.hpp"
@@ -11,69 +14,73 @@ namespace {
 
 namespace status = ua::status;
 
-ua::ByteString random_bytes(ShardState& shard, size_t n) {
+// Session ids, authentication tokens and nonces protect sessions from other clients: they come from
+// OpenSSL's CSPRNG (Part 4 §5.6.2: the authenticationToken must be unguessable). An empty value on an
+// OpenSSL failure makes the caller refuse the request.
+bool random_fill(void* out, size_t n) {
+  return RAND_bytes(static_cast<unsigned char*>(out), static_cast<int>(n)) == 1;
+}
+
+std::optional<ua::ByteString> random_bytes(size_t n) {
   std::string bytes(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t r = shard.rng();
-    std::memcpy(bytes.data() + i, &r, std::min<size_t>(8, n - i));
-  }
+  if (!random_fill(bytes.data(), n)) return std::nullopt;
   return ua::ByteString(std::move(bytes));
 }
 
-ua::Guid random_guid(ShardState& shard) {
+std::optional<ua::Guid> random_guid() {
   ua::Guid g;
-  uint64_t a = shard.rng(), b = shard.rng();
-  g.data1 = static_cast<uint32_t>(a);
-  g.data2 = static_cast<uint16_t>(a >> 32);
-  g.data3 = static_cast<uint16_t>(a >> 48);
-  std::memcpy(g.data4.data(), &b, 8);
+  uint8_t raw[16];
+  if (!random_fill(raw, sizeof raw)) return std::nullopt;
+  std::memcpy(&g.data1, raw, 4);
+  std::memcpy(&g.data2, raw + 4, 2);
+  std::memcpy(&g.data3, raw + 6, 2);
+  std::memcpy(g.data4.data(), raw + 8, 8);
   return g;
-}
-
-// Checks the identity token against the endpoint's policies and the configured users. Returns the user
-// name ("" for anonymous) through `user`. Passwords are compared against salted hashes and never logged.
-ua::StatusCode check_identity(const Server& server, const ua::ExtensionObject& token, std::string& user) {
-  const auto& cfg = server.config();
-  if (token.is_empty()) {
-    // Part 4 §5.6.3: a null token means anonymous.
-    if (!cfg.allow_anonymous) return status::BadIdentityTokenRejected;
-    user.clear();
-    return status::Good;
-  }
-  if (const auto* anon = token.get<ua::AnonymousIdentityToken>()) {
-    if (!cfg.allow_anonymous) return status::BadIdentityTokenRejected;
-    if (!anon->policy_id.empty() && anon->policy_id.view() != "anonymous") return status::BadIdentityTokenInvalid;
-    user.clear();
-    return status::Good;
-  }
-  if (const auto* login = token.get<ua::UserNameIdentityToken>()) {
-    if (cfg.users.empty() || login->policy_id.view() != "username") return status::BadIdentityTokenInvalid;
-    // With SecurityPolicy None the password arrives unencrypted; encrypted secrets come with security.
-    if (!login->encryption_algorithm.empty()) return status::BadIdentityTokenInvalid;
-    for (const auto& u : cfg.users) {
-      if (u.name == login->user_name.view()) {
-        if (!config::verify_password(login->password.view(), u.password_hash)) break;
-        user = u.name;
-        return status::Good;
-      }
-    }
-    return status::BadUserAccessDenied;
-  }
-  return status::BadIdentityTokenInvalid;
 }
 
 }  // namespace
 
+void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
+                      const ua::ExtensionObject& token, IdentityDone then) {
+  const auto& cfg = server.config();
+  if (token.is_empty()) {
+    // Part 4 §5.6.3: a null token means anonymous.
+    if (!cfg.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
+    return then(status::Good, {});
+  }
+  if (const auto* anon = token.get<ua::AnonymousIdentityToken>()) {
+    if (!cfg.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
+    if (!anon->policy_id.empty() && anon->policy_id.view() != "anonymous") return then(status::BadIdentityTokenInvalid, {});
+    return then(status::Good, {});
+  }
+  if (const auto* login = token.get<ua::UserNameIdentityToken>()) {
+    if (cfg.users.empty() || login->policy_id.view() != "username") return then(status::BadIdentityTokenInvalid, {});
+    // With SecurityPolicy None the password arrives unencrypted; encrypted secrets come with security.
+    if (!login->encryption_algorithm.empty()) return then(status::BadIdentityTokenInvalid, {});
+    // The password check runs on the verifier's threads; `then` comes back to this shard.
+    return server.logins().submit(channel.peer_address(), std::string(login->user_name.view()),
+                                  std::string(login->password.view()), *shard.context, std::move(then));
+  }
+  then(status::BadIdentityTokenInvalid, {});
+}
+
 void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   ua::CreateSessionRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!server.reserve_session()) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadTooManySessions);
-  }
+  const uint32_t handle = req.request_header.request_handle;
+  // A session not yet activated counts against its own, smaller limits (total and per client address),
+  // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
+  AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
+  if (!ticket) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  auto session_guid = random_guid();
+  auto token_guid = random_guid();
+  auto nonce = random_bytes(32);
+  if (!session_guid || !token_guid || !nonce) return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
+  if (!server.reserve_session()) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
   auto s = std::make_unique<Session>();
   ShardState& shard = call.shard;
-  s->session_id = ua::NodeId(1, random_guid(shard));
-  s->authentication_token = ua::NodeId(0, random_guid(shard));
+  s->session_id = ua::NodeId(1, *session_guid);
+  s->authentication_token = ua::NodeId(0, *token_guid);
   s->name = std::string(req.session_name.view().substr(0, 256));
   s->channel_id = call.channel.id();
   const auto& limits = server.config().limits;
@@ -81,8 +88,10 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->timeout_ms = requested == requested ? std::clamp(requested, limits.min_session_timeout_ms,
                                                       limits.max_session_timeout_ms)
                                          : limits.max_session_timeout_ms;  // NaN: the server chooses
+  s->activation_timeout_ms = limits.unactivated_session_timeout_ms;
+  s->unactivated = std::move(ticket);
   s->last_activity = std::chrono::steady_clock::now();
-  s->server_nonce = random_bytes(shard, 32);
+  s->server_nonce = std::move(*nonce);
   s->max_response_message_size = req.max_response_message_size;
 
   ua::CreateSessionResponse resp;
@@ -98,22 +107,27 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   call.channel.send(call.request_id, resp);
 }
 
-void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
-                      Session& s, const ua::ActivateSessionRequest& req) {
-  std::string user;
-  ua::StatusCode identity = check_identity(server, req.user_identity_token, user);
-  if (!identity.is_good()) return channel.send_fault(request_id, req.request_header.request_handle, identity);
-  if (s.activated && s.channel_id != channel.id() && user != s.user) {
-    // Part 4 §5.6.3: moving a session to a new channel needs the same user.
-    return channel.send_fault(request_id, req.request_header.request_handle, status::BadUserAccessDenied);
+void activate_session(Server&, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
+                      Session& s, const ua::ActivateSessionRequest& req, std::string user) {
+  const uint32_t handle = req.request_header.request_handle;
+  // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
+  // to a new channel needs the same user.
+  if (!s.activated && s.channel_id != channel.id()) {
+    return channel.send_fault(request_id, handle, status::BadSecureChannelIdInvalid);
   }
+  if (s.activated && s.channel_id != channel.id() && user != s.user) {
+    return channel.send_fault(request_id, handle, status::BadUserAccessDenied);
+  }
+  auto nonce = random_bytes(32);
+  if (!nonce) return channel.send_fault(request_id, handle, status::BadInternalError);
   if (s.activated && s.channel_id != channel.id()) reject_publishes_from_other_channels(s, channel.id());
   s.channel_id = channel.id();  // (re)binds the session to this channel
   s.user = std::move(user);
   s.activated = true;
+  s.unactivated.reset();
   channel.set_session_active();
   s.last_activity = std::chrono::steady_clock::now();
-  s.server_nonce = random_bytes(shard, 32);
+  s.server_nonce = std::move(*nonce);
   ua::ActivateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
@@ -121,9 +135,29 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
 }
 
 void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
-  ua::ActivateSessionRequest req;
-  if (!decode_request(call, body, req)) return;
-  activate_session(server, call.shard, call.channel, call.request_id, *call.session, req);
+  // Kept until the identity is known: a user name's password is checked off this thread.
+  auto req = std::make_shared<ua::ActivateSessionRequest>();
+  if (!decode_request(call, body, *req)) return;
+  if (!call.session->activated && call.session->channel_id != call.channel.id()) {
+    return call.channel.send_fault(call.request_id, req->request_header.request_handle,
+                                   status::BadSecureChannelIdInvalid);
+  }
+  ShardState& shard = call.shard;
+  const uint32_t request_id = call.request_id;
+  std::weak_ptr<transport::SecureChannel> weak = call.channel.weak_from_this();
+  resolve_identity(server, shard, call.channel, req->user_identity_token,
+                   [&server, &shard, weak, request_id, req](ua::StatusCode identity, std::string user) {
+                     auto channel = weak.lock();
+                     if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
+                     const uint32_t handle = req->request_header.request_handle;
+                     if (!identity.is_good()) return channel->send_fault(request_id, handle, identity);
+                     // The session may have ended or moved while the password was checked.
+                     auto it = shard.sessions.find(req->request_header.authentication_token);
+                     if (it == shard.sessions.end()) {
+                       return channel->send_fault(request_id, handle, status::BadSessionIdInvalid);
+                     }
+                     activate_session(server, shard, *channel, request_id, *it->second, *req, std::move(user));
+                   });
 }
 
 void handle_close_session(Server& server, Call& call, ua::Decoder& body) {

@@ -13,36 +13,30 @@ using addressspace::BrowseDirection;
 using addressspace::NodeIndex;
 using addressspace::NodeStore;
 
-// References returned per node when the client sets no smaller limit; the rest go to a continuation
-// point, so one Browse of a folder with a million children stays bounded.
-constexpr uint32_t kServerMaxReferencesPerNode = 10000;
-
 // ReferenceDescription fields selected by BrowseDescription.resultMask (Part 4 §5.8.2.2).
 enum ResultMask : uint32_t {
   kReferenceType = 1, kIsForward = 2, kNodeClass = 4, kBrowseName = 8, kDisplayName = 16, kTypeDefinition = 32,
 };
 
-// What Browse and BrowseNext answer, before encoding: each BrowseResult's status and continuation
-// point, and its references as a range of a shared list. The response is encoded from this straight
-// out of the NodeStore (names and texts as views into its string pool), and both lists are reused by
-// the shard thread, so a Browse in steady state copies no string and allocates nothing.
-struct BrowseOutcome {
-  ua::StatusCode status;
-  ua::ByteString continuation_point;
-  uint32_t result_mask = 0;
-  uint32_t begin = 0;  // [begin, end) of BrowseScratch::references
-  uint32_t end = 0;
-};
-struct BrowseScratch {
-  std::vector<const addressspace::Reference*> references;
-  std::vector<BrowseOutcome> results;
+// References one Browse or BrowseNext may examine, as a multiple of the references it may return
+// (limits.max_references_per_browse): filtering by type or node class skips references, and a node with a
+// million references none of which match must not cost a million steps per node browsed.
+constexpr uint64_t kExaminedPerReturned = 10;
 
-  void reset(size_t n) {
-    references.clear();
-    results.clear();
-    results.resize(n);
-  }
+// What one Browse or BrowseNext request may still spend. When it runs out, the node being walked keeps
+// its position in a continuation point, and the nodes after it get a continuation point with no
+// references (Part 4 §5.8.2: the server may return fewer references than asked, with a continuation point).
+struct BrowseBudget {
+  uint32_t per_node;  // limits.max_references_per_node
+  uint64_t returned;  // references left to return
+  uint64_t examined;  // references left to look at
 };
+
+BrowseBudget browse_budget(const Server& server) {
+  const auto& l = server.config().limits;
+  return {l.max_references_per_node, l.max_references_per_browse,
+          uint64_t{l.max_references_per_browse} * kExaminedPerReturned};
+}
 
 // One ReferenceDescription (Part 4 §7.30) with the fields `mask` selects (Part 4 §5.8.2.2), the others
 // left at their defaults: the generated encoding of the same structure, field by field.
@@ -68,9 +62,12 @@ void encode_reference(ua::Encoder& e, const NodeStore& store, const addressspace
 
 // A BrowseResponse or BrowseNextResponse: {ResponseHeader, BrowseResult[], DiagnosticInfo[]}, the two
 // of them laid out alike (Part 4 §5.8.2, §5.8.3).
+// The encoding stops as soon as it passes what the client accepts (Call::max_response_body()):
+// BadResponseTooLarge, without encoding the rest (Part 4 §7.33, §5.6.2 maxResponseMessageSize).
 void send_browse_response(Call& call, const NodeStore& store, const ua::ResponseHeader& header,
                           const BrowseScratch& out, uint32_t binary_encoding_id) {
   const NodeIndex has_type_definition = store.find(ua::NodeId(0, 40));
+  const size_t limit = call.max_response_body();
   ua::ByteBuffer buf = call.channel.acquire_buffer();
   ua::Encoder e(buf);
   ua::encode(e, ua::NodeId(0, binary_encoding_id));
@@ -83,32 +80,46 @@ void send_browse_response(Call& call, const NodeStore& store, const ua::Response
     for (uint32_t i = r.begin; i < r.end; ++i) {
       encode_reference(e, store, *out.references[i], r.result_mask, has_type_definition);
     }
+    if (buf.size() - transport::kSymmetricPrefix > limit) {
+      e.fail(status::BadResponseTooLarge);
+      break;
+    }
   }
   e.write_length(0);  // no diagnostic infos
-  if (!e.status().is_good())
+  if (!e.status().is_good()) {
     return call.channel.send_fault(call.request_id, header.request_handle, e.status());
+  }
   call.channel.send_response(call.request_id, std::move(buf));
 }
 
-// Continues (or starts) the walk `c` over its node's references; appends what it returns to
-// out.references and sets `result`'s range and mask; says whether more references remain.
-bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, BrowseOutcome& result) {
+// Continues (or starts) the walk `c` over its node's references within `budget`; appends what it returns
+// to out.references and sets `result`'s range and mask; says whether more references remain.
+bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, BrowseOutcome& result,
+          BrowseBudget& budget) {
   auto refs = store.references(c.node);
-  const uint32_t limit = c.max_references ? std::min(c.max_references, kServerMaxReferencesPerNode)
-                                          : kServerMaxReferencesPerNode;
+  uint64_t limit = c.max_references ? std::min(c.max_references, budget.per_node) : budget.per_node;
+  limit = std::min(limit, budget.returned);
   result.result_mask = c.result_mask;
   result.begin = static_cast<uint32_t>(out.references.size());
   uint32_t found = 0;
   uint32_t i = c.next_reference;
   for (; i < refs.size(); ++i) {
+    if (budget.examined == 0) break;
     const auto& r = refs[i];
-    if (!store.matches(r, c.reference_type, c.include_subtypes, c.direction)) continue;
-    if (c.node_class_mask && !(c.node_class_mask & static_cast<uint32_t>(store.node_class(r.target))))
+    if (!store.matches(r, c.reference_type, c.include_subtypes, c.direction)) {
+      --budget.examined;
       continue;
+    }
+    if (c.node_class_mask && !(c.node_class_mask & static_cast<uint32_t>(store.node_class(r.target)))) {
+      --budget.examined;
+      continue;
+    }
     if (found == limit) break;
+    --budget.examined;
     out.references.push_back(&r);
     ++found;
   }
+  budget.returned -= found;
   result.end = static_cast<uint32_t>(out.references.size());
   c.next_reference = i;
   return i < refs.size();
@@ -129,7 +140,7 @@ ua::StatusCode save_continuation(Server& server, Session& s, const BrowseContinu
 }
 
 void browse_one(Server& server, Session& s, const NodeStore& store, const ua::BrowseDescription& d,
-                uint32_t max_refs, BrowseScratch& out, BrowseOutcome& result) {
+                uint32_t max_refs, BrowseScratch& out, BrowseOutcome& result, BrowseBudget& budget) {
   BrowseContinuation c;
   c.store = &store;
   c.node = store.find(d.node_id);
@@ -154,7 +165,7 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
   c.node_class_mask = d.node_class_mask;
   c.result_mask = d.result_mask;
   c.max_references = max_refs;
-  if (walk(store, c, out, result)) {
+  if (walk(store, c, out, result, budget)) {
     ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
     if (!saved.is_good()) {
       result.status = saved;
@@ -164,127 +175,141 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
   }
 }
 
+// One browse path (Part 4 §5.8.4): each step keeps every node once (TranslateScratch marks them), and
+// every reference it examines is paid from `budget`, shared by the request's paths. Bounds: the targets
+// of a path (limits.max_translate_matches: Bad_TooManyMatches), the references one request examines
+// (limits.max_translate_references: Bad_QueryTooComplex, Part 4 §5.8.4.4). Intermediate node sets need
+// no bound of their own: a node enters one only through a reference that was paid for.
+ua::StatusCode translate_path(const NodeStore& store, const ua::BrowsePath& path, TranslateScratch& t,
+                              uint64_t& budget, uint32_t max_matches) {
+  const NodeIndex start = store.find(path.starting_node);
+  if (start == addressspace::kNoNode) return status::BadNodeIdUnknown;
+  const auto& elements = path.relative_path.elements;
+  if (elements.empty()) return status::BadNothingToDo;
+  // Part 4 §7.31: only the last element must name its target; an empty name elsewhere matches any node.
+  if (elements.back().target_name.name.empty()) return status::BadBrowseNameInvalid;
+  t.current.assign(1, start);
+  for (size_t step = 0; step < elements.size(); ++step) {
+    const auto& e = elements[step];
+    const bool last = step + 1 == elements.size();
+    int type = -1;
+    if (!e.reference_type_id.is_null()) {
+      const NodeIndex rt = store.find(e.reference_type_id);
+      type = rt == addressspace::kNoNode ? -2 : store.reference_type_index(rt);
+      if (type < 0) return status::BadNoMatch;  // not a ReferenceType of this server
+    }
+    const auto dir = e.is_inverse ? BrowseDirection::Inverse : BrowseDirection::Forward;
+    const bool any_name = e.target_name.name.empty();
+    const std::string_view name = e.target_name.name.view();
+    t.next_step(store.size());
+    for (NodeIndex n : t.current) {
+      const auto refs = store.references(n);
+      if (refs.size() > budget) return status::BadQueryTooComplex;
+      budget -= refs.size();
+      for (const auto& r : refs) {
+        if (!store.matches(r, type, e.include_subtypes, dir)) continue;
+        const auto& rec = store.record(r.target);
+        if (!any_name && (rec.browse_ns != e.target_name.namespace_index || store.string(rec.browse_name) != name))
+          continue;
+        if (t.add(r.target) && last && t.next.size() > max_matches) return status::BadTooManyMatches;
+      }
+    }
+    t.current.swap(t.next);
+    if (t.current.empty()) return status::BadNoMatch;
+  }
+  return status::Good;
+}
+
 }  // namespace
 
 void handle_browse(Server& server, Call& call, ua::Decoder& body) {
-  // Reused per shard thread, as in handle_read: a warm request and warm lists allocate nothing.
-  thread_local ua::BrowseRequest req;
-  thread_local BrowseScratch out;
-  if (!decode_request(call, body, req)) return;
-  if (!req.view.view_id.is_null()) {
+  const auto& limits = server.config().limits.operations;
+  if (!precheck_operation_count(call, body, {.fixed_bytes = 4, .view_description = true}, limits.max_nodes_per_browse))
+    return;
+  auto req = call.shard.scratch.browse_request.lease();
+  if (!decode_request(call, body, *req)) return;
+  if (!req->view.view_id.is_null()) {
     // No views are defined: any view id is unknown (Part 4 §5.8.2.3).
     const NodeStore& store = *server.space().current();
-    const NodeIndex v = store.find(req.view.view_id);
+    const NodeIndex v = store.find(req->view.view_id);
     if (v == addressspace::kNoNode || store.node_class(v) != addressspace::NodeClass::View) {
-      return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadViewIdUnknown);
+      return call.channel.send_fault(call.request_id, req->request_header.request_handle, status::BadViewIdUnknown);
     }
   }
-  const auto& limits = server.config().limits.operations;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_browse.size(), limits.max_nodes_per_browse)) return;
+  if (!check_operation_count(call, req->request_header, req->nodes_to_browse.size(), limits.max_nodes_per_browse))
+    return;
   const NodeStore& store = *server.space().current();
-  out.reset(req.nodes_to_browse.size());
-  for (size_t i = 0; i < req.nodes_to_browse.size(); ++i) {
-    browse_one(server, *call.session, store, req.nodes_to_browse[i], req.requested_max_references_per_node,
-               out, out.results[i]);
+  auto out = call.shard.scratch.browse.lease();
+  out->reset(req->nodes_to_browse.size());
+  BrowseBudget budget = browse_budget(server);
+  for (size_t i = 0; i < req->nodes_to_browse.size(); ++i) {
+    browse_one(server, *call.session, store, req->nodes_to_browse[i], req->requested_max_references_per_node, *out,
+               out->results[i], budget);
   }
-  send_browse_response(call, store, response_header(req.request_header), out,
-                       ua::BrowseResponse::binary_encoding_id);
+  send_browse_response(call, store, response_header(req->request_header), *out, ua::BrowseResponse::binary_encoding_id);
 }
 
 void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
-  thread_local ua::BrowseNextRequest req;  // reused, as in handle_browse
-  thread_local BrowseScratch out;
-  if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.continuation_points.size(),
-                             server.config().limits.operations.max_nodes_per_browse)) {
-    return;
-  }
+  const uint32_t limit = server.config().limits.operations.max_nodes_per_browse;
+  if (!precheck_operation_count(call, body, {.fixed_bytes = 1}, limit)) return;
+  auto req = call.shard.scratch.browse_next_request.lease();
+  if (!decode_request(call, body, *req)) return;
+  if (!check_operation_count(call, req->request_header, req->continuation_points.size(), limit)) return;
   Session& s = *call.session;
   const NodeStore& store = *server.space().current();
-  out.reset(req.continuation_points.size());
-  for (size_t i = 0; i < req.continuation_points.size(); ++i) {
-    auto& result = out.results[i];
-    auto it = s.continuations.find(req.continuation_points[i].str());
+  auto out = call.shard.scratch.browse.lease();
+  out->reset(req->continuation_points.size());
+  BrowseBudget budget = browse_budget(server);
+  for (size_t i = 0; i < req->continuation_points.size(); ++i) {
+    auto& result = out->results[i];
+    auto it = s.continuations.find(req->continuation_points[i].str());
     if (it == s.continuations.end()) {
       result.status = status::BadContinuationPointInvalid;
       continue;
     }
     BrowseContinuation c = it->second;
     s.continuations.erase(it);
-    if (req.release_continuation_points) continue;  // released: an empty, good result
+    if (req->release_continuation_points) continue;  // released: an empty, good result
     if (c.store != &store) {
       result.status = status::BadContinuationPointInvalid;  // the address space changed since
       continue;
     }
-    if (walk(store, c, out, result)) {
+    if (walk(store, c, *out, result, budget)) {
       ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
       if (!saved.is_good()) result.status = saved;
     }
   }
-  send_browse_response(call, store, response_header(req.request_header), out,
+  send_browse_response(call, store, response_header(req->request_header), *out,
                        ua::BrowseNextResponse::binary_encoding_id);
 }
 
 void handle_translate(Server& server, Call& call, ua::Decoder& body) {
+  const auto& limits = server.config().limits;
+  const uint32_t limit = limits.operations.max_nodes_per_translate_browse_paths;
+  if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::TranslateBrowsePathsToNodeIdsRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.browse_paths.size(),
-                             server.config().limits.operations.max_nodes_per_translate_browse_paths)) {
-    return;
-  }
+  if (!check_operation_count(call, req.request_header, req.browse_paths.size(), limit)) return;
   const NodeStore& store = *server.space().current();
   ua::TranslateBrowsePathsToNodeIdsResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.browse_paths.size());
-  std::vector<NodeIndex> current, next;
+  auto scratch = call.shard.scratch.translate.lease();
+  uint64_t budget = limits.max_translate_references;
+  // Each target encodes in at least 6 bytes (a two-byte NodeId and remainingPathIndex): stop collecting
+  // before the response could only end as BadResponseTooLarge.
+  const size_t max_targets = call.max_response_body() / 6;
+  size_t targets = 0;
   for (size_t p = 0; p < req.browse_paths.size(); ++p) {
-    const auto& path = req.browse_paths[p];
     auto& result = resp.results[p];
-    const NodeIndex start = store.find(path.starting_node);
-    if (start == addressspace::kNoNode) {
-      result.status_code = status::BadNodeIdUnknown;
-      continue;
+    result.status_code = translate_path(store, req.browse_paths[p], *scratch, budget, limits.max_translate_matches);
+    if (!result.status_code.is_good()) continue;
+    targets += scratch->current.size();
+    if (targets > max_targets) {
+      return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadResponseTooLarge);
     }
-    const auto& elements = path.relative_path.elements;
-    if (elements.empty()) {
-      result.status_code = status::BadNothingToDo;
-      continue;
-    }
-    bool names_ok = true;
-    for (const auto& e : elements) names_ok &= !e.target_name.name.empty();
-    if (!names_ok) {
-      result.status_code = status::BadBrowseNameInvalid;
-      continue;
-    }
-    current.assign(1, start);
-    for (const auto& e : elements) {
-      int type = -1;
-      if (!e.reference_type_id.is_null()) {
-        const NodeIndex rt = store.find(e.reference_type_id);
-        type = rt == addressspace::kNoNode ? -2 : store.reference_type_index(rt);
-      }
-      next.clear();
-      if (type != -2) {
-        const auto dir = e.is_inverse ? BrowseDirection::Inverse : BrowseDirection::Forward;
-        for (NodeIndex n : current) {
-          for (const auto& r : store.references(n)) {
-            if (!store.matches(r, type, e.include_subtypes, dir)) continue;
-            const auto& rec = store.record(r.target);
-            if (rec.browse_ns == e.target_name.namespace_index &&
-                store.string(rec.browse_name) == e.target_name.name.view()) {
-              next.push_back(r.target);
-            }
-          }
-        }
-      }
-      current.swap(next);
-      if (current.empty()) break;
-    }
-    if (current.empty()) {
-      result.status_code = status::BadNoMatch;
-      continue;
-    }
-    for (NodeIndex n : current) {
+    result.targets.reserve(scratch->current.size());
+    for (NodeIndex n : scratch->current) {
       result.targets.push_back(ua::BrowsePathTarget{ua::ExpandedNodeId{store.node_id(n), {}, 0}, UINT32_MAX});
     }
   }
@@ -292,12 +317,11 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
 }
 
 void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
+  const uint32_t limit = server.config().limits.operations.max_nodes_per_register_nodes;
+  if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::RegisterNodesRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_register.size(),
-                             server.config().limits.operations.max_nodes_per_register_nodes)) {
-    return;
-  }
+  if (!check_operation_count(call, req.request_header, req.nodes_to_register.size(), limit)) return;
   // Every NodeId already resolves through one hash lookup, so a registered id is the id itself
   // (Part 4 §5.8.5 lets the server return the same ids).
   ua::RegisterNodesResponse resp;
@@ -307,12 +331,11 @@ void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
 }
 
 void handle_unregister_nodes(Server& server, Call& call, ua::Decoder& body) {
+  const uint32_t limit = server.config().limits.operations.max_nodes_per_register_nodes;
+  if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::UnregisterNodesRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_unregister.size(),
-                             server.config().limits.operations.max_nodes_per_register_nodes)) {
-    return;
-  }
+  if (!check_operation_count(call, req.request_header, req.nodes_to_unregister.size(), limit)) return;
   ua::UnregisterNodesResponse resp;
   set_response_header(resp.response_header, req.request_header);
   call.channel.send(call.request_id, resp);

@@ -430,6 +430,15 @@ void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body)
   send_fault(request_id, header_decoder.ok() ? header.request_handle : 0, status::BadServiceUnsupported);
 }
 
+size_t SecureChannel::max_response_body() const noexcept {
+  size_t limit = SIZE_MAX;
+  if (peer_max_message_size_) limit = peer_max_message_size_;
+  if (peer_max_chunk_count_) {
+    limit = std::min(limit, size_t{peer_max_chunk_count_} * (send_buffer_size_ - kSymmetricPrefix));
+  }
+  return limit;
+}
+
 ua::ByteBuffer SecureChannel::acquire_buffer() {
   ua::ByteBuffer buf = pool_.acquire();
   buf.resize(kSymmetricPrefix);

@@ -101,6 +101,9 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
   size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
   uint32_t owed_responses() const noexcept { return owed_; }
+  // The largest response body the client accepts (Part 6 §7.1.2.3: its MaxMessageSize, and its
+  // MaxChunkCount times the body room of one chunk); SIZE_MAX when it set neither.
+  size_t max_response_body() const noexcept;
   const SecurityToken& current_token() const noexcept { return current_; }
   // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
   // channels without a socket (tests). Per-address limits key on it.

@@ -207,12 +207,13 @@ void decode(Decoder& d, ExtensionObject& v) {
     if (encoding == 1 && type_id.namespace_index() == 0 && type_id.type() == IdType::Numeric) {
       type = find_structure_by_encoding_id(type_id.numeric());
     }
-    if (type && d.ok()) {
+    if (type && d.ok() && d.charge(type->size)) {
       // A known structure: decode it from its body alone. Trailing bytes are tolerated (a newer peer may
       // append fields); a body too short for the structure is an error.
       Decoder sub = d.sub(body);
       void* data = type->create();
       type->decode(sub, data);
+      d.absorb(sub);
       if (sub.ok()) {
         v.adopt_decoded(std::move(type_id), type, data);
       } else {
@@ -240,10 +241,12 @@ void decode_scalar_at(Decoder& d, Variant::Storage& s) {
   if constexpr (std::is_same_v<T, NotAllowed> || std::is_same_v<T, std::monostate>) {
     d.fail(status::BadDecodingError);
   } else if constexpr (std::is_same_v<T, Box<DataValue>>) {
+    if (!d.charge(sizeof(DataValue))) return;
     Box<DataValue> box;
     decode(d, *box);
     s.template emplace<I>(std::move(box));
   } else if constexpr (std::is_same_v<T, Box<DiagnosticInfo>>) {
+    if (!d.charge(sizeof(DiagnosticInfo))) return;
     Box<DiagnosticInfo> box;
     decode(d, *box);
     s.template emplace<I>(std::move(box));
@@ -403,7 +406,7 @@ void decode(Decoder& d, DiagnosticInfo& v) {
     v.additional_info.set_null();
   }
   v.inner_status_code = (mask & 0x20) ? std::optional<StatusCode>(StatusCode(d.read_u32())) : std::nullopt;
-  if (mask & 0x40) {
+  if ((mask & 0x40) && d.charge(sizeof(DiagnosticInfo))) {
     Box<DiagnosticInfo> inner;
     decode(d, *inner);
     v.inner_diagnostic_info = std::move(inner);

@@ -135,6 +135,7 @@ void encode(Encoder& e, const std::vector<T>& v) {
 template <class T>
 void decode(Decoder& d, std::vector<T>& v) {
   uint32_t n = d.read_array_length(kMinEncodedSize<T>);
+  if (!d.charge(size_t{n} * sizeof(T))) return;
   v.resize(n);
   for (auto& x : v) {
     decode(d, x);
@@ -158,6 +159,7 @@ constexpr StructureType make_structure_type(std::string_view name, uint32_t data
       +[](const void* a, const void* b) { return *static_cast<const T*>(a) == *static_cast<const T*>(b); },
       +[](Encoder& e, const void* p) { encode(e, *static_cast<const T*>(p)); },
       +[](Decoder& d, void* p) { decode(d, *static_cast<T*>(p)); },
+      sizeof(T),
   };
 }
 

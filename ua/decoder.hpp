@@ -8,6 +8,7 @@
 // configured limit and the bytes that remain (times the element's smallest encoded size) before anything
 // is allocated, so no allocation is ever sized by a number the peer chose beyond what it also sent.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -21,12 +22,23 @@ struct DecodeLimits {
   uint32_t max_byte_string_length = 16u << 20;  // bytes
   uint32_t max_array_length = 1u << 20;         // elements, for every array
   uint32_t max_depth = 100;  // nesting of Variant / DataValue / ExtensionObject / DiagnosticInfo (Part 6)
+  // Memory the decoded form may take (arrays' elements and decoded ExtensionObject bodies, counted at
+  // their C++ size before they are allocated): at most decoded_bytes_per_input_byte times the input plus
+  // decoded_bytes_base, and never more than max_decoded_bytes. A 1-byte element that becomes a 100-byte
+  // object cannot make a 16 MiB request cost gigabytes (docs/SECURITY.md).
+  size_t max_decoded_bytes = 64u << 20;
+  uint32_t decoded_bytes_per_input_byte = 32;
+  size_t decoded_bytes_base = 1u << 20;
 };
 
 class Decoder {
  public:
   explicit Decoder(std::span<const uint8_t> in, const DecodeLimits& limits = default_limits()) noexcept
-      : pos_(in.data()), end_(in.data() + in.size()), limits_(&limits) {}
+      : pos_(in.data()),
+        end_(in.data() + in.size()),
+        limits_(&limits),
+        budget_(std::min(limits.max_decoded_bytes,
+                         limits.decoded_bytes_base + in.size() * limits.decoded_bytes_per_input_byte)) {}
 
   static const DecodeLimits& default_limits() noexcept {
     static const DecodeLimits limits;
@@ -120,6 +132,19 @@ class Decoder {
     return count;
   }
 
+  // Charges `bytes` of decoded memory against the budget (DecodeLimits::max_decoded_bytes and its
+  // relation to the input size) before they are allocated; false, with BadEncodingLimitsExceeded, when
+  // the decoded request would take more.
+  [[nodiscard]] bool charge(size_t bytes) noexcept {
+    if (bytes > budget_) {
+      fail(status::BadEncodingLimitsExceeded);
+      return false;
+    }
+    budget_ -= bytes;
+    return true;
+  }
+  size_t decoded_budget() const noexcept { return budget_; }
+
   // Nesting guard for recursive types; leave() must follow every successful enter().
   [[nodiscard]] bool enter() noexcept {
     if (++depth_ > limits_->max_depth) {
@@ -132,11 +157,14 @@ class Decoder {
   void leave() noexcept { --depth_; }
   uint32_t depth() const noexcept { return depth_; }
   // A nested decoder over part of this input (an ExtensionObject body) shares limits and depth.
+  // It draws on this decoder's memory budget: absorb() it afterwards to take back what it spent.
   Decoder sub(std::span<const uint8_t> in) const noexcept {
     Decoder d(in, *limits_);
     d.depth_ = depth_;
+    d.budget_ = budget_;
     return d;
   }
+  void absorb(const Decoder& sub) noexcept { budget_ = std::min(budget_, sub.budget_); }
 
   void fail(StatusCode s) noexcept {
     if (status_.is_good()) status_ = s;
@@ -152,6 +180,7 @@ class Decoder {
   const uint8_t* end_;
   const DecodeLimits* limits_;
   uint32_t depth_ = 0;
+  size_t budget_;  // decoded bytes still allowed
   StatusCode status_;
 };
 

@@ -22,6 +22,7 @@ struct StructureType {
   bool (*equal)(const void*, const void*);
   void (*encode)(Encoder&, const void*);
   void (*decode)(Decoder&, void*);
+  size_t size;  // sizeof the C++ structure: what decoding one costs before its own arrays and strings
 };
 
 // The descriptor for a generated structure's binary encoding id, or nullptr (generated registry).

@@ -17,7 +17,9 @@ async function startDaemon({ users = [], limits = {} } = {}) {
   const config = {
     application_uri: "urn:opcuad:interop",
     endpoints: [{ url: "opc.tcp://127.0.0.1:0" }],
-    limits: { max_sessions: 200, ...limits },
+    // The suite opens 100 sessions at once from 127.0.0.1, beyond the default per-address allowance of
+    // sessions not yet activated.
+    limits: { max_sessions: 200, max_unactivated_sessions: 200, max_unactivated_sessions_per_address: 200, ...limits },
     users: users.map(([name, password]) => ({ name, password_hash: hashPassword(password) })),
     namespaces: ["urn:opcuad:interop:nodes"],
     node_files: [path.join(__dirname, "nodes.json")],
