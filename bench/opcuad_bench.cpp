@@ -267,6 +267,7 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
          << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
          << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"
          << limit << R"(},
+ "connections": {"max_connections_per_address": 0},
  "logging": {"level": "info"},
  "diagnostics": {"counters": )"
          << (o.server_counters ? "true" : "false") << R"(},

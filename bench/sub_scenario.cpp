@@ -80,6 +80,7 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
          << sessions + 10 << R"(, "max_subscriptions": )" << sessions * 2 + items / 1000 + 100
          << R"(, "max_monitored_items": )" << items + 1000 << R"(, "max_monitored_items_per_call": )"
          << std::max<uint32_t>(o.create_batch, 1000) << R"(},
+ "connections": {"max_connections_per_address": 0},
  "logging": {"level": "warn"},
  "diagnostics": {"counters": true},
  "namespaces": ["urn:opcuad:bench"],

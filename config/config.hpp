@@ -73,6 +73,17 @@ struct Limits {
   double failed_login_window_ms = 60000;
 };
 
+// Connections and secure channels before a session exists (docs/CONFIGURATION.md, "connections"):
+// what an unauthenticated client may hold. transport::TransportConfig applies them.
+struct Connections {
+  uint32_t max_connections = 10000;
+  uint32_t max_connections_per_address = 256;        // 0: no limit
+  uint32_t hello_timeout_ms = 10000;                 // connect -> HEL
+  uint32_t open_timeout_ms = 10000;                  // HEL -> OPN
+  uint32_t session_activation_timeout_ms = 30000;    // OPN -> a session activated on the channel
+  uint32_t max_message_size_before_session = 65536;  // 0: limits.max_message_size
+};
+
 // Server-internal counters for load harnesses (docs/CONFIGURATION.md, "diagnostics"). Off by default:
 // counting heap allocations costs a little on every allocation.
 struct Diagnostics {
@@ -146,6 +157,7 @@ struct ServerConfig {
   uint32_t threads = 0;  // 0: one shard per core
   Scheduling scheduling;
   Limits limits;
+  Connections connections;
   std::string pki_directory = "pki";
   bool allow_anonymous = true;
   std::vector<User> users;

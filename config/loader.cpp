@@ -100,6 +100,22 @@ void read_limits(ObjectReader& parent, Limits& l) {
   }
 }
 
+void read_connections(ObjectReader& parent, Connections& c) {
+  const Json* j = parent.member("connections");
+  if (!j) return;
+  ObjectReader r(parent.context(), *j, parent.path_of("connections"));
+  r.read_int("max_connections", c.max_connections);
+  r.read_int("max_connections_per_address", c.max_connections_per_address);
+  r.read_int("max_message_size_before_session", c.max_message_size_before_session);
+  // A timeout of 0 would close every connection at the first tick: at least one millisecond.
+  for (auto [key, value] :
+       {std::pair{"hello_timeout_ms", &c.hello_timeout_ms}, std::pair{"open_timeout_ms", &c.open_timeout_ms},
+        std::pair{"session_activation_timeout_ms", &c.session_activation_timeout_ms}}) {
+    int64_t v = 0;
+    if (r.read_int(key, v, 1, UINT32_MAX)) *value = static_cast<uint32_t>(v);
+  }
+}
+
 void read_server(ObjectReader& r, ServerConfig& c) {
   Context& ctx = r.context();
   r.read("application_uri", c.application_uri);
@@ -137,6 +153,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   }
   r.read_int("threads", c.threads);
   read_limits(r, c.limits);
+  read_connections(r, c.connections);
   if (const Json* s = r.member("security")) {
     ObjectReader sr(ctx, *s, r.path_of("security"));
     sr.read("pki_directory", c.pki_directory);

@@ -60,6 +60,13 @@ transport::TransportConfig transport_config(const config::ServerConfig& c) {
   t.decode_limits.max_array_length = c.limits.max_array_length;
   t.decode_limits.max_string_length = c.limits.max_string_length;
   t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
+  t.max_connections = c.connections.max_connections;
+  t.max_connections_per_address = c.connections.max_connections_per_address;
+  t.hello_timeout = std::chrono::milliseconds(c.connections.hello_timeout_ms);
+  t.open_timeout = std::chrono::milliseconds(c.connections.open_timeout_ms);
+  t.session_activation_timeout = std::chrono::milliseconds(c.connections.session_activation_timeout_ms);
+  t.max_message_size_before_session = c.connections.max_message_size_before_session;
+  t.warn = [](std::string_view message) { log::warn("transport: {}", message); };
   return t;
 }
 

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <string_view>
 
 #include "ua/decoder.hpp"
 
@@ -14,9 +16,21 @@ struct TransportConfig {
   uint32_t send_buffer_size = 65535;       // largest chunk we send
   uint32_t max_message_size = 16u << 20;   // largest request (all chunks' bodies)
   uint32_t max_chunk_count = 0;            // 0: derived from max_message_size
-  // Connections.
+  // Connections. A connection refused by either cap gets ERR BadTcpNotEnoughResources.
   uint32_t max_connections = 10000;
+  // Connections one client IP address may hold at once (IPv4-mapped IPv6 counts as the IPv4 address);
+  // 0: no limit. Above the default session cap, with room for discovery channels, and far below
+  // max_connections, so one host cannot take every connection.
+  uint32_t max_connections_per_address = 256;
+  // Before a session: a connection that sends no HEL, a channel that sends no OPN after its HEL, and an
+  // open channel on which no session is activated within these times get ERR BadTimeout and close.
   std::chrono::milliseconds hello_timeout{10000};
+  std::chrono::milliseconds open_timeout{10000};
+  std::chrono::milliseconds session_activation_timeout{30000};
+  // The largest request (all chunks' bodies) a channel may send before a session is activated on it:
+  // GetEndpoints, FindServers, CreateSession and ActivateSession are a few kilobytes even with
+  // certificates. A larger one is dropped chunk by chunk and answered ServiceFault BadRequestTooLarge.
+  uint32_t max_message_size_before_session = 64u << 10;
   // Secure channel tokens (Part 4 §5.5.2): the requested lifetime is revised into these bounds.
   uint32_t min_token_lifetime_ms = 10000;
   uint32_t max_token_lifetime_ms = 3600000;
@@ -31,6 +45,9 @@ struct TransportConfig {
   std::chrono::milliseconds tick{1000};
   // Limits for decoding request bodies.
   ua::DecodeLimits decode_limits{};
+  // Where the transport reports conditions an operator should see (accept failures); may be empty.
+  // Called on the listener's thread.
+  std::function<void(std::string_view)> warn;
 };
 
 // The secure-channel lifetime we grant: clamped into [min, max], but never below 600,000 ms when the

@@ -5,8 +5,12 @@
 namespace opcuad::transport {
 
 Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const TransportConfig& config,
-                       ServiceHandler& handler, ChannelIdSource& ids, std::atomic<uint32_t>& total_connections)
-    : shard_(shard), socket_(std::move(socket)), total_connections_(total_connections) {
+                       ServiceHandler& handler, ChannelIdSource& ids,
+                       std::atomic<uint32_t>& total_connections, AddressLimit::Slot address_slot)
+    : shard_(shard),
+      socket_(std::move(socket)),
+      total_connections_(total_connections),
+      address_slot_(std::move(address_slot)) {
   channel_ = std::make_shared<SecureChannel>(shard.context(), *this, *this, shard.buffers(), shard.stats(), config,
                                              handler, ids);
   shard_.load().fetch_add(1, std::memory_order_relaxed);
@@ -28,7 +32,8 @@ Connection::~Connection() {
   total_connections_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Connection::start(bool reject) {
+void Connection::start(std::string_view reject_reason) {
+  const bool reject = !reject_reason.empty();
   self_ = shared_from_this();
   closer_key_ = shard_.add_closer([weak = weak_from_this()] {
     if (auto self = weak.lock()) self->stop();
@@ -36,7 +41,7 @@ void Connection::start(bool reject) {
   TransportStats::add(reject ? shard_.stats().connections_rejected : shard_.stats().connections_accepted);
   channel_->start();
   if (reject) {
-    channel_->reject(ua::status::BadTcpNotEnoughResources, "too many connections");
+    channel_->reject(ua::status::BadTcpNotEnoughResources, reject_reason);
     return;
   }
   do_read();

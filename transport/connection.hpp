@@ -19,12 +19,15 @@ namespace opcuad::transport {
 
 class Connection final : public std::enable_shared_from_this<Connection>, public Sink, public ChannelEvents {
  public:
-  Connection(Shard& shard, asio::ip::tcp::socket socket, const TransportConfig& config, ServiceHandler& handler,
-             ChannelIdSource& ids, std::atomic<uint32_t>& total_connections);
+  // `address_slot` is the connection's place in the per-address count, held until it is destroyed.
+  Connection(Shard& shard, asio::ip::tcp::socket socket, const TransportConfig& config,
+             ServiceHandler& handler, ChannelIdSource& ids, std::atomic<uint32_t>& total_connections,
+             AddressLimit::Slot address_slot = {});
   ~Connection() override;
 
-  // Starts the channel and reading; with reject, answers ERR(BadTcpNotEnoughResources) and closes.
-  void start(bool reject);
+  // Starts the channel and reading; with a rejection reason, answers ERR(BadTcpNotEnoughResources) with
+  // it and closes.
+  void start(std::string_view reject_reason = {});
   // Hard stop (shutdown): closes the socket at once.
   void stop();
 
@@ -56,6 +59,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   std::span<asio::const_buffer> writing_;
   std::optional<WriteDone> write_done_;
   std::atomic<uint32_t>& total_connections_;
+  AddressLimit::Slot address_slot_;
   std::shared_ptr<SecureChannel> channel_;
   // The connection keeps itself alive from start() until close_transport(), whatever is pending.
   std::shared_ptr<Connection> self_;

@@ -19,6 +19,11 @@ constexpr uint32_t kWrapThreshold = 4294966271u;
 constexpr uint32_t kMaxHelloSize = kHeaderSize + 20 + 4 + kMaxEndpointUrlLength;
 // The receive buffer of a new channel after Hello: a few typical requests (Read-100 is ~2.5 KB).
 constexpr size_t kInitialReceiveCapacity = 16384;
+// Room for reading a batch of small chunks behind a whole one, once a session is active.
+constexpr size_t kReceiveBatchRoom = 65536;
+// A reassembly buffer larger than this is freed once its request is dispatched, so one large request
+// does not pin its peak for the channel's life; smaller ones are kept for the next multi-chunk request.
+constexpr size_t kRetainedReassembly = 65536;
 
 void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
 
@@ -76,11 +81,23 @@ void SecureChannel::start() {
 void SecureChannel::tick() {
   if (state_ >= State::Closed) return;
   const auto now = std::chrono::steady_clock::now();
+  // Before a session exists the client has authenticated nothing: every stage has a deadline, and a
+  // missed one is answered ERR BadTimeout (Part 6 §7.1.5: "it is up to the Server to determine when a
+  // timeout occurs"), the same status as a missing Hello.
   if (state_ == State::AwaitHello && now - created_ > config_.hello_timeout) {
     close(status::BadTimeout, "no Hello received in time");
-  } else if (state_ == State::Open && now > current_.expires) {
+  } else if (state_ == State::AwaitOpen && now - hello_at_ > config_.open_timeout) {
+    close(status::BadTimeout, "no OpenSecureChannel received in time");
+  } else if (state_ == State::Open && now > current_token().expires) {
     close(status::BadSecureChannelTokenUnknown, "the security token expired without renewal");
+  } else if (state_ == State::Open && !session_active_ &&
+             now - opened_at_ > config_.session_activation_timeout) {
+    close(status::BadTimeout, "no session activated on the secure channel in time");
+  } else if (state_ == State::Open) {
+    expire_tokens(now);
   }
+  rx_shrink_ = !rx_busy_ && rx_cap_ > kInitialReceiveCapacity;
+  rx_busy_ = false;
   if (auto started = writer_.write_started(); started && now - *started > config_.send_timeout) {
     finish();  // the peer accepts no bytes: nothing more can be said to it
     return;
@@ -100,6 +117,10 @@ void SecureChannel::resize_rx(size_t capacity) {
 
 std::span<uint8_t> SecureChannel::receive_space() {
   if (rx_begin_ > 0 && rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
+  if (rx_shrink_ && rx_end_ == 0) {
+    rx_shrink_ = false;
+    resize_rx(kInitialReceiveCapacity);
+  }
   // Grow when the buffer is full while reading is allowed (a chunk bigger than it is arriving), or when a
   // read filled it (the client sends faster than one small read per turn drains). A full buffer while
   // paused is back-pressure and stays as it is.
@@ -114,6 +135,10 @@ void SecureChannel::on_received(size_t n) {
   assert_owner();
   rx_filled_ = rx_end_ + n == rx_cap_;
   rx_end_ += n;
+  if (rx_filled_ || rx_end_ > kInitialReceiveCapacity) {
+    rx_busy_ = true;
+    rx_shrink_ = false;
+  }
   process();
 }
 
@@ -202,10 +227,11 @@ bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
   max_request_chunks_ = config_.max_chunk_count
                             ? config_.max_chunk_count
                             : (config_.max_message_size + body_per_chunk - 1) / body_per_chunk;
-  // At most room for one whole chunk plus a batch of small ones behind it; it starts at what most
-  // requests need and grows on demand (receive_space()).
-  rx_max_ = static_cast<size_t>(receive_buffer_size_) + 65536;
+  // At most room for one whole chunk (plus, once a session is active, a batch of small ones behind it);
+  // it starts at what most requests need and grows on demand (receive_space()).
+  rx_max_ = static_cast<size_t>(receive_buffer_size_) + (session_active_ ? kReceiveBatchRoom : 0);
   resize_rx(std::min(rx_max_, kInitialReceiveCapacity));
+  hello_at_ = std::chrono::steady_clock::now();
 
   AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size, max_request_chunks_};
   std::string bytes = encode_acknowledge(ack);
@@ -262,8 +288,9 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
       return false;
     }
     id_ = ids_.next();
-    current_ = issue_token(request.requested_lifetime);
-    send_token_id_ = current_.token_id;
+    tokens_[0] = issue_token(request.requested_lifetime);
+    token_count_ = 1;
+    opened_at_ = std::chrono::steady_clock::now();
   } else if (request.request_type == ua::SecurityTokenRequestType::Renew) {
     if (state_ != State::Open) {
       close(status::BadRequestTypeInvalid, "nothing to renew: no secure channel is open");
@@ -273,9 +300,14 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
       close(status::BadSecureChannelIdInvalid, "renewal for another secure channel");
       return false;
     }
-    // The previous token stays valid until the client first uses the new one (Part 4 §5.5.2).
-    previous_ = current_;
-    current_ = issue_token(request.requested_lifetime);
+    // The tokens issued before stay valid until they expire or the client uses a newer one (Part 4
+    // §5.5.2). Out of room (a client renewing again and again without switching): drop the oldest
+    // token it has not used, keeping tokens_[0], the one it secures its messages with.
+    if (token_count_ == kMaxTokens) {
+      std::move(tokens_.begin() + 2, tokens_.end(), tokens_.begin() + 1);
+      --token_count_;
+    }
+    tokens_[token_count_++] = issue_token(request.requested_lifetime);
   } else {
     close(status::BadRequestTypeInvalid, "unknown security token request type");
     return false;
@@ -286,7 +318,9 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
   response.response_header.timestamp = ua::DateTime::now();
   response.response_header.request_handle = request.request_header.request_handle;
   response.server_protocol_version = 0;
-  response.security_token = ua::ChannelSecurityToken{id_, current_.token_id, current_.created_at, current_.lifetime_ms};
+  const SecurityToken& issued = current_token();
+  response.security_token =
+      ua::ChannelSecurityToken{id_, issued.token_id, issued.created_at, issued.lifetime_ms};
   response.server_nonce = ua::ByteString("");
 
   ua::ByteBuffer buf = pool_.acquire();
@@ -322,12 +356,28 @@ bool SecureChannel::accept_sequence_number(uint32_t seq) noexcept {
 }
 
 bool SecureChannel::accept_token(uint32_t token_id) noexcept {
-  if (token_id == current_.token_id) {
-    if (previous_.token_id != 0) previous_ = SecurityToken{};  // the client switched: drop the old one
-    send_token_id_ = token_id;
-    return true;
+  if (token_id == tokens_[0].token_id) return true;  // the token in use: every message but the switch
+  for (uint32_t i = 1; i < token_count_; ++i) {
+    if (tokens_[i].token_id == token_id) {
+      // The client switched to a newer token: the older ones are no longer accepted (Part 6 §6.7.4), and
+      // responses are secured with this one from now on.
+      std::move(tokens_.begin() + i, tokens_.begin() + token_count_, tokens_.begin());
+      token_count_ -= i;
+      return true;
+    }
   }
-  return previous_.token_id != 0 && token_id == previous_.token_id;
+  return false;
+}
+
+void SecureChannel::expire_tokens(std::chrono::steady_clock::time_point now) noexcept {
+  // Every token but the newest ends on its own lifetime (Part 4 §5.5.2), whether or not the client has
+  // switched; the newest expiring closes the channel (tick()). Checked here rather than per message so
+  // the request path reads no clock; a token therefore lives up to one tick past its expiry.
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < token_count_; ++i) {
+    if (i + 1 == token_count_ || now <= tokens_[i].expires) tokens_[kept++] = tokens_[i];
+  }
+  token_count_ = kept;
 }
 
 bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<const uint8_t> chunk) {
@@ -364,11 +414,17 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<const uint8
     close(status::BadTcpMessageTypeInvalid, "chunks of two requests interleaved");
     return false;
   }
+  // Before a session is activated the limit is the small pre-session budget, not the MaxMessageSize the
+  // ACK announced: the client did not break the negotiated limits, so this is a request-level refusal.
+  // Such a request is answered ServiceFault BadRequestTooLarge (Part 4 §7.34: the request exceeds a limit
+  // set by the server) once its final chunk arrives, as a request beyond MaxMessageSize is, and the
+  // channel stays usable; its chunks are dropped as they come, so nothing past the limit is buffered.
+  const uint32_t limit = request_size_limit();
   switch (h.chunk) {
     case ChunkType::Abort:
       // Part 6 §6.7.3: the sender abandoned the message; nothing is answered.
       reassembling_ = false;
-      reassembly_.clear();
+      release_reassembly();
       return true;
     case ChunkType::Intermediate:
       if (!reassembling_) {
@@ -380,33 +436,64 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<const uint8
       }
       ++reassembly_chunks_;
       if (reassembly_too_large_ || reassembly_chunks_ >= max_request_chunks_ ||
-          reassembly_.size() + body.size() > config_.max_message_size) {
+          !append_reassembly(body, limit)) {
         // Keep reading the chunks but not their bytes; answer when the final chunk comes.
         reassembly_too_large_ = true;
         reassembly_.clear();
         reassembly_.shrink_to_fit();
-      } else {
-        reassembly_.insert(reassembly_.end(), body.begin(), body.end());
       }
       return true;
     case ChunkType::Final:
       if (!reassembling_) {
+        if (body.size() > limit) {
+          ++owed_;
+          send_fault(request_id, 0, status::BadRequestTooLarge);
+          return true;
+        }
         dispatch(request_id, body);  // one chunk: decode in place, no copy
         return true;
       }
       reassembling_ = false;
-      if (reassembly_too_large_ || reassembly_.size() + body.size() > config_.max_message_size) {
-        reassembly_.clear();
+      if (reassembly_too_large_ || !append_reassembly(body, limit)) {
+        release_reassembly();
         ++owed_;
         send_fault(request_id, 0, status::BadRequestTooLarge);
         return true;
       }
-      reassembly_.insert(reassembly_.end(), body.begin(), body.end());
       dispatch(request_id, reassembly_);
-      reassembly_.clear();
+      release_reassembly();
       return true;
   }
   return true;
+}
+
+uint32_t SecureChannel::request_size_limit() const noexcept {
+  if (session_active_ || config_.max_message_size_before_session == 0) return config_.max_message_size;
+  return std::min(config_.max_message_size, config_.max_message_size_before_session);
+}
+
+bool SecureChannel::append_reassembly(std::span<const uint8_t> body, uint32_t limit) {
+  const size_t needed = reassembly_.size() + body.size();
+  if (needed > limit) return false;
+  // Grow geometrically, but never past the limit: the capacity, not only the size, stays within it.
+  if (needed > reassembly_.capacity())
+    reassembly_.reserve(std::min<size_t>(limit, std::max(needed, reassembly_.capacity() * 2)));
+  reassembly_.insert(reassembly_.end(), body.begin(), body.end());
+  return true;
+}
+
+void SecureChannel::release_reassembly() noexcept {
+  if (reassembly_.capacity() > kRetainedReassembly) {
+    std::vector<uint8_t>().swap(reassembly_);
+  } else {
+    reassembly_.clear();
+  }
+}
+
+void SecureChannel::set_session_active() noexcept {
+  session_active_ = true;
+  // From now on a batch of small chunks may be read behind a whole one (receive_space()).
+  if (state_ >= State::AwaitOpen) rx_max_ = static_cast<size_t>(receive_buffer_size_) + kReceiveBatchRoom;
 }
 
 void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body) {
@@ -507,7 +594,7 @@ void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, Sta
 
 void SecureChannel::stamp(OutboundChunk& chunk) {
   if (chunk.kind == ChunkKind::Raw) return;
-  if (chunk.kind == ChunkKind::Symmetric) put_u32(chunk.buffer.data() + 12, send_token_id_);
+  if (chunk.kind == ChunkKind::Symmetric) put_u32(chunk.buffer.data() + 12, tokens_[0].token_id);
   const uint32_t seq = next_send_sequence_;
   next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
   put_u32(chunk.buffer.data() + chunk.sequence_offset, seq);

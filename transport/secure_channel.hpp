@@ -15,6 +15,7 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,9 +57,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
                 const TransportConfig& config, ServiceHandler& handler, ChannelIdSource& ids);
   ~SecureChannel() override;
 
-  // Starts the housekeeping timer (hello timeout, token expiry, send timeout).
+  // Starts the housekeeping timer (hello, open and session activation timeouts, token expiry, send
+  // timeout, shrinking the receive buffer of a quiet channel).
   void start();
-  // Refuses the connection (e.g. too many connections): ERR, then close.
+  // Refuses the connection (too many connections, or too many from one address): ERR, then close.
   void reject(ua::StatusCode error, std::string_view reason) { close(error, reason); }
 
   // Receive path. The owner reads into receive_space() and reports how many bytes arrived.
@@ -100,18 +102,21 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   uint32_t send_buffer_size() const noexcept { return send_buffer_size_; }
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
   size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
+  size_t reassembly_capacity() const noexcept { return reassembly_.capacity(); }
   uint32_t owed_responses() const noexcept { return owed_; }
   // The largest response body the client accepts (Part 6 §7.1.2.3: its MaxMessageSize, and its
   // MaxChunkCount times the body room of one chunk); SIZE_MAX when it set neither.
   size_t max_response_body() const noexcept;
-  const SecurityToken& current_token() const noexcept { return current_; }
+  // The newest token issued; the client may still be using an older one (tokens_ below).
+  const SecurityToken& current_token() const noexcept { return tokens_[token_count_ - 1]; }
   // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
   // channels without a socket (tests). Per-address limits key on it.
   const std::string& peer_address() const noexcept { return peer_address_; }
   void set_peer_address(std::string address) { peer_address_ = std::move(address); }
   // The service layer reports that a session was activated on this channel (Part 4 §5.6.3): from then
-  // on the channel is an authenticated client's, and the limits for channels without one no longer apply.
-  void set_session_active() noexcept { session_active_ = true; }
+  // on the channel is an authenticated client's, and the limits for channels without one no longer apply
+  // (the reassembly budget, the session activation timeout, the receive buffer bound).
+  void set_session_active() noexcept;
   bool session_active() const noexcept { return session_active_; }
   const OutputWriter& writer() const noexcept { return writer_; }
   asio::io_context& context() noexcept { return ctx_; }
@@ -125,7 +130,11 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   void dispatch(uint32_t request_id, std::span<const uint8_t> body);
   bool accept_sequence_number(uint32_t seq) noexcept;
   bool accept_token(uint32_t token_id) noexcept;
+  void expire_tokens(std::chrono::steady_clock::time_point now) noexcept;
   SecurityToken issue_token(uint32_t requested_lifetime_ms);
+  uint32_t request_size_limit() const noexcept;
+  bool append_reassembly(std::span<const uint8_t> body, uint32_t limit);
+  void release_reassembly() noexcept;
   void write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t request_id) const noexcept;
   void written(size_t responses);
   void update_pause() noexcept;
@@ -146,6 +155,9 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
 
   State state_ = State::AwaitHello;
   std::chrono::steady_clock::time_point created_;
+  std::chrono::steady_clock::time_point hello_at_;  // HEL accepted: the open timeout runs from here
+  std::chrono::steady_clock::time_point
+      opened_at_;  // OPN issued: the session activation timeout runs from here
   std::string endpoint_url_;
   std::string peer_address_;
   bool session_active_ = false;
@@ -156,10 +168,14 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   uint32_t max_request_chunks_;
   uint32_t peer_max_message_size_ = 0;  // 0: no limit
   uint32_t peer_max_chunk_count_ = 0;   // 0: no limit
-  // Tokens: the newest, and the one before it until the client switches (Part 4 §5.5.2).
-  SecurityToken current_;
-  SecurityToken previous_;
-  uint32_t send_token_id_ = 0;  // the token the client last used: responses are sent with it
+  // Tokens, oldest first (Part 4 §5.5.2, Part 6 §6.7.4). tokens_[0] is the one the client last secured a
+  // message with (responses are sent with it); the newer ones were issued by renewals the client has not
+  // used yet. A token is accepted until it expires or the client uses a newer one, whichever comes
+  // first; the newest expiring closes the channel. A renewal beyond kMaxTokens drops the oldest unused
+  // token, never the one in use.
+  static constexpr uint32_t kMaxTokens = 3;
+  std::array<SecurityToken, kMaxTokens> tokens_{};
+  uint32_t token_count_ = 1;
   uint32_t next_token_id_;
   // Sequence numbers.
   bool have_received_sequence_ = false;
@@ -174,6 +190,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   size_t rx_begin_ = 0;
   size_t rx_end_ = 0;
   bool rx_filled_ = false;  // the last read filled all the space it was given
+  // A channel whose reads needed no more than the initial capacity for a whole tick gives the rest back
+  // at its next read (the outstanding read holds the buffer until then).
+  bool rx_busy_ = false;    // since the last tick a read filled the buffer or left more than the initial size
+  bool rx_shrink_ = false;  // set by the tick: shrink when the buffer is next empty
   void resize_rx(size_t capacity);
   // Reassembly of a multi-chunk request.
   std::vector<uint8_t> reassembly_;

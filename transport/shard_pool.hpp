@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/address_limit.hpp"
 #include "transport/buffer_pool.hpp"
 #include "transport/stats.hpp"
 
@@ -78,12 +79,16 @@ class ShardPool {
   Shard& least_loaded() noexcept;
   // Connections across all shards, for the configured maximum.
   std::atomic<uint32_t>& connections() noexcept { return connections_; }
+  // Connections per client address, for max_connections_per_address.
+  AddressLimit& addresses() noexcept { return addresses_; }
 
  private:
+  // Declared before the shards: a connection destroyed with its shard's io_context still counts down here.
+  AddressLimit addresses_;
+  std::atomic<uint32_t> connections_{0};
   std::vector<std::unique_ptr<Shard>> shards_;
   std::vector<std::thread> threads_;
   std::vector<std::optional<asio::executor_work_guard<asio::io_context::executor_type>>> guards_;
-  std::atomic<uint32_t> connections_{0};
   std::atomic<uint32_t> round_robin_{0};
   ShardScheduling scheduling_;
   bool started_ = false;

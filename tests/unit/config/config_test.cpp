@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "config/password.hpp"
 #include "config/simulation.hpp"
+#include "transport/config.hpp"
 #include "ua/generated/node_ids.hpp"
 
 using namespace opcuad;
@@ -313,4 +314,44 @@ TEST_CASE("config: shard scheduling", "[config][scheduling]") {
         "s.json: /scheduling/realtime_priority: out of range: must be between 0 and 99");
   CHECK(only_error(load_config_text(R"({"scheduling": {"pin": true}})", "s.json", ".")) ==
         "s.json: /scheduling/pin: unknown key \"pin\"");
+}
+
+TEST_CASE("config: connection limits before a session", "[config][connections]") {
+  // The built-in defaults are the transport's own.
+  const Connections d = default_config().connections;
+  const transport::TransportConfig t;
+  CHECK(d.max_connections == t.max_connections);
+  CHECK(d.max_connections_per_address == t.max_connections_per_address);
+  CHECK(std::chrono::milliseconds(d.hello_timeout_ms) == t.hello_timeout);
+  CHECK(std::chrono::milliseconds(d.open_timeout_ms) == t.open_timeout);
+  CHECK(std::chrono::milliseconds(d.session_activation_timeout_ms) == t.session_activation_timeout);
+  CHECK(d.max_message_size_before_session == t.max_message_size_before_session);
+  CHECK(d.max_connections_per_address == 256);
+  CHECK(d.session_activation_timeout_ms == 30000);
+  CHECK(d.max_message_size_before_session == 65536);
+
+  const LoadResult r =
+      load_config_text(R"({"connections": {"max_connections": 500, "max_connections_per_address": 0,
+      "hello_timeout_ms": 2000, "open_timeout_ms": 3000, "session_activation_timeout_ms": 45000,
+      "max_message_size_before_session": 131072}})",
+                       "s.json", ".");
+  INFO(errors_of(r.errors));
+  REQUIRE(r.ok());
+  CHECK(r.config.connections.max_connections == 500);
+  CHECK(r.config.connections.max_connections_per_address == 0);
+  CHECK(r.config.connections.hello_timeout_ms == 2000);
+  CHECK(r.config.connections.open_timeout_ms == 3000);
+  CHECK(r.config.connections.session_activation_timeout_ms == 45000);
+  CHECK(r.config.connections.max_message_size_before_session == 131072);
+
+  CHECK(only_error(load_config_text(R"({"connections": {"open_timeout_ms": 0}})", "s.json", ".")) ==
+        "s.json: /connections/open_timeout_ms: out of range: must be between 1 and 4294967295");
+  CHECK(only_error(
+            load_config_text(R"({"connections": {"session_activation_timeout_ms": -5}})", "s.json", ".")) ==
+        "s.json: /connections/session_activation_timeout_ms: out of range: must be between 1 and 4294967295");
+  CHECK(only_error(
+            load_config_text(R"({"connections": {"max_connections_per_address": -1}})", "s.json", ".")) ==
+        "s.json: /connections/max_connections_per_address: out of range: must be between 0 and 4294967295");
+  CHECK(only_error(load_config_text(R"({"connections": {"per_address": 3}})", "s.json", ".")) ==
+        "s.json: /connections/per_address: unknown key \"per_address\"");
 }

@@ -5,9 +5,19 @@
 #include <asio/read.hpp>
 #include <asio/write.hpp>
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
-#include <stdexcept>
+#include <cerrno>
+#include <mutex>
 #include <random>
+#include <stdexcept>
 #include <thread>
 
 #include "tests/unit/transport/channel_harness.hpp"
@@ -67,7 +77,12 @@ void expect(bool ok, const char* what) {
 }
 
 struct Client {
-  explicit Client(uint16_t port) : socket(ctx) {
+  // `from`: the local address to connect from (any 127.x.y.z is this host's loopback).
+  explicit Client(uint16_t port, const char* from = nullptr) : socket(ctx) {
+    if (from) {
+      socket.open(tcp::v4());
+      socket.bind(tcp::endpoint(asio::ip::make_address(from), 0));
+    }
     socket.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
   }
   void send(const std::string& bytes) { asio::write(socket, asio::buffer(bytes)); }
@@ -231,4 +246,145 @@ TEST_CASE("transport: a client that never reads costs bounded memory and is serv
   CHECK(in_order);
   CHECK(answered == sent_requests);
   CHECK(server.handler.requests.load() == int(sent_requests));
+}
+
+TEST_CASE("transport: per-address slots count IPv4 and IPv4-mapped IPv6 as one and are released",
+          "[transport][limits]") {
+  AddressLimit limit;
+  const auto v4 = asio::ip::make_address("192.0.2.7");
+  const auto mapped = asio::ip::make_address("::ffff:192.0.2.7");
+  const auto v6 = asio::ip::make_address("2001:db8::7");
+  AddressLimit::Slot a, b, c, d;
+  REQUIRE(limit.try_acquire(v4, 2, a));
+  REQUIRE(limit.try_acquire(mapped, 2, b));
+  CHECK(limit.count(v4) == 2);
+  CHECK_FALSE(limit.try_acquire(v4, 2, c));  // the third from one address
+  CHECK_FALSE(c);
+  CHECK(limit.try_acquire(v6, 2, c));  // another address is not affected
+  AddressLimit::Slot moved = std::move(a);
+  CHECK(limit.count(v4) == 2);
+  moved.reset();
+  CHECK(limit.count(v4) == 1);
+  CHECK(limit.try_acquire(v4, 2, d));
+  CHECK(limit.try_acquire(v4, 0, a));  // 0: no limit, nothing counted
+  CHECK_FALSE(a);
+  b.reset();
+  d.reset();
+  c.reset();
+  CHECK(limit.addresses() == 0);
+}
+
+TEST_CASE("transport: the connection beyond the per-address cap is refused, another address is accepted",
+          "[transport][live][limits]") {
+  TransportConfig c;
+  c.max_connections_per_address = 2;
+  Server server(c);
+  const uint16_t port = server.listener->port();
+  auto a = std::make_unique<Client>(port);
+  Client b(port);
+  a->open();
+  b.open();
+  Client extra(port);
+  auto m = extra.receive();
+  REQUIRE(m.type == "ERR");
+  CHECK(error_of(m) == ua::status::BadTcpNotEnoughResources);
+  // Another client address is served.
+  Client other(port, "127.0.0.2");
+  other.open();
+  CHECK(other.read(1, 1).results.size() == 1);
+  const auto local = asio::ip::make_address("127.0.0.1");
+  CHECK(server.shards.addresses().count(local) == 2);
+  // A connection that ends gives its slot back.
+  a.reset();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (server.shards.addresses().count(local) != 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(server.shards.addresses().count(local) == 1);
+  Client again(port);
+  again.open();
+  CHECK(again.read(2, 1).results.size() == 1);
+}
+
+namespace {
+
+// Restores the process's descriptor limit when the test ends, however it ends.
+struct DescriptorLimit {
+  DescriptorLimit() { getrlimit(RLIMIT_NOFILE, &saved); }
+  ~DescriptorLimit() { setrlimit(RLIMIT_NOFILE, &saved); }
+  bool lower_to(rlim_t n) {
+    rlimit low = saved;
+    low.rlim_cur = n;
+    return setrlimit(RLIMIT_NOFILE, &low) == 0;
+  }
+  rlimit saved{};
+};
+
+int highest_open_descriptor() {
+  int highest = 2;
+  if (DIR* d = opendir("/proc/self/fd")) {
+    while (dirent* e = readdir(d)) highest = std::max(highest, std::atoi(e->d_name));
+    closedir(d);
+  }
+  return highest;
+}
+
+}  // namespace
+
+TEST_CASE("transport: out of descriptors the accept loop backs off, warns and recovers",
+          "[transport][live][limits]") {
+  std::mutex mu;
+  std::vector<std::string> warnings;
+  TransportConfig c;
+  c.warn = [&](std::string_view w) {
+    std::lock_guard lock(mu);
+    warnings.emplace_back(w);
+  };
+  Server server(c, 1);
+  const uint16_t port = server.listener->port();
+  std::vector<int> held;
+  int client = -1;
+  {
+    DescriptorLimit limit;
+    REQUIRE(limit.lower_to(static_cast<rlim_t>(highest_open_descriptor()) + 16));
+    // Take every descriptor left, then give one back for the client's socket: the server has none.
+    for (int fd; (fd = ::open("/dev/null", O_RDONLY)) >= 0;) held.push_back(fd);
+    REQUIRE(errno == EMFILE);
+    REQUIRE(!held.empty());
+    ::close(held.back());
+    held.pop_back();
+    const uint64_t before = server.listener->accept_attempts();
+    client = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(client >= 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    // The kernel completes the handshake; the connection waits in the backlog while accept() fails.
+    REQUIRE(::connect(client, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    const uint64_t attempts = server.listener->accept_attempts() - before;
+    INFO("accept attempts while out of descriptors: " << attempts);
+    CHECK(attempts >= 2);   // it kept trying...
+    CHECK(attempts <= 10);  // ...50, 100, 200, 400 ms apart, not in a loop
+    {
+      std::lock_guard lock(mu);
+      REQUIRE(warnings.size() == 1);  // once, not once per attempt
+      CHECK(warnings[0].find("accept failed") != std::string::npos);
+    }
+    for (int fd : held) ::close(fd);
+    held.clear();
+  }
+  // Descriptors are free again: the waiting client is accepted (within the 1 s back-off) and served.
+  timeval timeout{5, 0};
+  ::setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  const std::string hel = hello();
+  REQUIRE(::send(client, hel.data(), hel.size(), 0) == static_cast<ssize_t>(hel.size()));
+  char header[8] = {};
+  REQUIRE(::recv(client, header, sizeof header, MSG_WAITALL) == 8);
+  CHECK(std::string(header, 3) == "ACK");
+  ::close(client);
+  std::lock_guard lock(mu);
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[1].find("accepting connections again") != std::string::npos);
 }
