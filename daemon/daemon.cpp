@@ -139,8 +139,7 @@ bool Daemon::listen(const config::Endpoint& endpoint) {
 
 void Daemon::tick_server_status() {
   if (stopped_) return;
-  addressspace::update_server_current_time(*space_.current(), space_.values(), *control_participant_,
-                                           ua::DateTime::now());
+  // ServerStatus.CurrentTime needs no tick: it is a computed cell (addressspace/server_object.hpp).
   // ServerDiagnosticsSummary (Part 5 §6.3.3): the counts the services keep. The cumulated and
   // rejected counters are not kept yet and stay 0.
   ua::ServerDiagnosticsSummaryDataType summary;
