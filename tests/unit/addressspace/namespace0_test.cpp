@@ -272,6 +272,8 @@ TEST_CASE("addressspace: ServerStatus.CurrentTime and ServerStatus are the clock
   ServerInfo info;
   info.namespace_uris = {kNamespace0Uri, "urn:opcuad:test"};
   info.start_time = ua::DateTime::from_unix_ms(1000);
+  info.build_info.product_name = "opcuad";
+  info.build_info.build_date = ua::DateTime::from_unix_ms(500);
   install_server_object_values(*n.store, n.values, *n.p, info);
   auto read_time = [&]() {
     ua::DataValue dv;
@@ -317,6 +319,19 @@ TEST_CASE("addressspace: ServerStatus.CurrentTime and ServerStatus are the clock
   CHECK(status_gap >= 20);
   CHECK(status_gap <= elapsed + 2);
 
+  // The structure and its component variables agree (Part 5 §6.3.1: the components expose its fields).
+  auto read_var = [&](uint32_t id) {
+    ua::DataValue dv;
+    ValueStore::read(*n.store->variable(n.at(id))->cell, dv);
+    return dv.value;
+  };
+  const auto build = read_var(ua::id::Server_ServerStatus_BuildInfo);
+  REQUIRE(build.get_if<ua::ExtensionObject>());
+  REQUIRE(build.get_if<ua::ExtensionObject>()->get<ua::BuildInfo>());
+  CHECK(*build.get_if<ua::ExtensionObject>()->get<ua::BuildInfo>() == s2.build_info);
+  CHECK(*read_var(ua::id::Server_ServerStatus_StartTime).get_if<ua::DateTime>() == s2.start_time);
+  CHECK(*read_var(ua::id::Server_ServerStatus_State).get_if<int32_t>() == static_cast<int32_t>(s2.state));
+
   // A state change is kept by the computed structure, which still reads the clock.
   set_server_state(*n.store, n.values, *n.p, ua::ServerState::Shutdown, 5, ua::LocalizedText{"en", "bye"});
   const ua::ServerStatusDataType s3 = read_status();
@@ -324,6 +339,8 @@ TEST_CASE("addressspace: ServerStatus.CurrentTime and ServerStatus are the clock
   CHECK(s3.seconds_till_shutdown == 5);
   CHECK(std::abs(age_ms(s3.current_time)) < 5);
   CHECK(std::abs(age_ms(read_time())) < 5);
+  CHECK(*read_var(ua::id::Server_ServerStatus_State).get_if<int32_t>() == static_cast<int32_t>(s3.state));
+  CHECK(*read_var(ua::id::Server_ServerStatus_SecondsTillShutdown).get_if<uint32_t>() == 5);
 }
 
 // Part 5 §6.3.2: ServerProfileArray names only profiles opcuad implements (server_object.hpp says why).
