@@ -28,6 +28,40 @@ class Writer {
   ua::DateTime now_;
 };
 
+// Part 5 §12.10: ServerStatus.CurrentTime is "the current time (UTC) known by the Server": the clock
+// at the read, not a value refreshed now and then.
+class CurrentTimeSource final : public ValueSource {
+ public:
+  void compute(const ua::Variant*, ua::DateTime now, ua::Variant& out) const override { out = now; }
+};
+
+// ServerStatus (Part 5 §6.3.1) is the structure of its components: the template holds the rest (state,
+// start time, build info, shutdown fields, written by set_server_state()), CurrentTime is the read time.
+class ServerStatusSource final : public ValueSource {
+ public:
+  void compute(const ua::Variant* stored, ua::DateTime now, ua::Variant& out) const override {
+    const auto* eo = stored ? stored->get_if<ua::ExtensionObject>() : nullptr;
+    const auto* s = eo ? eo->get<ua::ServerStatusDataType>() : nullptr;
+    if (!s) {
+      out = stored ? *stored : ua::Variant{};
+      return;
+    }
+    ua::ServerStatusDataType copy = *s;
+    copy.current_time = now;
+    out = ua::ExtensionObject::make(std::move(copy));
+  }
+};
+
+const CurrentTimeSource kCurrentTime;
+const ServerStatusSource kServerStatus;
+
+void set_source(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p, uint32_t id,
+                const ValueSource& source) {
+  const NodeIndex n = store.find(ua::NodeId(0, id));
+  const VariableAttributes* var = n == kNoNode ? nullptr : store.variable(n);
+  if (var && var->cell) values.set_source(*var->cell, source, p);
+}
+
 std::vector<ua::String> strings(const std::vector<std::string>& v) {
   return {v.begin(), v.end()};
 }
@@ -100,24 +134,9 @@ void install_server_object_values(const NodeStore& store, ValueStore& values, Ep
 
   w(id::Server_ServerDiagnostics_EnabledFlag, false);
   update_server_diagnostics(store, values, p, ua::ServerDiagnosticsSummaryDataType{});
-}
 
-void update_server_current_time(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
-                                ua::DateTime now) {
-  Writer w(store, values, p, now);
-  w(ua::id::Server_ServerStatus_CurrentTime, now);
-  // The ServerStatus structure carries CurrentTime too: rebuild it from its current value.
-  const NodeIndex n = store.find(ua::NodeId(0, ua::id::Server_ServerStatus));
-  const VariableAttributes* var = n == kNoNode ? nullptr : store.variable(n);
-  if (!var || !var->cell) return;
-  ua::DataValue dv;
-  ValueStore::read(*var->cell, dv);
-  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
-  const auto* s = eo ? eo->get<ua::ServerStatusDataType>() : nullptr;
-  if (!s) return;
-  ua::ServerStatusDataType copy = *s;
-  copy.current_time = now;
-  w(ua::id::Server_ServerStatus, ua::ExtensionObject::make(std::move(copy)));
+  set_source(store, values, p, id::Server_ServerStatus_CurrentTime, kCurrentTime);
+  set_source(store, values, p, id::Server_ServerStatus, kServerStatus);
 }
 
 void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,

@@ -3,9 +3,10 @@
 // NamespaceArray and ServerArray, ServiceLevel, Auditing, ServerCapabilities with the real configured
 // operation limits, ServerRedundancy and the ServerDiagnostics summary counters.
 //
-// install_server_object_values() writes them once after the store is built (control plane). The daemon
-// then calls update_server_current_time() from a timer on one shard, and the session/subscription
-// layers publish counters with update_server_diagnostics().
+// install_server_object_values() writes them once after the store is built (control plane) and makes
+// ServerStatus and ServerStatus.CurrentTime computed cells (value_store.hpp, ValueSource): they read as
+// the clock at the moment of the Read or sample. The daemon publishes state changes with
+// set_server_state() and counters with update_server_diagnostics().
 
 #include <array>
 #include <cstdint>
@@ -34,6 +35,9 @@ struct OperationLimits {
   uint32_t max_nodes_per_history_update_events = 0;
 };
 
+inline constexpr const char* kMicroEmbeddedDevice2017Profile =
+    "http://opcfoundation.org/UA-Profile/Server/MicroEmbeddedDevice2017";
+
 struct ServerInfo {
   std::vector<std::string> namespace_uris;  // [0] is http://opcfoundation.org/UA/, [1] the server's URI
   std::vector<std::string> server_uris;     // ServerArray; [0] is the server's application URI
@@ -41,7 +45,14 @@ struct ServerInfo {
   ua::DateTime start_time;
   uint8_t service_level = 255;
   std::vector<std::string> locale_ids{"en"};
-  std::vector<std::string> server_profiles{"http://opcfoundation.org/UA-Profile/Server/StandardUA2017"};
+  // ServerCapabilities.ServerProfileArray (Part 5 §6.3.2): only what the server fully implements.
+  // Micro Embedded Device 2017 (Part 7 §6.6.67) is the Nano Embedded Device 2017 profile (the Core 2017
+  // Server Facet: SecurityPolicy None, anonymous and user name tokens, Read, Browse, FindServers and
+  // GetEndpoints, one session; plus UA-TCP UA-SC UA-Binary) with the Embedded DataChange Subscription
+  // Server Facet and two parallel sessions; all of which opcuad serves. Not claimed: Embedded UA 2017
+  // and Standard UA 2017, which require a signing and encrypting SecurityPolicy (Basic256Sha256) and
+  // X.509 application certificates that this version does not have.
+  std::vector<std::string> server_profiles{kMicroEmbeddedDevice2017Profile};
   uint16_t max_browse_continuation_points = 100;
   uint32_t max_array_length = 65535;
   uint32_t max_string_length = 1 << 20;
@@ -56,8 +67,6 @@ struct ServerInfo {
 // REQUIRES: `store` contains namespace 0. Values whose node is absent are skipped.
 void install_server_object_values(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                                   const ServerInfo& info);
-void update_server_current_time(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
-                                ua::DateTime now);
 void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                       ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason);
 void update_server_diagnostics(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,

@@ -124,7 +124,14 @@ void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaim
   uint8_t kind = 0;
   uint64_t payload = 0;
   const ua::Variant* fresh = nullptr;
-  if (!encode_inline(value.value, kind, payload)) {
+  // A computed cell keeps its kind and source; the value becomes its template, always boxed. The kind
+  // only changes in set_source() (control plane), so reading it outside the critical section is safe.
+  const bool is_computed = cell.kind_.load(std::memory_order_acquire) == ValueCell::kComputed;
+  if (is_computed) {
+    kind = ValueCell::kComputed;
+    payload = cell.payload_.load(std::memory_order_acquire);
+    fresh = new ua::Variant(value.value);
+  } else if (!encode_inline(value.value, kind, payload)) {
     kind = ValueCell::kBoxed;
     fresh = new ua::Variant(value.value);  // built before the critical section: it may allocate
   }
@@ -156,7 +163,35 @@ void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaim
   if (old) reclaimer_.retire(p, old);
 }
 
-ValueSnapshot ValueStore::snapshot(const ValueCell& cell) noexcept {
+void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochReclaimer::Participant& p) {
+  // The stored value becomes the template; a cell already computed keeps its template (reading it
+  // through read() would store a computed value instead).
+  const ValueSnapshot stored = load(cell);
+  const bool was_computed = stored.kind == ValueCell::kComputed;
+  ua::DataValue current;
+  if (!was_computed) stored.to_data_value(current);
+  const ua::Variant* fresh = was_computed ? nullptr : new ua::Variant(std::move(current.value));
+  uint32_t seq = cell.sequence_.load(std::memory_order_relaxed);
+  for (;;) {
+    if (seq & 1u) {
+      cpu_relax();
+      seq = cell.sequence_.load(std::memory_order_relaxed);
+      continue;
+    }
+    if (cell.sequence_.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+      break;
+  }
+  cell.kind_.store(ValueCell::kComputed, std::memory_order_release);
+  cell.payload_.store(to_bits(&source), std::memory_order_release);
+  const ua::Variant* old = was_computed ? nullptr : cell.boxed_.exchange(fresh, std::memory_order_acq_rel);
+  cell.version_.store((cell.version_.load(std::memory_order_relaxed) + 1) | kComputedVersion,
+                      std::memory_order_release);
+  cell.sequence_.store(seq + 2, std::memory_order_release);
+  if (old) reclaimer_.retire(p, old);
+}
+
+ValueSnapshot ValueStore::load(const ValueCell& cell) noexcept {
   ValueSnapshot s;
   for (;;) {
     const uint32_t before = cell.sequence_.load(std::memory_order_acquire);
@@ -180,11 +215,57 @@ ValueSnapshot ValueStore::snapshot(const ValueCell& cell) noexcept {
   }
 }
 
+uint64_t ValueStore::computed_version() noexcept {
+  return kComputedVersion | static_cast<uint64_t>(ua::DateTime::now().ticks);
+}
+
+// The template (s.boxed) stays valid during the call: it is retired only through the epoch reclaimer,
+// and the reading thread is between quiescent points.
+void ValueStore::compute(ValueSnapshot& s, ua::Variant& out) {
+  const auto* source = from_bits<const ValueSource*>(s.payload);
+  const ua::DateTime now = ua::DateTime::now();
+  source->compute(s.boxed, now, out);
+  s.version = kComputedVersion | static_cast<uint64_t>(now.ticks);
+  s.source_timestamp = now;
+  s.server_timestamp = now;
+  s.source_picoseconds = 0;
+  s.server_picoseconds = 0;
+}
+
+ValueSnapshot ValueStore::snapshot(const ValueCell& cell) {
+  ValueSnapshot s = load(cell);
+  if (s.kind == ValueCell::kComputed) [[unlikely]] {
+    // The per-thread scratch of the header's contract: one computed boxed value per thread at a time.
+    thread_local ua::Variant scratch;
+    compute(s, scratch);
+    if (encode_inline(scratch, s.kind, s.payload)) {
+      s.boxed = nullptr;
+    } else {
+      s.kind = ValueCell::kBoxed;
+      s.boxed = &scratch;
+    }
+  }
+  return s;
+}
+
+uint64_t ValueStore::read_versioned(const ValueCell& cell, ua::DataValue& out) {
+  ValueSnapshot s = load(cell);
+  if (s.kind == ValueCell::kComputed) [[unlikely]] {
+    compute(s, out.value);  // straight into the caller's value: no scratch, no second copy
+    out.status = s.status;
+    out.source_timestamp = s.source_timestamp;
+    out.server_timestamp = s.server_timestamp;
+    out.source_picoseconds = 0;
+    out.server_picoseconds = 0;
+  } else {
+    s.to_data_value(out);
+  }
+  return s.version;
+}
+
 bool ValueStore::read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out) {
   if (version(cell) == last_version) return false;
-  const ValueSnapshot s = snapshot(cell);
-  s.to_data_value(out);
-  last_version = s.version;
+  last_version = read_versioned(cell, out);
   return true;
 }
 

@@ -11,8 +11,8 @@
 // A write makes `sequence` odd (a CAS, so concurrent writers of one cell take turns), stores the fields,
 // bumps `version` and makes `sequence` even again. A read copies the fields and retries only when the
 // sequence was odd or changed meanwhile; readers never write shared memory. Every field is a
-// std::atomic accessed accessed with release stores and acquire loads, so the scheme is free of data races (and clean under
-// ThreadSanitizer).
+// std::atomic accessed with release stores and acquire loads, so the scheme is free of data races (and clean
+// under ThreadSanitizer).
 //
 // Scalars of at most 8 bytes (Boolean .. Double, DateTime, StatusCode) sit inline in `payload`. Any other
 // value (strings, arrays, structures) is an immutable heap Variant behind `boxed`, published with release
@@ -24,6 +24,13 @@
 //
 // Cells are allocated in chunks per partition (partition = NodeId hash) and never move or get freed
 // before the ValueStore, so a NodeStore can hold plain ValueCell pointers.
+//
+// Computed cells (ValueSource, below): a value that must be the one at the time of the read, such as
+// Server.ServerStatus.CurrentTime (Part 5 §6.3.1, §12.10: "the current time (UTC) known by the Server").
+// set_source() marks a cell computed: kind becomes kComputed, payload the ValueSource pointer, the
+// version gets kComputedVersion set, and what write() stores is kept boxed as the source's template.
+// snapshot() and version() check for that once (one predictable branch on the ordinary path), so every
+// reader (Read, sampling, the service internals) sees the computed value with no change on its side.
 
 #include <array>
 #include <atomic>
@@ -40,7 +47,8 @@ namespace opcuad::addressspace {
 class alignas(64) ValueCell {
  public:
   static constexpr uint8_t kEmpty = 0;
-  static constexpr uint8_t kBoxed = 0xFF;  // otherwise kind is the inline built-in type
+  static constexpr uint8_t kComputed = 0xFE;  // payload is a ValueSource*; never seen in a snapshot
+  static constexpr uint8_t kBoxed = 0xFF;     // otherwise kind is the inline built-in type
 
  private:
   friend class ValueStore;
@@ -72,8 +80,23 @@ struct ValueSnapshot {
   void to_data_value(ua::DataValue& out) const;  // copies a boxed value
 };
 
+// The on-read value of a computed cell. compute() runs on the reading thread (any shard, concurrently
+// with other readers), inside the read: it must not block, take locks, or touch the value store.
+// `stored` is the cell's template (the last value write() stored, boxed; nullptr when none), valid for
+// the call. The result gets the read time as source and server timestamp and the stored status.
+// REQUIRES: a source outlives every cell it is set on (sources are typically static objects).
+class ValueSource {
+ public:
+  virtual ~ValueSource() = default;
+  virtual void compute(const ua::Variant* stored, ua::DateTime now, ua::Variant& out) const = 0;
+};
+
 class ValueStore {
  public:
+  // Set in the version of a computed cell; version() of such a cell is this bit | the read time, so
+  // a sampler's change detection sees a new version at every sample.
+  static constexpr uint64_t kComputedVersion = uint64_t{1} << 63;
+
   explicit ValueStore(size_t partitions = 16);
   ~ValueStore();  // frees the boxed values still in cells; REQUIRES: no reader or writer running
   ValueStore(const ValueStore&) = delete;
@@ -82,11 +105,26 @@ class ValueStore {
   // Control plane (builder thread only): a new empty cell in the partition of `id`.
   ValueCell* allocate(const ua::NodeId& id);
 
-  // Any thread that is a participant of `reclaimer`.
+  // Any thread that is a participant of `reclaimer`. On a computed cell, write() replaces the template
+  // and the cell stays computed.
   void write(ValueCell& cell, const ua::DataValue& value, EpochReclaimer::Participant& p);
-  static ValueSnapshot snapshot(const ValueCell& cell) noexcept;
-  static void read(const ValueCell& cell, ua::DataValue& out) { snapshot(cell).to_data_value(out); }
-  static uint64_t version(const ValueCell& cell) noexcept { return cell.version_.load(std::memory_order_acquire); }
+  // Makes `cell` computed by `source`; its current value becomes the template. Idempotent.
+  void set_source(ValueCell& cell, const ValueSource& source, EpochReclaimer::Participant& p);
+  static bool computed(const ValueCell& cell) noexcept {
+    return cell.version_.load(std::memory_order_acquire) & kComputedVersion;
+  }
+
+  // A computed cell's snapshot carries the computed value: inline when it fits, else `boxed` points
+  // to a per-thread scratch Variant that is valid only until the calling thread's next snapshot of a
+  // computed cell (REQUIRES: a caller copies or drops it before taking another snapshot).
+  static ValueSnapshot snapshot(const ValueCell& cell);
+  static void read(const ValueCell& cell, ua::DataValue& out) { read_versioned(cell, out); }
+  static uint64_t version(const ValueCell& cell) noexcept {
+    const uint64_t v = cell.version_.load(std::memory_order_acquire);
+    if (v & kComputedVersion) [[unlikely]]
+      return computed_version();
+    return v;
+  }
   // Copies the value only when the version differs from `last_version`, which it then updates.
   static bool read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out);
 
@@ -97,6 +135,11 @@ class ValueStore {
   size_t bytes() const noexcept;
 
  private:
+  static ValueSnapshot load(const ValueCell& cell) noexcept;  // the seqlock copy, computed or not
+  static uint64_t computed_version() noexcept;
+  static uint64_t read_versioned(const ValueCell& cell, ua::DataValue& out);  // returns the version read
+  static void compute(ValueSnapshot& s, ua::Variant& out);                    // REQUIRES: s.kind == kComputed
+
   static constexpr size_t kChunkCells = 4096;
   static constexpr size_t kMaxChunks = 4096;
   struct Partition {

@@ -43,7 +43,7 @@ addressspace::NodeSpec spec_of(const NodeDecl& d) {
   spec.display_name = d.display_name;
   spec.description = d.description;
   spec.is_abstract = d.is_abstract;
-  spec.data_type = d.data_type.is_null() ? ua::NodeId(0, 24) : d.data_type;
+  spec.data_type = d.data_type.is_null() ? ua::NodeId(0, ua::id::BaseDataType) : d.data_type;
   spec.value_rank = d.value_rank;
   spec.array_dimensions = d.array_dimensions;
   spec.access_level = d.access_level;

@@ -10,48 +10,11 @@
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
 #include "daemon/log.hpp"
+#include "ua/endpoint_url.hpp"
 
 namespace opcuad {
 
 namespace {
-
-struct HostPort {
-  std::string host;
-  std::string port;
-};
-
-// opc.tcp://host:port[/path] -> host, port (IPv6 hosts in brackets).
-std::optional<HostPort> split_url(const std::string& url) {
-  constexpr std::string_view scheme = "opc.tcp://";
-  if (url.compare(0, scheme.size(), scheme) != 0) return std::nullopt;
-  std::string rest = url.substr(scheme.size());
-  rest = rest.substr(0, rest.find('/'));
-  HostPort hp;
-  if (!rest.empty() && rest[0] == '[') {
-    auto close = rest.find(']');
-    if (close == std::string::npos) return std::nullopt;
-    hp.host = rest.substr(1, close - 1);
-    rest = rest.substr(close + 1);
-    if (!rest.empty() && rest[0] == ':') hp.port = rest.substr(1);
-  } else {
-    auto colon = rest.rfind(':');
-    hp.host = rest.substr(0, colon);
-    if (colon != std::string::npos) hp.port = rest.substr(colon + 1);
-  }
-  if (hp.port.empty()) hp.port = "4840";
-  return hp;
-}
-
-ua::BuildInfo build_info() {
-  ua::BuildInfo b;
-  b.product_uri = ua::String("https://github.com/opcuad/opcuad");
-  b.manufacturer_name = ua::String("opcuad");
-  b.product_name = ua::String("opcuad");
-  b.software_version = ua::String(build::kVersion);
-  b.build_number = ua::String(build::kBuildType);
-  b.build_date = ua::DateTime::now();
-  return b;
-}
 
 transport::TransportConfig transport_config(const config::ServerConfig& c) {
   transport::TransportConfig t;
@@ -105,6 +68,8 @@ bool Daemon::start() {
     log::info("signal {}: shutting down", sig);
     shutdown();
   });
+  hangup_.add(SIGHUP);
+  await_hangup();
   tick_server_status();
   if (config_.diagnostics.counters) {
     alloc_counters::enable(true);
@@ -116,26 +81,24 @@ bool Daemon::start() {
 }
 
 bool Daemon::listen(const config::Endpoint& endpoint) {
-  for (const auto& policy : endpoint.security_policies) {
-    if (policy != "None") {
-      log::warn("endpoint {}: SecurityPolicy {} is not available in this version; only None is offered",
-                endpoint.url, policy);
-    }
-  }
-  auto hp = split_url(endpoint.url);
-  if (!hp) {
-    log::error("endpoint {}: not an opc.tcp:// URL", endpoint.url);
+  // The configuration has validated the URL and its security (config/loader.cpp): only None is served.
+  const char* reason = nullptr;
+  const auto url = ua::parse_endpoint_url(endpoint.url, &reason);
+  if (!url) {
+    log::error("endpoint {}: {}", endpoint.url, reason);
     return false;
   }
   try {
     asio::ip::tcp::resolver resolver(control_);
-    const std::string host = hp->host.empty() ? "0.0.0.0" : hp->host;
-    auto results = resolver.resolve(host, hp->port, asio::ip::tcp::resolver::passive);
+    auto results =
+        resolver.resolve(std::string(url->host), std::to_string(url->port),
+                         asio::ip::tcp::resolver::passive | asio::ip::tcp::resolver::numeric_service);
     const asio::ip::tcp::endpoint ep = *results.begin();
     auto l = std::make_unique<transport::Listener>(control_, ep, *shards_, transport_config_, *services_, ids_);
     l->start();
     // The actual port (a configured port 0 picks a free one; tests read it from this line).
-    log::info("listening on opc.tcp://{}:{} for {}", ep.address().to_string(), l->port(), endpoint.url);
+    log::info("listening on {} for {}", ua::format_endpoint_url(ep.address().to_string(), l->port(), ""),
+              endpoint.url);
     listeners_.push_back(std::move(l));
     return true;
   } catch (const std::system_error& e) {
@@ -144,10 +107,22 @@ bool Daemon::listen(const config::Endpoint& endpoint) {
   }
 }
 
+// logrotate and its kin rename the file and send SIGHUP; later lines go to a new file at the old path.
+void Daemon::await_hangup() {
+  hangup_.async_wait([this](std::error_code ec, int) {
+    if (ec || stopped_) return;
+    if (const auto failed = log::reopen()) {
+      log::error("SIGHUP: {}; still writing to the previous file", *failed);
+    } else {
+      log::info("SIGHUP: log file reopened");
+    }
+    await_hangup();
+  });
+}
+
 void Daemon::tick_server_status() {
   if (stopped_) return;
-  addressspace::update_server_current_time(*space_.current(), space_.values(), *control_participant_,
-                                           ua::DateTime::now());
+  // ServerStatus.CurrentTime needs no tick: it is a computed cell (addressspace/server_object.hpp).
   // ServerDiagnosticsSummary (Part 5 §6.3.3): the counts the services keep. The cumulated and
   // rejected counters are not kept yet and stay 0.
   ua::ServerDiagnosticsSummaryDataType summary;
@@ -208,6 +183,7 @@ void Daemon::shutdown() {
   counters_timer_.cancel();
   asio::error_code ignored;
   signals_.cancel(ignored);
+  hangup_.cancel(ignored);
   for (auto& l : listeners_) l->stop();  // stop accepting first
   if (shards_) {
     if (simulator_) asio::post(shards_->shard(0).context(), [s = simulator_.get()] { s->stop(); });

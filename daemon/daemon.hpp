@@ -2,7 +2,7 @@
 // Daemon: wires the layers for one run of opcuad. Loads nothing itself: it is given a validated
 // configuration, builds the address space from it, starts the shards, the services and one listener per
 // endpoint, and runs until SIGINT or SIGTERM, then shuts everything down in order (stop accepting, close
-// the channels, join the shards).
+// the channels, join the shards). SIGHUP reopens the log file and does nothing else (yet).
 
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
@@ -36,6 +36,7 @@ class Daemon {
   void shutdown();
   void tick_server_status();
   void tick_counters();
+  void await_hangup();
 
   const config::ServerConfig& config_;
   transport::TransportConfig transport_config_;
@@ -46,6 +47,7 @@ class Daemon {
   transport::ChannelIdSource ids_;
   asio::io_context control_;  // acceptors, signals, the Server status clock
   asio::signal_set signals_{control_};
+  asio::signal_set hangup_{control_};  // SIGHUP: reopen the log file (after a rotation)
   std::vector<std::unique_ptr<transport::Listener>> listeners_;
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};

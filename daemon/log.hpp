@@ -1,47 +1,77 @@
 #pragma once
-// Logging to standard error through fmt: "2026-11-30T05:33:13.123Z info  message". Thread-safe (one
-// fwrite per line). Secrets (passwords, authentication tokens, nonces) are never passed here.
+// Logging through fmt: "2026-11-30T05:33:13.123Z info  message", one line per call, to standard error
+// or to the file of the configuration's `logging.file` (docs/CONFIGURATION.md). `logging.level` sets
+// the threshold: trace < debug < info < warn < error.
+//
+// Thread-safe without a lock: each line is one write(2) on one descriptor (O_APPEND for a file, so
+// lines from several threads never interleave). reopen() (the daemon calls it on SIGHUP, after a log
+// rotation renamed the file) opens the path again and dup2()s it over the same descriptor number, so a
+// concurrent writer writes whole lines to the old file or the new one, never to a closed descriptor.
+// Secrets (passwords, authentication tokens, nonces) are never passed here.
 
 #include <fmt/core.h>
 
-#include <chrono>
-#include <cstdio>
+#include <atomic>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace opcuad::log {
 
-enum class Level { Debug, Info, Warn, Error };
-inline Level g_level = Level::Info;
+enum class Level : int { Trace, Debug, Info, Warn, Error };
 
-inline const char* name(Level l) {
-  switch (l) {
-    case Level::Debug: return "debug";
-    case Level::Info: return "info ";
-    case Level::Warn: return "warn ";
-    default: return "error";
-  }
+// "trace", "debug", "info", "warn", "error" (the configuration's names); nullopt for anything else.
+std::optional<Level> parse_level(std::string_view name) noexcept;
+const char* name(Level l) noexcept;  // padded to five characters
+
+void set_level(Level l) noexcept;
+Level level() noexcept;
+inline bool enabled(Level l) noexcept;
+
+// Appends to `path` from now on (created with mode 0640 when absent). Control thread, before the shards
+// start or while they run. On failure, logging stays where it was and the reason is returned.
+std::optional<std::string> open_file(const std::string& path);
+// Opens the file of open_file() again (after a rename); nothing when logging goes to standard error.
+std::optional<std::string> reopen();
+// Back to standard error (tests).
+void use_stderr();
+
+// The formatted line with its timestamp and level, written with one write(2).
+void emit(Level level, std::string_view message) noexcept;
+
+namespace detail {
+inline std::atomic<int> g_level{static_cast<int>(Level::Info)};
+}  // namespace detail
+
+inline bool enabled(Level l) noexcept {
+  return static_cast<int>(l) >= detail::g_level.load(std::memory_order_relaxed);
 }
 
 template <class... Args>
 void write(Level level, fmt::format_string<Args...> format, Args&&... args) {
-  if (level < g_level) return;
-  const auto now = std::chrono::system_clock::now();
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
-  std::time_t secs = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  std::string line = fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z {} ", tm.tm_year + 1900, tm.tm_mon + 1,
-                                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000), name(level));
-  line += fmt::format(format, std::forward<Args>(args)...);
-  line += '\n';
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (!enabled(level)) return;  // below the threshold: nothing is formatted
+  emit(level, fmt::format(format, std::forward<Args>(args)...));
 }
 
 template <class... Args>
-void info(fmt::format_string<Args...> f, Args&&... a) { write(Level::Info, f, std::forward<Args>(a)...); }
+void trace(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::Trace, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void warn(fmt::format_string<Args...> f, Args&&... a) { write(Level::Warn, f, std::forward<Args>(a)...); }
+void debug(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::Debug, f, std::forward<Args>(a)...);
+}
 template <class... Args>
-void error(fmt::format_string<Args...> f, Args&&... a) { write(Level::Error, f, std::forward<Args>(a)...); }
+void info(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::Info, f, std::forward<Args>(a)...);
+}
+template <class... Args>
+void warn(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::Warn, f, std::forward<Args>(a)...);
+}
+template <class... Args>
+void error(fmt::format_string<Args...> f, Args&&... a) {
+  write(Level::Error, f, std::forward<Args>(a)...);
+}
 
 }  // namespace opcuad::log

@@ -74,6 +74,15 @@ int main(int argc, char** argv) {
                       loaded.config.node_files.size());
     return 0;
   }
+  // The `logging` settings (docs/CONFIGURATION.md): the loader has checked the level's name.
+  if (const auto level = opcuad::log::parse_level(loaded.config.logging.level))
+    opcuad::log::set_level(*level);
+  if (!loaded.config.logging.file.empty()) {
+    if (const auto failed = opcuad::log::open_file(loaded.config.logging.file)) {
+      opcuad::log::error("{}: not starting", *failed);
+      return 1;
+    }
+  }
   opcuad::Daemon daemon(loaded.config);
   if (!daemon.start()) return 1;
   return daemon.run();

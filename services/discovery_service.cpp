@@ -1,5 +1,6 @@
 // Discovery service set (Part 4 §5.4): GetEndpoints and FindServers.
 #include "services/request.hpp"
+#include "ua/endpoint_url.hpp"
 
 namespace opcuad::services {
 
@@ -9,62 +10,57 @@ constexpr std::string_view kTcpBinaryProfile =
     "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
 constexpr std::string_view kPolicyUriPrefix = "http://opcfoundation.org/UA/SecurityPolicy#";
 
-// Host part of opc.tcp://host:port/path.
-std::string_view host_of(std::string_view url) {
-  auto start = url.find("://");
-  if (start == std::string_view::npos) return {};
-  url.remove_prefix(start + 3);
-  auto end = url.find_first_of(":/");
-  return url.substr(0, end);
-}
-
-bool is_wildcard(std::string_view host) {
-  return host == "0.0.0.0" || host == "[::]" || host == "::" || host.empty();
-}
-
-// The configured URL with its host replaced.
-std::string with_host(const std::string& configured, std::string_view host) {
-  const size_t start = configured.find("://") + 3;
-  const std::string_view old = host_of(configured);
-  return configured.substr(0, start) + std::string(host) + configured.substr(start + old.size());
-}
-
-// The URLs to publish for a configured endpoint (Part 4 §5.4.4): a wildcard host becomes the configured
-// advertised host name, and the host the client dialled is listed as well, so the client always finds
-// the address it used.
+// The URLs to publish for a configured endpoint URL (Part 4 §5.4.4): a wildcard host (0.0.0.0, [::])
+// becomes the configured advertised host name, and the host the client dialled is listed as well, so the
+// client always finds the address it used. `dialled` comes from the client and may be anything.
 std::vector<std::string> advertised_urls(const std::string& configured, std::string_view dialled,
-                                         const std::string& advertised_host) {
-  const std::string_view host = host_of(configured);
-  if (!is_wildcard(host)) return {configured};
-  std::string_view client_host = host_of(dialled);
+                                         std::string_view advertised_host) {
+  const auto url = ua::parse_endpoint_url(configured);
+  if (!url || !url->is_wildcard()) return {configured};
+  const auto client = ua::parse_endpoint_url(dialled);
+  // A client that dialled a wildcard itself (or nothing usable) names no host worth publishing.
+  const std::string_view client_host = client && !client->is_wildcard() ? client->host : std::string_view{};
+  if (advertised_host.size() > 2 && advertised_host.front() == '[' && advertised_host.back() == ']') {
+    advertised_host = advertised_host.substr(1, advertised_host.size() - 2);
+  }
   std::vector<std::string> urls;
-  if (!advertised_host.empty()) urls.push_back(with_host(configured, advertised_host));
+  if (!advertised_host.empty()) urls.push_back(ua::with_host(*url, advertised_host));
   if (!client_host.empty() && client_host != advertised_host)
-    urls.push_back(with_host(configured, client_host));
-  if (urls.empty()) urls.push_back(with_host(configured, "localhost"));
+    urls.push_back(ua::with_host(*url, client_host));
+  if (urls.empty()) urls.push_back(ua::with_host(*url, "localhost"));
   return urls;
 }
 
 }  // namespace
 
-ua::ApplicationDescription Server::application_description() const {
+// Part 4 §7.2 (ApplicationDescription.discoveryUrls): the addresses a client can reach the server's
+// discovery endpoints at, so a wildcard listening host is replaced exactly as in GetEndpoints.
+ua::ApplicationDescription Server::application_description(std::string_view dialled) const {
   ua::ApplicationDescription d;
   d.application_uri = ua::String(config_.application_uri);
   d.product_uri = ua::String(config_.product_uri);
   d.application_name = ua::LocalizedText{ua::String("en"), ua::String(config_.application_name)};
   d.application_type = ua::ApplicationType::Server;
-  for (const auto& e : config_.endpoints) d.discovery_urls.push_back(ua::String(e.url));
+  for (const auto& e : config_.endpoints) {
+    for (auto& url : advertised_urls(e.url, dialled, config_.advertised_hostname)) {
+      ua::String u(url);
+      bool seen = false;
+      for (const auto& have : d.discovery_urls) seen |= have == u;
+      if (!seen) d.discovery_urls.push_back(std::move(u));
+    }
+  }
   return d;
 }
 
 std::vector<ua::EndpointDescription> Server::endpoints(std::string_view dialled) const {
   std::vector<ua::EndpointDescription> out;
-  const ua::ApplicationDescription app = application_description();
+  const ua::ApplicationDescription app = application_description(dialled);
   for (const auto& e : config_.endpoints) {
     for (const auto& url : advertised_urls(e.url, dialled, config_.advertised_hostname)) {
       for (const auto& policy : e.security_policies) {
         for (const auto& mode : e.security_modes) {
-          // Until signing and encryption exist, only None/None is served (the daemon warns about the rest).
+          // Until signing and encryption exist, only None/None is served (the configuration refuses the
+          // rest).
           if (policy != "None" || mode != "None") continue;
           ua::EndpointDescription d;
           d.endpoint_url = ua::String(url);
@@ -118,7 +114,11 @@ void handle_find_servers(Server& server, Call& call, ua::Decoder& body) {
   set_response_header(resp.response_header, req.request_header);
   bool wanted = req.server_uris.empty();
   for (const auto& uri : req.server_uris) wanted |= uri.view() == server.config().application_uri;
-  if (wanted) resp.servers.push_back(server.application_description());
+  // Part 4 §5.4.2: endpointUrl is "the network address that the Client used to access the
+  // DiscoveryEndpoint"; without it, the URL of the channel's Hello.
+  const std::string_view dialled =
+      req.endpoint_url.is_null() ? std::string_view(call.channel.endpoint_url()) : req.endpoint_url.view();
+  if (wanted) resp.servers.push_back(server.application_description(dialled));
   call.channel.send(call.request_id, resp);
 }
 

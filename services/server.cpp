@@ -67,8 +67,9 @@ Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& co
 
 bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept {
   // Every writer of the configured namespaces (Write service, daemon simulator) calls notify_written();
-  // namespace 0's live values are written by the daemon's status clock, which does not.
-  return cell && node.namespace_index() != 0;
+  // namespace 0's live values are written by the daemon's status clock, which does not, and a computed
+  // cell (addressspace::ValueSource) changes without any write.
+  return cell && node.namespace_index() != 0 && !addressspace::ValueStore::computed(*cell);
 }
 
 // The shards go first: their sessions' subscriptions unregister themselves from members declared later.

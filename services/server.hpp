@@ -113,7 +113,8 @@ class Server final : public transport::ServiceHandler {
   // The endpoints this server offers, with `url` (the one the client dialled) as their address when it
   // names one of ours; see discovery_service.cpp.
   std::vector<ua::EndpointDescription> endpoints(std::string_view url) const;
-  ua::ApplicationDescription application_description() const;
+  // This server's description, its discovery URLs published for a client that dialled `url` (as above).
+  ua::ApplicationDescription application_description(std::string_view url) const;
 
   // Session bookkeeping shared by the session services.
   // A ticket against limits.max_unactivated_sessions (per address and in total); empty when either is

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <cstring>
 
+#include "ua/endpoint_url.hpp"
+
 namespace opcuad::transport {
 
 namespace {
@@ -26,17 +28,6 @@ constexpr size_t kReceiveBatchRoom = 65536;
 constexpr size_t kRetainedReassembly = 65536;
 
 void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
-
-bool starts_with_opc_tcp(std::string_view url) noexcept {
-  constexpr std::string_view scheme = "opc.tcp://";
-  if (url.size() < scheme.size()) return false;
-  for (size_t i = 0; i < scheme.size(); ++i) {
-    char c = url[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != scheme[i]) return false;
-  }
-  return true;
-}
 
 }  // namespace
 
@@ -213,7 +204,7 @@ bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
     close(status::BadConnectionRejected, "buffer sizes below 8192 bytes");
     return false;
   }
-  if (!starts_with_opc_tcp(hello.endpoint_url.view())) {
+  if (!ua::has_opc_tcp_scheme(hello.endpoint_url.view())) {
     close(status::BadTcpEndpointUrlInvalid, "the endpoint URL must start with opc.tcp://");
     return false;
   }

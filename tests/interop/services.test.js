@@ -119,6 +119,21 @@ test("reads NamespaceArray and ServerStatus", async () => {
   assert.ok(Math.abs(t1.value.value.getTime() - Date.now()) < 5000);
 });
 
+test("CurrentTime is the server's clock at each read; BuildInfo and profiles are honest", async () => {
+  // Part 5 §12.10: computed at the read, not refreshed once a second.
+  const t1 = await session.read({ nodeId: "ns=0;i=2258", attributeId: AttributeIds.Value });
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const t2 = await session.read({ nodeId: "ns=0;i=2258", attributeId: AttributeIds.Value });
+  const gap = t2.value.value.getTime() - t1.value.value.getTime();
+  assert.ok(gap >= 90 && gap < 1000, `CurrentTime moved ${gap} ms in 100 ms`);
+  assert.ok(Math.abs(t2.value.value.getTime() - Date.now()) < 500);
+  const start = await session.read({ nodeId: "ns=0;i=2257", attributeId: AttributeIds.Value });
+  const built = await session.read({ nodeId: "ns=0;i=2266", attributeId: AttributeIds.Value });
+  assert.ok(built.value.value.getTime() <= start.value.value.getTime(), "BuildDate is before the start");
+  const profiles = await session.read({ nodeId: "ns=0;i=2269", attributeId: AttributeIds.Value });
+  assert.deepEqual(profiles.value.value, ["http://opcfoundation.org/UA-Profile/Server/MicroEmbeddedDevice2017"]);
+});
+
 const scalarCases = [
   ["Boolean", DataType.Boolean, false],
   ["SByte", DataType.SByte, -100],

@@ -1,7 +1,10 @@
 // Namespace 0 as generated from Opc.Ua.NodeSet2.xml: the folders, the Server object, the hierarchies.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cmath>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "addressspace/namespace0.hpp"
@@ -224,12 +227,9 @@ TEST_CASE("addressspace: live Server object values", "[addressspace][ns0]") {
   CHECK(*read(ua::id::Server_ServerStatus_State).get_if<int32_t>() == 0);
   CHECK(*read(ua::id::Server_ServiceLevel).get_if<uint8_t>() == 255);
   CHECK(read(ua::id::Server_ServerStatus_BuildInfo_ProductName).get_if<ua::String>()->view() == "opcuad");
-  update_server_current_time(*n.store, n.values, *n.p, ua::DateTime::from_unix_ms(5000));
-  CHECK(read(ua::id::Server_ServerStatus_CurrentTime).get_if<ua::DateTime>()->to_unix_ms() == 5000);
   const auto status = read(ua::id::Server_ServerStatus);
   const auto* st = status.get_if<ua::ExtensionObject>()->get<ua::ServerStatusDataType>();
   REQUIRE(st);
-  CHECK(st->current_time.to_unix_ms() == 5000);
   CHECK(st->start_time.to_unix_ms() == 1000);
   CHECK(st->build_info.product_name == ua::String("opcuad"));
   // Every written value fits its variable's DataType.
@@ -255,4 +255,102 @@ TEST_CASE("addressspace: no reference is stored twice", "[addressspace][ns0]") {
   size_t server_status = 0;
   for (const auto& r : s.references(server)) server_status += s.node_id(r.target) == ua::NodeId(0, 2256);
   CHECK(server_status == 1);
+}
+
+namespace {
+// Milliseconds between a DateTime and the system clock now (positive: `t` is in the past).
+double age_ms(ua::DateTime t) {
+  return static_cast<double>(ua::DateTime::now().ticks - t.ticks) / 1e4;
+}
+}  // namespace
+
+// Part 5 §12.10: CurrentTime is the server's clock at the read, for the variable and for the
+// CurrentTime member of the ServerStatus structure alike; no timer has to refresh them.
+TEST_CASE("addressspace: ServerStatus.CurrentTime and ServerStatus are the clock at the read",
+          "[addressspace][ns0][current_time]") {
+  Ns0 n;
+  ServerInfo info;
+  info.namespace_uris = {kNamespace0Uri, "urn:opcuad:test"};
+  info.start_time = ua::DateTime::from_unix_ms(1000);
+  info.build_info.product_name = "opcuad";
+  info.build_info.build_date = ua::DateTime::from_unix_ms(500);
+  install_server_object_values(*n.store, n.values, *n.p, info);
+  auto read_time = [&]() {
+    ua::DataValue dv;
+    ValueStore::read(*n.store->variable(n.at(ua::id::Server_ServerStatus_CurrentTime))->cell, dv);
+    REQUIRE(dv.value.get_if<ua::DateTime>());
+    CHECK(dv.source_timestamp == *dv.value.get_if<ua::DateTime>());
+    return *dv.value.get_if<ua::DateTime>();
+  };
+  auto read_status = [&]() {
+    ua::DataValue dv;
+    ValueStore::read(*n.store->variable(n.at(ua::id::Server_ServerStatus))->cell, dv);
+    const auto* eo = dv.value.get_if<ua::ExtensionObject>();
+    REQUIRE(eo);
+    const auto* st = eo->get<ua::ServerStatusDataType>();
+    REQUIRE(st);
+    return *st;
+  };
+  // Two reads 20 ms apart are as far apart as the clock says (the steady clock measures the sleep).
+  auto elapsed_ms = [](std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
+  };
+  auto start = std::chrono::steady_clock::now();
+  const ua::DateTime t1 = read_time();
+  CHECK(std::abs(age_ms(t1)) < 5);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const ua::DateTime t2 = read_time();
+  double elapsed = elapsed_ms(start);
+  CHECK(std::abs(age_ms(t2)) < 5);
+  const double gap = static_cast<double>(t2.ticks - t1.ticks) / 1e4;
+  CHECK(gap >= 20);
+  CHECK(gap <= elapsed + 2);
+
+  start = std::chrono::steady_clock::now();
+  const ua::ServerStatusDataType s1 = read_status();
+  CHECK(std::abs(age_ms(s1.current_time)) < 5);
+  CHECK(s1.start_time.to_unix_ms() == 1000);
+  CHECK(s1.state == ua::ServerState::Running);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const ua::ServerStatusDataType s2 = read_status();
+  elapsed = elapsed_ms(start);
+  CHECK(std::abs(age_ms(s2.current_time)) < 5);
+  const double status_gap = static_cast<double>(s2.current_time.ticks - s1.current_time.ticks) / 1e4;
+  CHECK(status_gap >= 20);
+  CHECK(status_gap <= elapsed + 2);
+
+  // The structure and its component variables agree (Part 5 §6.3.1: the components expose its fields).
+  auto read_var = [&](uint32_t id) {
+    ua::DataValue dv;
+    ValueStore::read(*n.store->variable(n.at(id))->cell, dv);
+    return dv.value;
+  };
+  const auto build = read_var(ua::id::Server_ServerStatus_BuildInfo);
+  REQUIRE(build.get_if<ua::ExtensionObject>());
+  REQUIRE(build.get_if<ua::ExtensionObject>()->get<ua::BuildInfo>());
+  CHECK(*build.get_if<ua::ExtensionObject>()->get<ua::BuildInfo>() == s2.build_info);
+  CHECK(*read_var(ua::id::Server_ServerStatus_StartTime).get_if<ua::DateTime>() == s2.start_time);
+  CHECK(*read_var(ua::id::Server_ServerStatus_State).get_if<int32_t>() == static_cast<int32_t>(s2.state));
+
+  // A state change is kept by the computed structure, which still reads the clock.
+  set_server_state(*n.store, n.values, *n.p, ua::ServerState::Shutdown, 5, ua::LocalizedText{"en", "bye"});
+  const ua::ServerStatusDataType s3 = read_status();
+  CHECK(s3.state == ua::ServerState::Shutdown);
+  CHECK(s3.seconds_till_shutdown == 5);
+  CHECK(std::abs(age_ms(s3.current_time)) < 5);
+  CHECK(std::abs(age_ms(read_time())) < 5);
+  CHECK(*read_var(ua::id::Server_ServerStatus_State).get_if<int32_t>() == static_cast<int32_t>(s3.state));
+  CHECK(*read_var(ua::id::Server_ServerStatus_SecondsTillShutdown).get_if<uint32_t>() == 5);
+}
+
+// Part 5 §6.3.2: ServerProfileArray names only profiles opcuad implements (server_object.hpp says why).
+TEST_CASE("addressspace: ServerProfileArray claims Micro Embedded Device 2017 only", "[addressspace][ns0]") {
+  Ns0 n;
+  install_server_object_values(*n.store, n.values, *n.p, ServerInfo{});
+  ua::DataValue dv;
+  ValueStore::read(*n.store->variable(n.at(ua::id::Server_ServerCapabilities_ServerProfileArray))->cell, dv);
+  const auto* profiles = dv.value.get_if<std::vector<ua::String>>();
+  REQUIRE(profiles);
+  CHECK(*profiles == std::vector<ua::String>{
+                         ua::String("http://opcfoundation.org/UA-Profile/Server/MicroEmbeddedDevice2017")});
 }

@@ -203,3 +203,83 @@ TEST_CASE("addressspace: concurrent readers never see a torn value", "[addresssp
   for (ValueCell* c : cells) versions += ValueStore::version(*c);
   CHECK(versions == kCells + uint64_t{kWriters} * kWrites);
 }
+
+namespace {
+// A computed value for the tests: the stored template (a Double) plus the read time in milliseconds, or
+// a string when the template is a string (so the result is boxed).
+class PlusNowSource final : public ValueSource {
+ public:
+  void compute(const ua::Variant* stored, ua::DateTime now, ua::Variant& out) const override {
+    ++calls;
+    if (const auto* s = stored ? stored->get_if<ua::String>() : nullptr) {
+      out = ua::String(std::string(s->view()) + "@" + std::to_string(now.ticks));
+      return;
+    }
+    const auto* d = stored ? stored->get_if<double>() : nullptr;
+    out = (d ? *d : 0.0) + static_cast<double>(now.to_unix_ms());
+  }
+  mutable std::atomic<int> calls{0};
+};
+}  // namespace
+
+TEST_CASE("addressspace: a computed cell reads as its source at the time of the read",
+          "[addressspace][values]") {
+  ValueStore store;
+  auto* p = store.reclaimer().register_participant();
+  ValueCell* cell = store.allocate(ua::NodeId(1, 1));
+  ValueCell* plain = store.allocate(ua::NodeId(1, 2));
+  ua::DataValue initial = dv(1000.0, 7);
+  initial.status = ua::status::UncertainLastUsableValue;
+  store.write(*cell, initial, *p);
+  store.write(*plain, dv(5.0, 7), *p);
+  PlusNowSource source;
+  CHECK_FALSE(ValueStore::computed(*cell));
+  store.set_source(*cell, source, *p);
+  store.set_source(*cell, source, *p);  // idempotent
+  REQUIRE(ValueStore::computed(*cell));
+  CHECK_FALSE(ValueStore::computed(*plain));
+
+  const int64_t before = ua::DateTime::now().to_unix_ms();
+  ua::DataValue out;
+  ValueStore::read(*cell, out);
+  const int64_t after = ua::DateTime::now().to_unix_ms();
+  REQUIRE(out.value.get_if<double>());
+  const double at = *out.value.get_if<double>() - 1000.0;  // the template is kept and used
+  CHECK(at >= static_cast<double>(before));
+  CHECK(at <= static_cast<double>(after));
+  CHECK(out.status == ua::status::UncertainLastUsableValue);  // the stored status
+  CHECK(out.source_timestamp.to_unix_ms() >= before);
+  CHECK(out.source_timestamp == out.server_timestamp);
+
+  // The snapshot path (sampling) computes too, inline when the value fits, and its version moves on
+  // every read, so change detection never skips a computed cell.
+  uint64_t seen = ValueStore::version(*cell);
+  CHECK((seen & ValueStore::kComputedVersion) != 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  CHECK(ValueStore::version(*cell) != seen);
+  const ValueSnapshot s = ValueStore::snapshot(*cell);
+  CHECK(s.kind == static_cast<uint8_t>(ua::BuiltinType::Double));
+  CHECK(s.boxed == nullptr);
+  CHECK(ValueStore::read_if_changed(*cell, seen, out));
+  CHECK(ValueStore::read_if_changed(*cell, seen, out));
+
+  // write() replaces the template; the cell stays computed. A boxed result comes through the snapshot.
+  store.write(*cell, dv(ua::String("tag")), *p);
+  CHECK(ValueStore::computed(*cell));
+  const ValueSnapshot b = ValueStore::snapshot(*cell);
+  REQUIRE(b.kind == ValueCell::kBoxed);
+  REQUIRE(b.boxed);
+  REQUIRE(b.boxed->get_if<ua::String>());
+  CHECK(b.boxed->get_if<ua::String>()->view().starts_with("tag@"));
+  ua::DataValue copied;
+  b.to_data_value(copied);
+  CHECK(copied.value == *b.boxed);
+
+  // Ordinary cells never call a source.
+  const int calls = source.calls.load();
+  ValueStore::read(*plain, out);
+  CHECK(out.value == ua::Variant(5.0));
+  CHECK(ValueStore::snapshot(*plain).version == 1);
+  CHECK(source.calls.load() == calls);
+  store.reclaimer().quiescent(*p);
+}
