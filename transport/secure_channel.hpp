@@ -101,6 +101,16 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
   size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
   uint32_t owed_responses() const noexcept { return owed_; }
+  // The largest response body the client accepts: its MaxMessageSize and MaxChunkCount from HEL (Part 6
+  // §7.1.2.3) over chunks of send_buffer_size(); 0: no limit. Publish splits its notifications to fit.
+  size_t max_response_body() const noexcept {
+    size_t limit = peer_max_message_size_;
+    if (peer_max_chunk_count_ != 0) {
+      const size_t by_chunks = size_t{peer_max_chunk_count_} * (send_buffer_size_ - kSymmetricPrefix);
+      if (limit == 0 || by_chunks < limit) limit = by_chunks;
+    }
+    return limit;
+  }
   const SecurityToken& current_token() const noexcept { return current_; }
   // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
   // channels without a socket (tests). Per-address limits key on it.
