@@ -139,3 +139,61 @@ TEST_CASE("publish queue: a message over maxResponseMessageSize is split with Mo
   CHECK(big[0].value.status == status::BadResponseTooLarge);
   CHECK(h.channel->owed_responses() == 0);
 }
+
+TEST_CASE("publish queue: a message over the channel's MaxMessageSize is split with MoreNotifications",
+          "[services][subscription][publish]") {
+  ServiceHarness h;
+  // A client whose HEL says it takes messages of at most 4,096 bytes (Part 6 §7.1.2.3).
+  constexpr uint32_t kMaxMessage = 4096;
+  h.channel->detach();
+  h.channel =
+      std::make_shared<SecureChannel>(h.ctx, h.sink, h.events, h.pool, h.stats, h.tconfig, *h.server, h.ids);
+  h.channel->start();
+  h.sink.out.clear();
+  h.feed(hello(65535, 65535, kMaxMessage, 0));
+  h.feed(open_request(1, 1));
+  std::vector<ServerMessage> opened;
+  REQUIRE(parse_output(h.sink.out, opened));
+  ua::OpenSecureChannelResponse o;
+  REQUIRE(decode_body(opened.back(), o));
+  h.channel_id = o.security_token.channel_id;
+  h.token_id = o.security_token.token_id;
+  h.sequence = 2;
+  h.sink.out.clear();
+  REQUIRE(h.login().is_good());
+
+  const uint32_t sub = subscribe(h, 20).subscription_id;
+  ua::CreateMonitoredItemsRequest r;
+  r.subscription_id = sub;
+  r.timestamps_to_return = ua::TimestampsToReturn::Both;
+  constexpr uint32_t kCount = 400;  // about 40 bytes each: 16,000 bytes of initial values
+  for (uint32_t first = 1; first <= kCount; first += 200) {
+    ua::CreateMonitoredItemsRequest r;
+    r.subscription_id = sub;
+    r.timestamps_to_return = ua::TimestampsToReturn::Both;
+    for (uint32_t i = first; i < first + 200; ++i) {
+      r.items_to_create.push_back(item_request({plant(".Item" + std::to_string(i % 5 + 1)), i, 1000}));
+    }
+    for (const auto& res : h.call<ua::CreateMonitoredItemsResponse>(r).results) {
+      REQUIRE(res.status_code.is_good());
+    }
+  }
+  std::map<uint32_t, int> seen;
+  int messages = 0;
+  for (bool more = true; more;) {
+    ServerMessage m;
+    REQUIRE(h.wait_response(h.send(ua::PublishRequest{}), m));
+    CHECK(m.body.size() <= kMaxMessage);
+    ua::PublishResponse resp;
+    REQUIRE(decode_body(m, resp));  // never a ServiceFault BadResponseTooLarge
+    const auto c = changes(resp);
+    if (c.empty()) continue;
+    ++messages;
+    for (const auto& n : c) ++seen[n.client_handle];
+    more = resp.more_notifications;
+    REQUIRE(messages < 100);
+  }
+  CHECK(messages >= 4);
+  REQUIRE(seen.size() == kCount);
+  for (const auto& [handle, times] : seen) CHECK(times == 1);
+}
