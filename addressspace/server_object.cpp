@@ -114,6 +114,10 @@ void install_server_object_values(const NodeStore& store, ValueStore& values, Ep
   w(id::Server_ServerCapabilities_MaxSessions, info.max_sessions);
   w(id::Server_ServerCapabilities_MaxSubscriptions, info.max_subscriptions);
   w(id::Server_ServerCapabilities_MaxMonitoredItems, info.max_monitored_items);
+  w(id::Server_ServerCapabilities_MaxSubscriptionsPerSession, info.max_subscriptions_per_session);
+  w(id::Server_ServerCapabilities_MaxMonitoredItemsPerSubscription,
+    info.max_monitored_items_per_subscription);
+  w(id::Server_ServerCapabilities_MaxMonitoredItemsQueueSize, info.max_monitored_items_queue_size);
 
   const OperationLimits& l = info.operation_limits;
   w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerRead, l.max_nodes_per_read);

@@ -61,6 +61,10 @@ struct ServerInfo {
   uint32_t max_sessions = 100;
   uint32_t max_subscriptions = 1000;
   uint32_t max_monitored_items = 100000;
+  // Part 5 §6.3.2 (0: no limit of its own).
+  uint32_t max_subscriptions_per_session = 0;
+  uint32_t max_monitored_items_per_subscription = 0;
+  uint32_t max_monitored_items_queue_size = 0;
   OperationLimits operation_limits;
 };
 

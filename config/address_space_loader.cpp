@@ -25,6 +25,9 @@ addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo&
   info.max_sessions = c.limits.max_sessions;
   info.max_subscriptions = c.limits.max_subscriptions;
   info.max_monitored_items = c.limits.max_monitored_items;
+  info.max_subscriptions_per_session = c.limits.max_subscriptions_per_session;
+  info.max_monitored_items_per_subscription = c.limits.max_monitored_items_per_subscription;
+  info.max_monitored_items_queue_size = c.limits.max_monitored_item_queue_size;
   info.operation_limits = c.limits.operations;
   return info;
 }

@@ -54,6 +54,18 @@ struct Limits {
   double min_session_timeout_ms = 10000;
   double max_session_timeout_ms = 3600000;
   double min_sampling_interval_ms = 0;
+  // Subscriptions (Part 4 §5.12, §5.13; those with a ServerCapabilities property, Part 5 §6.3.2, are
+  // published there). 0 for the two item limits: only max_monitored_items bounds them.
+  uint32_t max_subscriptions_per_session = 100;       // BadTooManySubscriptions
+  uint32_t max_monitored_items_per_subscription = 0;  // BadTooManyMonitoredItems
+  uint32_t max_monitored_items_per_session = 0;       // BadTooManyMonitoredItems
+  uint32_t max_monitored_item_queue_size = 1000;      // queueSize revised down to it; 1..65535
+  uint32_t max_publish_requests_per_session = 32;     // BadTooManyPublishRequests for the oldest
+  uint32_t max_subscriptions_per_call = 1000;         // ids per SetPublishingMode/Delete/Transfer
+  // Sessions closed with deleteSubscriptions FALSE (Part 4 §5.6.4) keep their subscriptions for a
+  // TransferSubscriptions at most this long, and at most this many such sessions per shard.
+  double parked_session_lifetime_ms = 300000;
+  uint32_t max_parked_sessions = 100;
   addressspace::OperationLimits operations;
   // Work and memory one request may cost (docs/SECURITY.md lists each with the status a client gets).
   uint32_t max_references_per_node = 10000;     // per node and Browse page; the rest: continuation point

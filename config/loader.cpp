@@ -56,6 +56,26 @@ void read_limits(ObjectReader& parent, Limits& l) {
     parent.context().error(parent.path_of("limits") + "/min_session_timeout_ms",
                            "min_session_timeout_ms must be positive and not above max_session_timeout_ms");
   }
+  r.read_int("max_subscriptions_per_session", l.max_subscriptions_per_session);
+  r.read_int("max_monitored_items_per_subscription", l.max_monitored_items_per_subscription);
+  r.read_int("max_monitored_items_per_session", l.max_monitored_items_per_session);
+  r.read_int("max_monitored_item_queue_size", l.max_monitored_item_queue_size);
+  r.read_int("max_publish_requests_per_session", l.max_publish_requests_per_session);
+  r.read_int("max_subscriptions_per_call", l.max_subscriptions_per_call);
+  r.read("parked_session_lifetime_ms", l.parked_session_lifetime_ms);
+  r.read_int("max_parked_sessions", l.max_parked_sessions);
+  if (l.max_monitored_item_queue_size == 0 || l.max_monitored_item_queue_size > 65535) {
+    parent.context().error(parent.path_of("limits") + "/max_monitored_item_queue_size",
+                           "max_monitored_item_queue_size must be 1..65535");
+  }
+  if (l.max_publish_requests_per_session == 0) {
+    parent.context().error(parent.path_of("limits") + "/max_publish_requests_per_session",
+                           "max_publish_requests_per_session must be at least 1");
+  }
+  if (!(l.parked_session_lifetime_ms >= 0)) {
+    parent.context().error(parent.path_of("limits") + "/parked_session_lifetime_ms",
+                           "parked_session_lifetime_ms must not be negative");
+  }
   auto& o = l.operations;
   r.read_int("max_nodes_per_read", o.max_nodes_per_read);
   r.read_int("max_nodes_per_write", o.max_nodes_per_write);

@@ -299,7 +299,9 @@ void MonitoredItem::set_filter(const ChangeFilter& f) {
   }
 }
 
-std::vector<uint32_t>& MonitoredItem::triggered_links() { return ensure_extras().triggered; }
+std::unordered_set<uint32_t>& MonitoredItem::triggered_links() {
+  return ensure_extras().triggered;
+}
 
 void MonitoredItem::configure_queue(uint32_t capacity, bool discard) {
   capacity = std::clamp<uint32_t>(capacity, 1, kMaxQueueSize);
@@ -364,12 +366,11 @@ void MonitoredItem::enqueue(ua::DataValue v) {
   newest_overflow = flag;
 }
 
-void MonitoredItem::encode_front(ua::Encoder& e) {
+void MonitoredItem::encode_oldest(ua::Encoder& e) const {
   e.write_u32(client_handle);
   const SampledValue* v = &last;
   uint32_t bits = newest_overflow ? kOverflowInfoBits : 0;
-  const bool older = extras && extras->older_count > 0;
-  if (older) {
+  if (extras && extras->older_count > 0) {
     v = &extras->older[extras->older_head];
     bits = 0;
   }
@@ -382,7 +383,10 @@ void MonitoredItem::encode_front(ua::Encoder& e) {
     addressspace::decode_inline(v->kind(), v->payload(), scalar);
     encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0, timestamps());
   }
-  if (older) {
+}
+
+void MonitoredItem::drop_front() noexcept {
+  if (extras && extras->older_count > 0) {
     drop_older_front();
   } else {
     pending = false;

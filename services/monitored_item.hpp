@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <unordered_set>
 #include <vector>
 
 #include "addressspace/node_store.hpp"
@@ -34,8 +35,9 @@ class Subscription;
 // Part 4 §7.39: InfoType DataValue (bit 10) with the Overflow bit (bit 7), set on the StatusCode of the
 // value next to the one a full queue lost.
 inline constexpr uint32_t kOverflowInfoBits = 0x480;
-// The largest queue a monitored item gets (queueSize is revised down to it).
-inline constexpr uint32_t kMaxQueueSize = 1000;
+// The largest queue a monitored item can get (queue_capacity_ is 16 bits); the configured
+// limits.max_monitored_item_queue_size revises queueSize down further (Part 4 §5.12.2).
+inline constexpr uint32_t kMaxQueueSize = 65535;
 // The fastest sampling the engine serves by timer (the 100 Hz of issue 6). A requested 0 means
 // exception-based sampling on write (Part 4 §5.12.1.2): granted for Values (revised to 0, woken by
 // writes), otherwise revised up to this.
@@ -104,7 +106,8 @@ struct ItemExtras {
   uint16_t older_head = 0;
   uint16_t older_count = 0;
   std::vector<SampledValue> older;
-  std::vector<uint32_t> triggered;  // SetTriggering links (Part 4 §5.12.1.6)
+  // SetTriggering links (Part 4 §5.12.1.6): a set, so adding or removing one of many links is O(1).
+  std::unordered_set<uint32_t> triggered;
 
   bool needed() const noexcept {
     return node_id || range || deadband != ua::DeadbandType::None || older_count > 0 || !triggered.empty();
@@ -134,7 +137,8 @@ struct MonitoredItem {
   bool discard_oldest : 1 = true;
   bool follows_publishing : 1 = false;  // asked for -1: tracks the publishing interval (Part 4 §5.12.1.2)
   bool has_last : 1 = false;            // the first sample is always reported (the initial value)
-  bool ready : 1 = false;               // on its subscription's ready list
+  bool ready : 1 = false;               // has values to report (counted by its subscription)
+  bool listed : 1 = false;              // has an entry on its subscription's ready list (maybe stale)
   bool pending : 1 = false;             // `last` is queued (as the newest value of the queue)
   bool newest_overflow : 1 = false;     // ... and carries the overflow bits (Part 4 §5.12.1.5)
 
@@ -149,8 +153,10 @@ struct MonitoredItem {
   void set_range(std::optional<IndexRange> r);
   ChangeFilter filter() const noexcept;
   void set_filter(const ChangeFilter& f);
-  const std::vector<uint32_t>* triggered() const noexcept { return extras ? &extras->triggered : nullptr; }
-  std::vector<uint32_t>& triggered_links();  // creates the extras; call drop_unneeded_extras() after
+  const std::unordered_set<uint32_t>* triggered() const noexcept {
+    return extras ? &extras->triggered : nullptr;
+  }
+  std::unordered_set<uint32_t>& triggered_links();  // creates the extras; call drop_unneeded_extras() after
   void drop_unneeded_extras() noexcept;
 
   // The queue (Part 4 §5.12.1.5): when full, discardOldest drops the oldest value and flags the new
@@ -166,7 +172,14 @@ struct MonitoredItem {
   void enqueue(ua::DataValue v);
   // Encodes the oldest queued value as a MonitoredItemNotification {clientHandle, DataValue} and drops
   // it. REQUIRES: !queue_empty().
-  void encode_front(ua::Encoder& e);
+  void encode_front(ua::Encoder& e) {
+    encode_oldest(e);
+    drop_front();
+  }
+  // The two halves: encode without consuming (a Publish that finds the value does not fit the client's
+  // limits leaves it queued), then drop it. REQUIRES: !queue_empty().
+  void encode_oldest(ua::Encoder& e) const;
+  void drop_front() noexcept;
   ua::DataValue pop();  // REQUIRES: !queue_empty()
 
   // Takes one sample; queues it when it passes the filter and tells the subscription.

@@ -47,7 +47,39 @@ double revise_sampling_interval(const Server& server, const Subscription& sub, c
 
 bool follows_publishing(double requested) { return requested != requested || requested < 0; }
 
-uint32_t revise_queue_size(uint32_t requested) { return std::clamp<uint32_t>(requested, 1, kMaxQueueSize); }
+// Part 4 §5.12.2: queueSize is revised into [1, the configured maximum] (MaxMonitoredItemsQueueSize).
+uint32_t revise_queue_size(const Server& server, uint32_t requested) {
+  const uint32_t limit =
+      std::clamp<uint32_t>(server.config().limits.max_monitored_item_queue_size, 1, kMaxQueueSize);
+  return std::clamp<uint32_t>(requested, 1, limit);
+}
+
+// How many more items a CreateMonitoredItems request may add to its subscription and session (the
+// limits max_monitored_items_per_subscription / _per_session; 0: only the server-wide limit bounds them).
+struct ItemRoom {
+  uint64_t subscription = UINT64_MAX;
+  uint64_t session = UINT64_MAX;
+  bool take() noexcept {
+    if (subscription == 0 || session == 0) return false;
+    --subscription;
+    --session;
+    return true;
+  }
+};
+
+ItemRoom item_room(const Server& server, const Session& session, const Subscription& sub) {
+  const auto& limits = server.config().limits;
+  ItemRoom room;
+  if (const uint32_t l = limits.max_monitored_items_per_subscription) {
+    room.subscription = l > sub.item_count() ? l - sub.item_count() : 0;
+  }
+  if (const uint32_t l = limits.max_monitored_items_per_session) {
+    uint64_t held = 0;  // one pass over the session's subscriptions per request, not per item
+    for (const auto& [id, s] : session.subscriptions) held += s->item_count();
+    room.session = l > held ? l - held : 0;
+  }
+  return room;
+}
 
 // Part 4 §7.22: the filter of one item, checked against its node.
 ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attribute_id, const ua::ExtensionObject& in,
@@ -113,8 +145,9 @@ ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValue
   return status::Good;
 }
 
-void create_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemCreateRequest& in,
-                ua::TimestampsToReturn timestamps, bool exception_based, ua::MonitoredItemCreateResult& out) {
+void create_one(Server& server, Subscription& sub, const NodeStore& store,
+                const ua::MonitoredItemCreateRequest& in, ua::TimestampsToReturn timestamps,
+                bool exception_based, ItemRoom& room, ua::MonitoredItemCreateResult& out) {
   NodeIndex n = addressspace::kNoNode;
   std::optional<IndexRange> range;
   out.status_code = check_item_to_monitor(store, in.item_to_monitor, n, range);
@@ -127,10 +160,13 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store, const
   ChangeFilter filter;
   out.status_code = parse_filter(store, n, in.item_to_monitor.attribute_id, params.filter, filter);
   if (!out.status_code.is_good()) return;
-  if (!server.reserve_monitored_item()) {
+  // Part 4 §5.12.2: beyond the subscription's, the session's or the server's limit, BadTooManyMonitoredItems.
+  ItemRoom left = room;
+  if (!left.take() || !server.reserve_monitored_item()) {
     out.status_code = status::BadTooManyMonitoredItems;
     return;
   }
+  room = left;
   MonitoredItem item;
   item.set_filter(filter);
   item.set_node_id(in.item_to_monitor.node_id);
@@ -146,7 +182,7 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store, const
   item.sampling_interval_ms = static_cast<uint32_t>(
       revise_sampling_interval(server, sub, store, n, item.attribute_id, params.sampling_interval, exception_based));
   item.follows_publishing = follows_publishing(params.sampling_interval);
-  item.configure_queue(revise_queue_size(params.queue_size), params.discard_oldest);
+  item.configure_queue(revise_queue_size(server, params.queue_size), params.discard_oldest);
   MonitoredItem& added = sub.add_item(std::move(item));
   out.monitored_item_id = added.id;
   out.revised_sampling_interval = added.sampling_interval_ms;
@@ -174,7 +210,7 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
   // Before the queue is reconfigured: a value moving from a queue of one into a longer one takes the
   // new TimestampsToReturn, like every later value (queued values keep the ones they were queued with).
   item->set_timestamps(timestamps);
-  item->configure_queue(revise_queue_size(params.queue_size), params.discard_oldest);
+  item->configure_queue(revise_queue_size(server, params.queue_size), params.discard_oldest);
   const auto interval = static_cast<uint32_t>(
       revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based));
   item->follows_publishing = follows_publishing(params.sampling_interval);
@@ -227,9 +263,10 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
   ua::CreateMonitoredItemsResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.results.resize(req.items_to_create.size());
+  ItemRoom room = item_room(server, *call.session, *sub);
   for (size_t i = 0; i < req.items_to_create.size(); ++i) {
     create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return,
-               call.shard.sampler->exception_based(), resp.results[i]);
+               call.shard.sampler->exception_based(), room, resp.results[i]);
   }
   call.channel.send(call.request_id, resp);
 }
@@ -311,23 +348,20 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
   }
   ua::SetTriggeringResponse resp;
   set_response_header(resp.response_header, req.request_header);
-  // Part 4 §5.12.5: removals are applied before additions.
-  std::vector<uint32_t>& links = trigger->triggered_links();
+  // Part 4 §5.12.5: removals are applied before additions. The links are a set: each operation is O(1),
+  // however many links the item has.
+  std::unordered_set<uint32_t>& links = trigger->triggered_links();
+  resp.remove_results.reserve(req.links_to_remove.size());
   for (uint32_t id : req.links_to_remove) {
-    auto it = std::find(links.begin(), links.end(), id);
-    if (it == links.end()) {
-      resp.remove_results.push_back(status::BadMonitoredItemIdInvalid);
-    } else {
-      links.erase(it);
-      resp.remove_results.push_back(status::Good);
-    }
+    resp.remove_results.push_back(links.erase(id) ? status::Good : status::BadMonitoredItemIdInvalid);
   }
+  resp.add_results.reserve(req.links_to_add.size());
   for (uint32_t id : req.links_to_add) {
     if (!sub->item(id)) {
       resp.add_results.push_back(status::BadMonitoredItemIdInvalid);
       continue;
     }
-    if (std::find(links.begin(), links.end(), id) == links.end()) links.push_back(id);
+    links.insert(id);
     resp.add_results.push_back(status::Good);
   }
   trigger->drop_unneeded_extras();

@@ -162,7 +162,7 @@ void Server::sweep(ShardState& shard) {
       ++it;
     }
   }
-  std::erase_if(shard.parked, [](const std::unique_ptr<Session>& s) { return s->subscriptions.empty(); });
+  expire_parked(shard, now);
   if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
   shard.sweep->expires_after(std::chrono::milliseconds(250));
   shard.sweep->async_wait([this, &shard](std::error_code ec) {

@@ -47,6 +47,9 @@ struct ShardState {
   // shard-local: the sampling timers of this shard's monitored items. Declared before `sessions`, so it
   // outlives them: a subscription unregisters its items when it is destroyed.
   std::unique_ptr<Sampler> sampler;
+  // shard-local: subscription id -> subscription, for every subscription on this shard (parked ones
+  // too), kept by Subscription itself; TransferSubscriptions finds each id in O(1). Outlives `sessions`.
+  std::unordered_map<uint32_t, Subscription*> subscription_index;
   // shard-local: token -> session
   std::unordered_map<ua::NodeId, std::unique_ptr<Session>> sessions;
   // shard-local: sessions closed with deleteSubscriptions FALSE (Part 4 §5.6.4). They answer no request

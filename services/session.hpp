@@ -49,6 +49,10 @@ struct Session {
   std::string user;                  // empty for anonymous
   ua::ByteString server_nonce;
   uint32_t max_response_message_size = 0;
+  // Who the client said it is and where it came from, at CreateSession: TransferSubscriptions between
+  // anonymous sessions needs both to match (transfer_service.cpp).
+  std::string client_application_uri;
+  std::string client_address;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
   uint64_t next_continuation = 1;
   // Subscriptions (Part 4 §5.13): they and the Publish requests they answer die with the session;
@@ -57,6 +61,9 @@ struct Session {
   std::deque<PendingPublish> publish_queue;      // outstanding Publish requests, oldest first
   std::deque<StatusChangeNotice> status_changes;  // of subscriptions closed by their lifetime
   std::map<uint32_t, std::shared_ptr<Subscription>> subscriptions;
+  // Parked (closed with deleteSubscriptions FALSE, Part 4 §5.6.4): freed with its subscriptions at this
+  // time (limits.parked_session_lifetime_ms) unless they were transferred or ended before.
+  std::chrono::steady_clock::time_point parked_until = std::chrono::steady_clock::time_point::max();
 
   bool expired(std::chrono::steady_clock::time_point now) const noexcept {
     const double limit = activated ? timeout_ms : std::min(timeout_ms, activation_timeout_ms);

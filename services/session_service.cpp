@@ -93,6 +93,8 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->last_activity = std::chrono::steady_clock::now();
   s->server_nonce = std::move(*nonce);
   s->max_response_message_size = req.max_response_message_size;
+  s->client_application_uri = std::string(req.client_description.application_uri.view().substr(0, 4096));
+  s->client_address = call.channel.peer_address();
 
   ua::CreateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
@@ -166,20 +168,13 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   ua::CloseSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   // Part 4 §5.6.4: outstanding requests (queued Publishes) are answered BadSessionClosed. With
-  // deleteSubscriptions FALSE the subscriptions outlive the session until their own lifetime ends, so
-  // that a later session of the same user can take them over with TransferSubscriptions (the usual
-  // reconnect of a client whose session was lost).
-  if (req.delete_subscriptions || call.session->subscriptions.empty()) {
+  // deleteSubscriptions FALSE the subscriptions outlive the session for a while (park_session), so that
+  // a later session of the same user can take them over with TransferSubscriptions (the usual reconnect
+  // of a client whose session was lost).
+  if (req.delete_subscriptions ||
+      !park_session(server, call.shard, req.request_header.authentication_token)) {
     close_subscriptions(*call.session, status::BadSessionClosed);
     server.remove_session(call.shard, req.request_header.authentication_token);
-  } else {
-    Session& s = *call.session;
-    reject_publishes(s, status::BadSessionClosed);
-    s.status_changes.clear();
-    s.continuations.clear();
-    std::unique_ptr<Session> parked = server.take_session(call.shard, req.request_header.authentication_token);
-    parked->authentication_token = ua::NodeId();
-    call.shard.parked.push_back(std::move(parked));
   }
   call.channel.send(call.request_id, resp);
 }
@@ -187,10 +182,11 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
 void handle_cancel(Server&, Call& call, ua::Decoder& body) {
   ua::CancelRequest req;
   if (!decode_request(call, body, req)) return;
-  // Every service completes before the next request is read, so nothing is ever pending to cancel.
+  // Part 4 §5.6.5: every other service completes before the next request is read, so only queued Publish
+  // requests can be pending.
   ua::CancelResponse resp;
   set_response_header(resp.response_header, req.request_header);
-  resp.cancel_count = 0;
+  resp.cancel_count = cancel_publishes(*call.session, req.request_handle);
   call.channel.send(call.request_id, resp);
 }
 

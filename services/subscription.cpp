@@ -14,17 +14,6 @@ namespace {
 namespace status = ua::status;
 using Clock = std::chrono::steady_clock;
 
-bool channel_open(const PendingPublish& r) {
-  auto ch = r.channel.lock();
-  return ch && ch->state() == transport::SecureChannel::State::Open;
-}
-
-void answer_fault(PendingPublish& r, ua::StatusCode result, uint64_t stream) {
-  if (auto ch = r.channel.lock(); ch && ch->state() == transport::SecureChannel::State::Open) {
-    ch->send_fault(r.request_id, r.request_handle, result, stream);
-  }
-}
-
 // Drops the queued requests at the front that can no longer carry a message: those whose channel
 // closed (nobody to answer) and those past their timeoutHint (answered BadTimeout).
 void prune_publish_queue(Session& session) {
@@ -32,13 +21,32 @@ void prune_publish_queue(Session& session) {
   const auto now = Clock::now();
   while (!q.empty()) {
     PendingPublish& r = q.front();
-    if (channel_open(r) && r.expires >= now) return;
-    if (r.expires < now) answer_fault(r, status::BadTimeout, publish_stream(session));
+    const bool open = r.open_channel() != nullptr;
+    if (open && r.expires >= now) return;
+    r.fault(status::BadTimeout);  // nothing is sent on a closed channel
     q.pop_front();
   }
 }
 
 }  // namespace
+
+std::shared_ptr<transport::SecureChannel> PendingPublish::open_channel() const {
+  auto ch = channel_.lock();
+  if (ch && ch->state() == transport::SecureChannel::State::Open) return ch;
+  return nullptr;
+}
+
+void PendingPublish::fault(ua::StatusCode result) noexcept {
+  if (!owed_) return;
+  owed_ = false;
+  if (auto ch = open_channel()) ch->send_fault(request_id_, request_handle_, result, stream_);
+}
+
+void PendingPublish::send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded) {
+  if (!owed_) return;
+  owed_ = false;
+  channel.send_response(request_id_, std::move(encoded), stream_);
+}
 
 Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
                                               uint32_t max_notifications, uint8_t priority) noexcept {
@@ -63,12 +71,14 @@ Subscription::Subscription(Server& server, ShardState& shard, Session& session, 
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
   server_.register_subscription(id_, shard);
+  index_in(shard);
 }
 
 Subscription::~Subscription() {
   if (timer_) timer_->cancel();
   if (shard_) {
     items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
+    unindex();
   }
   server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
   server_.release_subscription();
@@ -78,14 +88,25 @@ Subscription::~Subscription() {
 void Subscription::detach() noexcept {
   timer_.reset();  // its destruction cancels the wait; a completion already queued finds it expired
   items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
+  unindex();
   shard_ = nullptr;
   session_ = nullptr;
+}
+
+void Subscription::index_in(ShardState& shard) {
+  shard.subscription_index[id_] = this;
+}
+
+void Subscription::unindex() noexcept {
+  auto it = shard_->subscription_index.find(id_);
+  if (it != shard_->subscription_index.end() && it->second == this) shard_->subscription_index.erase(it);
 }
 
 void Subscription::attach(ShardState& shard, Session& session) {
   shard_ = &shard;
   session_ = &session;
   server_.register_subscription(id_, shard);
+  index_in(shard);
   timer_ = std::make_shared<asio::steady_timer>(*shard.context);
   // A sample right away: an exception-based item would otherwise miss a write made while it travelled
   // (the version check makes it free when nothing changed).
@@ -237,7 +258,7 @@ void Subscription::send_notifications(PendingPublish request) {
   message_sent_ = true;
   // MoreNotifications is known only once the budget is spent, but precedes the message in the response:
   // it is patched (see respond()).
-  respond(request, sequence_number, false, true, [this](ua::Encoder& e) {
+  respond(request, sequence_number, false, true, [this](ua::Encoder& e, ua::ByteBuffer& buf, size_t limit) {
     // notificationData: one ExtensionObject holding a DataChangeNotification (Part 4 §7.20.2).
     e.write_i32(1);
     ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
@@ -248,22 +269,42 @@ void Subscription::send_notifications(PendingPublish request) {
     e.write_u32(0);
     uint32_t count = 0;
     size_t budget = params_.max_notifications_per_publish;
+    bool full = false;  // the next notification would pass the client's size limits
     size_t kept = 0;
     for (size_t i = 0; i < ready_.size(); ++i) {
-      MonitoredItem* item = ready_[i];
-      while (budget > 0 && !item->queue_empty()) {
-        item->encode_front(e);
+      const ReadyEntry entry = ready_[i];
+      MonitoredItem* item = entry.item;
+      if (item->id != entry.id) continue;  // removed since it was listed
+      if (!item->ready) {
+        item->listed = false;
+        continue;
+      }
+      while (!full && budget > 0 && !item->queue_empty()) {
+        const size_t mark = e.position();
+        item->encode_oldest(e);
+        if (e.position() > limit) {
+          // Part 4 §5.13.5.2: what does not fit waits for the next message (MoreNotifications); the
+          // value stays queued. A value too large for any message is dropped, and the client told so
+          // by a notification with BadResponseTooLarge in its place, so the queue always moves on.
+          buf.resize(mark);
+          full = true;
+          if (count > 0) break;
+          encode_too_large(e, *item);
+        }
+        item->drop_front();
         ++count;
         --budget;
       }
       if (item->queue_empty()) {
         item->ready = false;
+        item->listed = false;
+        --ready_count_;
       } else {
-        ready_[kept++] = item;  // budget exhausted: reported by the next message (MoreNotifications)
+        ready_[kept++] = entry;  // reported by the next message (MoreNotifications)
       }
     }
     ready_.resize(kept);
-    more_notifications_ = !ready_.empty();
+    more_notifications_ = ready_count_ > 0;
     e.write_i32(0);  // diagnosticInfos
     e.patch_u32(count_at, count);
     e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
@@ -271,12 +312,19 @@ void Subscription::send_notifications(PendingPublish request) {
   });
 }
 
+void Subscription::encode_too_large(ua::Encoder& e, const MonitoredItem& item) {
+  // MonitoredItemNotification {clientHandle, DataValue{StatusCode}}: mask 0x02 (status only).
+  e.write_u32(item.client_handle);
+  e.write_u8(0x02);
+  e.write_u32(status::BadResponseTooLarge.value());
+}
+
 void Subscription::send_keep_alive(PendingPublish request) {
   // A keep-alive carries the sequence number the next NotificationMessage will have, and no data
   // (Part 4 §7.25).
   message_sent_ = true;
   more_notifications_ = false;
-  respond(request, next_sequence_, false, false, [](ua::Encoder& e) {
+  respond(request, next_sequence_, false, false, [](ua::Encoder& e, ua::ByteBuffer&, size_t) {
     e.write_i32(0);
     return false;
   });
@@ -287,16 +335,17 @@ void Subscription::send_keep_alive(PendingPublish request) {
 //   NotificationMessage {sequenceNumber, publishTime, notificationData} | results | diagnosticInfos
 template <class F>
 void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message) {
-  auto ch = request.channel.lock();
+  auto ch = request.open_channel();
   // Without a channel the message is still built: its notifications are consumed and kept for Republish.
   thread_local ua::ByteBuffer orphan;
   ua::ByteBuffer buf = ch ? ch->acquire_buffer() : std::move(orphan);
   if (!ch) buf.clear();
+  const size_t body_at = buf.size();
   ua::Encoder e(buf);
   ua::encode(e, ua::NodeId(0, ua::PublishResponse::binary_encoding_id));
   thread_local ua::ResponseHeader header;  // default fields encode without allocating
   header.timestamp = ua::DateTime::now();
-  header.request_handle = request.request_handle;
+  header.request_handle = request.request_handle();
   ua::encode(e, header);
   e.write_u32(id_);
   // The queue as it will be once this message is kept (the oldest may then have been dropped).
@@ -310,7 +359,15 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   const size_t message_at = e.position();
   e.write_u32(sequence_number);
   ua::encode(e, ua::DateTime::now());
-  if (message(e)) buf.data()[more_at] = 1;
+  // Where the notifications must end for the response to fit the client's limits: its
+  // maxResponseMessageSize (Part 4 §5.6.2, the body) and the channel's MaxMessageSize / MaxChunkCount
+  // (Part 6 §7.1.2.3). After them come the DataChangeNotification's diagnosticInfos, results and
+  // diagnosticInfos.
+  size_t max_body = ch ? ch->max_response_body() : SIZE_MAX;  // SIZE_MAX: no limit
+  if (const uint32_t m = session_->max_response_message_size; m != 0 && m < max_body) max_body = m;
+  const size_t trailer = 4 + 4 + 4 * request.ack_results.size() + 4;
+  const size_t limit = max_body == SIZE_MAX ? SIZE_MAX : body_at + (max_body > trailer ? max_body - trailer : 0);
+  if (message(e, buf, limit)) buf.data()[more_at] = 1;
   if (retain) {
     if (drops_oldest) {
       retained_head_ = (retained_head_ + 1) % retained_.size();
@@ -325,10 +382,11 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   e.write_i32(0);  // diagnosticInfos
   if (!ch) {
     orphan = std::move(buf);
+    request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
     return;
   }
-  if (!e.status().is_good()) return ch->send_fault(request.request_id, request.request_handle, e.status());
-  ch->send_response(request.request_id, std::move(buf), publish_stream(*session_));
+  if (!e.status().is_good()) return request.fault(e.status());
+  request.send_encoded(*ch, std::move(buf));
 }
 
 void Subscription::expire() {
@@ -386,8 +444,9 @@ bool Subscription::remove_item(uint32_t item_id) {
   if (!item) return false;
   shard_->sampler->remove(*item);
   unready(*item);
-  items_.erase(item_id);
+  items_.erase(item_id);  // a ready-list entry of it is now stale: its slot no longer has its id
   server_.release_monitored_items(1);
+  compact_ready();
   return true;
 }
 
@@ -406,9 +465,8 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
     item.reset_sampling();
     shard_->sampler->add(item);
     item.sample(*server_.space().current());
-  } else if (mode == ua::MonitoringMode::Reporting && !item.queue_empty() && !item.ready) {
-    item.ready = true;  // Sampling -> Reporting: what it queued is reported now
-    ready_.push_back(&item);
+  } else if (mode == ua::MonitoringMode::Reporting && !item.queue_empty()) {
+    make_ready(item);  // Sampling -> Reporting: what it queued is reported now
   } else if (mode == ua::MonitoringMode::Sampling) {
     unready(item);
   }
@@ -422,26 +480,50 @@ void Subscription::resample(MonitoredItem& item) {
 
 void Subscription::on_item_queued(MonitoredItem& item) {
   if (item.mode() != ua::MonitoringMode::Reporting) return;
-  if (!item.ready) {
-    item.ready = true;
-    ready_.push_back(&item);
-  }
-  const std::vector<uint32_t>* triggered = item.triggered();
+  make_ready(item);
+  const std::unordered_set<uint32_t>* triggered = item.triggered();
   if (!triggered) return;
   // Part 4 §5.12.1.6: a reporting triggering item makes its linked Sampling items report their queues.
   for (uint32_t linked_id : *triggered) {
     MonitoredItem* linked = this->item(linked_id);
-    if (linked && linked->mode() == ua::MonitoringMode::Sampling && !linked->queue_empty() && !linked->ready) {
-      linked->ready = true;
-      ready_.push_back(linked);
-    }
+    if (linked && linked->mode() == ua::MonitoringMode::Sampling && !linked->queue_empty())
+      make_ready(*linked);
   }
+}
+
+// The ready list: an entry per item that became ready, in that order. Leaving it is O(1): the item is
+// marked not ready (or removed, which makes its entry's id stale) and the entry stays until the next
+// Publish walk or a compaction drops it; `listed` keeps an item from getting a second entry meanwhile.
+void Subscription::make_ready(MonitoredItem& item) {
+  if (item.ready) return;
+  item.ready = true;
+  ++ready_count_;
+  if (item.listed) return;  // its old entry is still there
+  item.listed = true;
+  ready_.push_back(ReadyEntry{&item, item.id});
 }
 
 void Subscription::unready(MonitoredItem& item) noexcept {
   if (!item.ready) return;
   item.ready = false;
-  std::erase(ready_, &item);
+  --ready_count_;
+  compact_ready();
+}
+
+// Drops the stale entries once they are more than half the list: each entry is dropped once, so the
+// work is O(1) per entry ever added.
+void Subscription::compact_ready() noexcept {
+  if (ready_.size() <= 2 * ready_count_ + 32) return;
+  size_t kept = 0;
+  for (const ReadyEntry& entry : ready_) {
+    if (entry.item->id != entry.id) continue;
+    if (!entry.item->ready) {
+      entry.item->listed = false;
+      continue;
+    }
+    ready_[kept++] = entry;
+  }
+  ready_.resize(kept);
 }
 
 uint64_t publish_stream(const Session& session) noexcept {
@@ -449,11 +531,11 @@ uint64_t publish_stream(const Session& session) noexcept {
   return h == 0 ? 1 : h;  // 0 is the channel's own stream
 }
 
-void enqueue_publish(Session& session, PendingPublish request) {
+void enqueue_publish(Session& session, PendingPublish request, size_t max_requests) {
   auto& q = session.publish_queue;
-  if (q.size() >= kMaxPublishRequests) {
+  while (!q.empty() && q.size() >= std::max<size_t>(max_requests, 1)) {
     // Part 4 §5.13.5.1: the oldest request is answered with BadTooManyPublishRequests.
-    answer_fault(q.front(), status::BadTooManyPublishRequests, publish_stream(session));
+    q.front().fault(status::BadTooManyPublishRequests);
     q.pop_front();
   }
   q.push_back(std::move(request));
@@ -472,15 +554,14 @@ void serve_waiting(Session& session) {
   while (!session.status_changes.empty() && !q.empty()) {
     auto r = take();
     if (!r) break;
-    auto ch = r->channel.lock();
     StatusChangeNotice& notice = session.status_changes.front();
     ua::PublishResponse resp;
     resp.response_header.timestamp = ua::DateTime::now();
-    resp.response_header.request_handle = r->request_handle;
+    resp.response_header.request_handle = r->request_handle();
     resp.subscription_id = notice.subscription_id;
     resp.notification_message = std::move(notice.message);
     resp.results = r->ack_results.to_vector();
-    ch->send(r->request_id, resp, publish_stream(session));
+    r->send(resp);
     session.status_changes.pop_front();
   }
   while (!q.empty()) {
@@ -501,25 +582,39 @@ void serve_waiting(Session& session) {
 
 void drop_idle_publishes(Session& session) {
   if (!session.subscriptions.empty() || !session.status_changes.empty()) return;
-  const uint64_t stream = publish_stream(session);
-  for (auto& r : session.publish_queue) answer_fault(r, status::BadNoSubscription, stream);
+  for (auto& r : session.publish_queue) r.fault(status::BadNoSubscription);
   session.publish_queue.clear();
 }
 
 void reject_publishes_from_other_channels(Session& session, uint32_t channel_id) {
-  const uint64_t stream = publish_stream(session);
   std::erase_if(session.publish_queue, [&](PendingPublish& r) {
-    auto ch = r.channel.lock();
+    auto ch = r.open_channel();
     if (ch && ch->id() == channel_id) return false;
-    answer_fault(r, status::BadSecureChannelIdInvalid, stream);
+    r.fault(status::BadSecureChannelIdInvalid);
     return true;
   });
 }
 
 void reject_publishes(Session& session, ua::StatusCode result) {
-  const uint64_t stream = publish_stream(session);
-  for (auto& r : session.publish_queue) answer_fault(r, result, stream);
+  for (auto& r : session.publish_queue) r.fault(result);
   session.publish_queue.clear();
+}
+
+uint32_t cancel_publishes(Session& session, uint32_t request_handle) {
+  uint32_t n = 0;
+  std::erase_if(session.publish_queue, [&](PendingPublish& r) {
+    if (r.request_handle() != request_handle) return false;
+    r.fault(status::BadRequestCancelledByClient);
+    ++n;
+    return true;
+  });
+  return n;
+}
+
+void expire_parked(ShardState& shard, std::chrono::steady_clock::time_point now) {
+  std::erase_if(shard.parked, [now](const std::unique_ptr<Session>& s) {
+    return s->subscriptions.empty() || now >= s->parked_until;
+  });
 }
 
 void close_subscriptions(Session& session, ua::StatusCode result) {

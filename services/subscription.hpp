@@ -47,9 +47,9 @@ inline constexpr uint32_t kMaxLifetimeCount = 100000;
 inline constexpr uint32_t kMaxNotificationsPerPublish = 10000;  // also what 0 ("no limit") becomes
 // NotificationMessages kept for Republish per subscription; the oldest is dropped beyond it.
 inline constexpr size_t kRetransmissionQueueSize = 16;
-// Outstanding Publish requests per session. Below the transport's max_owed_responses (100): a channel
-// stops reading beyond that, and the client must still get BadTooManyPublishRequests back.
-inline constexpr size_t kMaxPublishRequests = 32;
+// Outstanding Publish requests per session: limits.max_publish_requests_per_session (config.hpp). Keep it
+// below the transport's max_owed_responses: a channel stops reading beyond that, and the client must still
+// get BadTooManyPublishRequests back.
 
 // The acknowledgement results of one Publish request (Part 4 §5.13.5.2): inline up to kInline (one per
 // subscription of the session is usual), so holding a request allocates nothing in the common case.
@@ -82,15 +82,75 @@ class AckResults {
   std::vector<ua::StatusCode> more_;
 };
 
-// A Publish request waiting for a subscription to need it (Part 4 §5.13.5).
-struct PendingPublish {
-  std::weak_ptr<transport::SecureChannel> channel;  // the channel it came on; answered there or dropped
-  uint32_t request_id = 0;
-  uint32_t request_handle = 0;
+// A Publish request waiting for a subscription to need it (Part 4 §5.13.5), and its claim on an answer.
+// The channel counts every request as owed until a response to it is written, and stops reading beyond
+// max_owed_responses (docs/ARCHITECTURE.md, back-pressure); a request dropped unanswered would stay owed
+// for the channel's life. So a PendingPublish answers exactly once by construction: through fault() or
+// send_*(), or, when it is destroyed unanswered (its session expired or was freed), with BadSessionClosed
+// (Part 4 §5.6.4 answers a closed session's outstanding requests so). A moved-from request owes nothing.
+// Answers go only to a channel that is still open; a closed channel owes nobody.
+// shard-local: answered on the shard of the channel it came on (its session's shard).
+class PendingPublish {
+ public:
+  PendingPublish() = default;
+  PendingPublish(std::weak_ptr<transport::SecureChannel> channel, uint32_t request_id,
+                 uint32_t request_handle, uint64_t stream)
+      : channel_(std::move(channel)),
+        request_id_(request_id),
+        request_handle_(request_handle),
+        stream_(stream),
+        owed_(true) {}
+  PendingPublish(PendingPublish&& o) noexcept { take(o); }
+  PendingPublish& operator=(PendingPublish&& o) noexcept {
+    if (this != &o) {
+      fault(ua::status::BadSessionClosed);
+      take(o);
+    }
+    return *this;
+  }
+  PendingPublish(const PendingPublish&) = delete;
+  PendingPublish& operator=(const PendingPublish&) = delete;
+  ~PendingPublish() { fault(ua::status::BadSessionClosed); }
+
+  uint32_t request_id() const noexcept { return request_id_; }
+  uint32_t request_handle() const noexcept { return request_handle_; }
+  bool owed() const noexcept { return owed_; }
+  // The channel, when it is still open (nullptr otherwise).
+  std::shared_ptr<transport::SecureChannel> open_channel() const;
+  // Answers with a ServiceFault (nothing once answered).
+  void fault(ua::StatusCode result) noexcept;
+  // Answers with an encoded response from the channel's acquire_buffer().
+  void send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded);
+  // Answers with a generated response structure.
+  template <class T>
+  void send(const T& response) {
+    if (!owed_) return;
+    owed_ = false;
+    if (auto ch = open_channel()) ch->send(request_id_, response, stream_);
+  }
+
   AckResults ack_results;
   // From the RequestHeader's timeoutHint; max(): none. A request dequeued after it is answered BadTimeout
   // instead of carrying a message (Part 4 §5.13.1.4 DequeuePublishReq).
   std::chrono::steady_clock::time_point expires = std::chrono::steady_clock::time_point::max();
+
+ private:
+  void take(PendingPublish& o) noexcept {
+    channel_ = std::move(o.channel_);
+    request_id_ = o.request_id_;
+    request_handle_ = o.request_handle_;
+    stream_ = o.stream_;
+    owed_ = o.owed_;
+    o.owed_ = false;
+    ack_results = std::move(o.ack_results);
+    expires = o.expires;
+  }
+
+  std::weak_ptr<transport::SecureChannel> channel_;  // the channel it came on
+  uint32_t request_id_ = 0;
+  uint32_t request_handle_ = 0;
+  uint64_t stream_ = 0;  // the output writer's fairness key (publish_stream())
+  bool owed_ = false;
 };
 
 // The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.
@@ -132,6 +192,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   // for the session it left); it carries the next sequence number without using it, like a keep-alive.
   StatusChangeNotice status_change(ua::StatusCode status) const;
   uint32_t id() const noexcept { return id_; }
+  Session* session() const noexcept { return session_; }  // nullptr while detached
   State state() const noexcept { return state_; }
   const Parameters& parameters() const noexcept { return params_; }
   bool publishing_enabled() const noexcept { return enabled_; }
@@ -173,18 +234,24 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
  private:
   void arm_timer();
   void on_timer();
-  bool notifications_available() const noexcept { return !ready_.empty(); }
+  bool notifications_available() const noexcept { return ready_count_ > 0; }
   bool has_request();
   PendingPublish take_request();  // REQUIRES: has_request()
   void send_notifications(PendingPublish request);
   void send_keep_alive(PendingPublish request);
   // Encodes a PublishResponse straight into a chunk buffer: the NotificationMessage is written by
-  // `message` (data changes from the item queues, or nothing for a keep-alive); a data message is also
-  // kept, as bytes, for Republish.
+  // `message(encoder, buffer, limit)` (data changes from the item queues, or nothing for a keep-alive),
+  // which keeps the buffer at most `limit` bytes long (the client's limits) and returns MoreNotifications;
+  // a data message is also kept, as bytes, for Republish.
   template <class F>
   void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
+  static void encode_too_large(ua::Encoder& e, const MonitoredItem& item);
   void expire();
+  void make_ready(MonitoredItem& item);
   void unready(MonitoredItem& item) noexcept;
+  void compact_ready() noexcept;
+  void index_in(ShardState& shard);
+  void unindex() noexcept;
 
   Server& server_;
   ShardState* shard_;    // nullptr while detached
@@ -218,9 +285,15 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::shared_ptr<asio::steady_timer> timer_;
   std::chrono::steady_clock::time_point timer_start_;
   uint64_t tick_ = 0;
-  // Items, and those with reportable values in the order they became reportable.
+  // Items, and those with reportable values in the order they became reportable. An entry is stale when
+  // its item was removed (the slot's id differs) or is no longer ready; ready_count_ counts the live ones.
   ItemTable items_;
-  std::vector<MonitoredItem*> ready_;
+  struct ReadyEntry {
+    MonitoredItem* item;
+    uint32_t id;
+  };
+  std::vector<ReadyEntry> ready_;
+  size_t ready_count_ = 0;
   uint32_t next_item_id_ = 1;
 };
 
@@ -231,9 +304,9 @@ void follow_publishing_interval(Server& server, Subscription& sub);
 // Session-level Publish (subscription.cpp).
 // The output writer's fairness key for this session's Publish responses.
 uint64_t publish_stream(const Session& session) noexcept;
-// Queues a Publish request (the oldest is answered BadTooManyPublishRequests beyond kMaxPublishRequests),
+// Queues a Publish request (the oldest is answered BadTooManyPublishRequests beyond `max_requests`),
 // then hands queued requests to waiting status changes and subscriptions.
-void enqueue_publish(Session& session, PendingPublish request);
+void enqueue_publish(Session& session, PendingPublish request, size_t max_requests);
 // Hands queued requests to pending StatusChangeNotifications, then to subscriptions that want one
 // (highest priority first, then the one waiting longest).
 void serve_waiting(Session& session);
@@ -249,5 +322,16 @@ void reject_publishes_from_other_channels(Session& session, uint32_t channel_id)
 void reject_publishes(Session& session, ua::StatusCode result);
 // Deletes every subscription of the session and answers its queued Publish requests with `result`.
 void close_subscriptions(Session& session, ua::StatusCode result);
+// Cancel (Part 4 §5.6.5): the queued Publish requests with this requestHandle are answered
+// BadRequestCancelledByClient; returns how many (the cancelCount).
+uint32_t cancel_publishes(Session& session, uint32_t request_handle);
+// CloseSession with deleteSubscriptions FALSE (Part 4 §5.6.4): the session leaves the shard's table for
+// its `parked` list, Publish requests answered BadSessionClosed, its subscriptions kept for a
+// TransferSubscriptions until limits.parked_session_lifetime_ms. False (nothing done) when it holds no
+// subscription or the shard already parks limits.max_parked_sessions: the caller then deletes them.
+bool park_session(Server& server, ShardState& shard, const ua::NodeId& token);
+// The shard's sweep: frees parked sessions (Part 4 §5.6.4, closed with deleteSubscriptions FALSE) that
+// hold nothing any more or whose limits.parked_session_lifetime_ms has passed, with their subscriptions.
+void expire_parked(ShardState& shard, std::chrono::steady_clock::time_point now);
 
 }  // namespace opcuad::services

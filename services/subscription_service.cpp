@@ -1,6 +1,8 @@
 // Subscription service set (Part 4 §5.13): CreateSubscription, ModifySubscription, SetPublishingMode,
 // DeleteSubscriptions, Publish, Republish. The state machine itself is in subscription.cpp.
-#include <atomic>
+#include <openssl/rand.h>
+
+#include <cstring>
 
 #include "services/request.hpp"
 
@@ -11,8 +13,19 @@ namespace {
 namespace status = ua::status;
 
 // Subscription ids are unique in the process, so TransferSubscriptions can find any of them (through
-// Server::subscription_shard()).
-std::atomic<uint32_t> g_next_subscription_id{1};
+// Server::subscription_shard()), and random (OpenSSL's generator), so that a client cannot guess the ids
+// of other sessions' subscriptions from its own (Part 4 §5.13.7 lets any session ask for any id).
+// Uniqueness is checked against the server's registry; two shards drawing the same id in the same
+// microsecond (a 2^-32 chance per pair) is the only gap.
+uint32_t new_subscription_id(Server& server, ShardState& shard) {
+  for (;;) {
+    uint32_t id = 0;
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id) != 1)
+      id = static_cast<uint32_t>(shard.rng());
+    if (id != 0 && !shard.subscription_index.count(id) && !server.subscription_shard(id))
+      return id;  // 0 is never an id
+  }
+}
 
 Subscription* find_subscription(Session& session, uint32_t id) {
   auto it = session.subscriptions.find(id);
@@ -24,14 +37,16 @@ Subscription* find_subscription(Session& session, uint32_t id) {
 void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
   ua::CreateSubscriptionRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!server.reserve_subscription()) {
+  // Part 4 §5.13.2: beyond the session's limit (MaxSubscriptionsPerSession) or the server's.
+  const uint32_t per_session = server.config().limits.max_subscriptions_per_session;
+  if ((per_session != 0 && call.session->subscriptions.size() >= per_session) ||
+      !server.reserve_subscription()) {
     return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadTooManySubscriptions);
   }
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
                                            req.priority);
-  uint32_t id = g_next_subscription_id.fetch_add(1, std::memory_order_relaxed);
-  if (id == 0) id = g_next_subscription_id.fetch_add(1, std::memory_order_relaxed);  // 0 is never an id
+  const uint32_t id = new_subscription_id(server, call.shard);
   auto sub = std::make_shared<Subscription>(server, call.shard, *call.session, id, params, req.publishing_enabled);
   call.session->subscriptions.emplace(id, sub);
   sub->start();
@@ -64,10 +79,13 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
   call.channel.send(call.request_id, resp);
 }
 
-void handle_set_publishing_mode(Server&, Call& call, ua::Decoder& body) {
+void handle_set_publishing_mode(Server& server, Call& call, ua::Decoder& body) {
   ua::SetPublishingModeRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
+  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+                             server.config().limits.max_subscriptions_per_call)) {
+    return;
+  }
   ua::SetPublishingModeResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.subscription_ids.size());
@@ -79,10 +97,13 @@ void handle_set_publishing_mode(Server&, Call& call, ua::Decoder& body) {
   call.channel.send(call.request_id, resp);
 }
 
-void handle_delete_subscriptions(Server&, Call& call, ua::Decoder& body) {
+void handle_delete_subscriptions(Server& server, Call& call, ua::Decoder& body) {
   ua::DeleteSubscriptionsRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
+  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+                             server.config().limits.max_subscriptions_per_call)) {
+    return;
+  }
   Session& session = *call.session;
   ua::DeleteSubscriptionsResponse resp;
   set_response_header(resp.response_header, req.request_header);
@@ -94,7 +115,7 @@ void handle_delete_subscriptions(Server&, Call& call, ua::Decoder& body) {
   drop_idle_publishes(session);
 }
 
-void handle_publish(Server&, Call& call, ua::Decoder& body) {
+void handle_publish(Server& server, Call& call, ua::Decoder& body) {
   // Decoded into the same object every time, so its acknowledgement array keeps its capacity.
   thread_local ua::PublishRequest req;
   if (!decode_request(call, body, req)) return;
@@ -103,10 +124,8 @@ void handle_publish(Server&, Call& call, ua::Decoder& body) {
     return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadNoSubscription,
                                    publish_stream(session));
   }
-  PendingPublish pending;
-  pending.channel = call.channel.weak_from_this();
-  pending.request_id = call.request_id;
-  pending.request_handle = req.request_header.request_handle;
+  PendingPublish pending(call.channel.weak_from_this(), call.request_id, req.request_header.request_handle,
+                         publish_stream(session));
   if (req.request_header.timeout_hint > 0) {
     pending.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.request_header.timeout_hint);
   }
@@ -115,7 +134,7 @@ void handle_publish(Server&, Call& call, ua::Decoder& body) {
     Subscription* sub = find_subscription(session, ack.subscription_id);
     pending.ack_results.push_back(sub ? sub->acknowledge(ack.sequence_number) : status::BadSubscriptionIdInvalid);
   }
-  enqueue_publish(session, std::move(pending));
+  enqueue_publish(session, std::move(pending), server.config().limits.max_publish_requests_per_session);
 }
 
 void handle_republish(Server&, Call& call, ua::Decoder& body) {

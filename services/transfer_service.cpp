@@ -1,6 +1,6 @@
 // TransferSubscriptions (Part 4 §5.13.7): subscriptions move to the session that asks for them, when it
-// belongs to the same user (anonymous sessions count as one user). The session a subscription leaves
-// gets a StatusChangeNotification GoodSubscriptionTransferred with its next Publish.
+// is entitled to them (entitled() below). The session a subscription leaves gets a
+// StatusChangeNotification GoodSubscriptionTransferred with its next Publish.
 //
 // Threads: the asking session lives on this shard ("home"); each subscription lives on its session's
 // shard, which may be another one (sessions move between shards on re-activation). A TransferJob visits
@@ -27,6 +27,8 @@ struct TransferJob {
   ua::RequestHeader header;
   ua::NodeId token;  // the asking session
   std::string user;  // its user; empty for anonymous
+  std::string application_uri;  // its client's ApplicationUri, as CreateSession claimed it
+  std::string address;          // its client's IP address at CreateSession
   bool send_initial_values = false;
   std::vector<uint32_t> ids;
   std::vector<ShardState*> owners;                    // per id: the shard that held it when asked
@@ -35,24 +37,29 @@ struct TransferJob {
   std::vector<ShardState*> route;                     // shards still to visit
 };
 
-// On `shard`'s thread: takes the requested subscriptions it holds out of their sessions.
+// Part 4 §5.13.7: a subscription may go to a session of the same user. Anonymous sessions are not one
+// user: the spec asks for the same client ApplicationUri over a channel with MessageSecurityMode Sign or
+// SignAndEncrypt. Without message security the ApplicationUri is only what the client claimed, so an
+// anonymous session may take over only subscriptions of an anonymous session that claimed the same
+// ApplicationUri from the same IP address; the subscription id (random, not guessable from one's own
+// ids) is then the remaining secret. A named user never takes an anonymous session's subscriptions, nor
+// the reverse.
+bool entitled(const Session& from, const TransferJob& job) {
+  if (!from.user.empty() || !job.user.empty()) return from.user == job.user;
+  return from.client_application_uri == job.application_uri && from.client_address == job.address;
+}
+
+// On `shard`'s thread: takes the requested subscriptions it holds out of their sessions. Each id is found
+// through the shard's subscription index, so a request costs O(ids), however many sessions the shard has.
 void take_from(TransferJob& job, ShardState& shard) {
   for (size_t i = 0; i < job.ids.size(); ++i) {
     if (job.owners[i] != &shard) continue;
     const uint32_t id = job.ids[i];
-    Session* from = nullptr;
-    for (auto& [token, session] : shard.sessions) {
-      if (session->subscriptions.count(id)) {
-        from = session.get();
-        break;
-      }
-    }
-    for (size_t k = 0; !from && k < shard.parked.size(); ++k) {
-      if (shard.parked[k]->subscriptions.count(id)) from = shard.parked[k].get();  // its session was closed
-    }
+    auto found = shard.subscription_index.find(id);
+    Session* from = found == shard.subscription_index.end() ? nullptr : found->second->session();
     ua::TransferResult& result = job.results[i];
     if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
-    if (from->user != job.user) {
+    if (!entitled(*from, job)) {
       result.status_code = status::BadUserAccessDenied;
       continue;
     }
@@ -119,10 +126,35 @@ void travel(std::shared_ptr<TransferJob> job) {
 
 }  // namespace
 
+bool park_session(Server& server, ShardState& shard, const ua::NodeId& token) {
+  const auto& limits = server.config().limits;
+  auto it = shard.sessions.find(token);
+  if (it == shard.sessions.end() || it->second->subscriptions.empty() ||
+      shard.parked.size() >= limits.max_parked_sessions) {
+    return false;
+  }
+  Session& s = *it->second;
+  reject_publishes(s, status::BadSessionClosed);
+  s.status_changes.clear();
+  s.continuations.clear();
+  std::unique_ptr<Session> parked = server.take_session(shard, token);
+  parked->authentication_token = ua::NodeId();
+  parked->parked_until =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double, std::milli>(std::min(limits.parked_session_lifetime_ms, 1e11)));
+  shard.parked.push_back(std::move(parked));
+  return true;
+}
+
 void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body) {
   ua::TransferSubscriptionsRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(), 0)) return;
+  const auto& limits = server.config().limits;
+  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+                             limits.max_subscriptions_per_call)) {
+    return;
+  }
   auto job = std::make_shared<TransferJob>();
   job->home = &call.shard;
   job->channel = call.channel.weak_from_this();
@@ -130,13 +162,31 @@ void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body
   job->header = req.request_header;
   job->token = call.session->authentication_token;
   job->user = call.session->user;
+  job->application_uri = call.session->client_application_uri;
+  job->address = call.session->client_address;
   job->send_initial_values = req.send_initial_values;
   job->ids = std::move(req.subscription_ids);
   const size_t n = job->ids.size();
   job->owners.resize(n);
   job->results.resize(n, ua::TransferResult{status::BadSubscriptionIdInvalid, {}});
   job->moving.resize(n);
+  // Part 4 §5.13.2 MaxSubscriptionsPerSession holds for transferred subscriptions too: ids beyond the
+  // session's room are refused before anything moves (ones it holds already take no room).
+  const Session& asking = *call.session;
+  size_t room = SIZE_MAX;
+  if (limits.max_subscriptions_per_session != 0) {
+    room = limits.max_subscriptions_per_session > asking.subscriptions.size()
+               ? limits.max_subscriptions_per_session - asking.subscriptions.size()
+               : 0;
+  }
   for (size_t i = 0; i < n; ++i) {
+    if (!asking.subscriptions.count(job->ids[i])) {
+      if (room == 0) {
+        job->results[i].status_code = status::BadTooManySubscriptions;
+        continue;  // no owner: nothing is taken
+      }
+      --room;
+    }
     ShardState* owner = server.subscription_shard(job->ids[i]);
     job->owners[i] = owner;
     if (owner && owner != &call.shard &&

@@ -443,3 +443,40 @@ TEST_CASE("config: logging settings", "[config][logging]") {
   CHECK(only_error(load_config_text(R"({"logging": {"rotate": true}})", "s.json", "."))
             .starts_with("s.json: /logging/rotate: "));
 }
+
+TEST_CASE("config: subscription limits", "[config][limits]") {
+  const Limits defaults;
+  CHECK(defaults.max_subscriptions_per_session == 100);
+  CHECK(defaults.max_monitored_item_queue_size == 1000);
+  CHECK(defaults.max_publish_requests_per_session == 32);
+  const LoadResult r = load_config_text(R"({"limits": {"max_subscriptions_per_session": 3,
+      "max_monitored_items_per_subscription": 4, "max_monitored_items_per_session": 5,
+      "max_monitored_item_queue_size": 6, "max_publish_requests_per_session": 7, "max_subscriptions_per_call": 8,
+      "parked_session_lifetime_ms": 9.5, "max_parked_sessions": 10}})",
+                                        "s.json", ".");
+  INFO(errors_of(r.errors));
+  REQUIRE(r.ok());
+  const Limits& l = r.config.limits;
+  CHECK(l.max_subscriptions_per_session == 3);
+  CHECK(l.max_monitored_items_per_subscription == 4);
+  CHECK(l.max_monitored_items_per_session == 5);
+  CHECK(l.max_monitored_item_queue_size == 6);
+  CHECK(l.max_publish_requests_per_session == 7);
+  CHECK(l.max_subscriptions_per_call == 8);
+  CHECK(l.parked_session_lifetime_ms == 9.5);
+  CHECK(l.max_parked_sessions == 10);
+  // Hostile values: a queue the item cannot hold, no Publish request at all, a negative lifetime.
+  CHECK(only_error(
+            load_config_text(R"({"limits": {"max_monitored_item_queue_size": 65536}})", "s.json", ".")) ==
+        "s.json: /limits/max_monitored_item_queue_size: max_monitored_item_queue_size must be 1..65535");
+  CHECK(only_error(load_config_text(R"({"limits": {"max_monitored_item_queue_size": 0}})", "s.json", ".")) ==
+        "s.json: /limits/max_monitored_item_queue_size: max_monitored_item_queue_size must be 1..65535");
+  CHECK(
+      only_error(load_config_text(R"({"limits": {"max_publish_requests_per_session": 0}})", "s.json", ".")) ==
+      "s.json: /limits/max_publish_requests_per_session: max_publish_requests_per_session must be at least "
+      "1");
+  CHECK(only_error(load_config_text(R"({"limits": {"parked_session_lifetime_ms": -1}})", "s.json", ".")) ==
+        "s.json: /limits/parked_session_lifetime_ms: parked_session_lifetime_ms must not be negative");
+  CHECK(only_error(load_config_text(R"({"limits": {"max_parked_sessions": -1}})", "s.json", ".")) ==
+        "s.json: /limits/max_parked_sessions: out of range: must be between 0 and 4294967295");
+}

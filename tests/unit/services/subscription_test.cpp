@@ -307,7 +307,8 @@ TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[serv
   CHECK(monitor(h, id, {plant(".Speed"), 1, 1e12}).revised_sampling_interval == services::kSlowestSamplingIntervalMs);
   CHECK(monitor(h, id, {ua::NodeId(0, 2256), 1, 1}).revised_sampling_interval == 1000);  // its MinimumSamplingInterval
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 0}).revised_queue_size == 1);
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1u << 30}).revised_queue_size == services::kMaxQueueSize);
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1u << 30}).revised_queue_size ==
+        h.loaded.config.limits.max_monitored_item_queue_size);
 
   // Subscription parameters: lifetime at least 3 keep-alives, intervals inside the bounds.
   ua::ModifySubscriptionRequest mod;
@@ -355,7 +356,8 @@ TEST_CASE("subscription: the Publish queue is bounded", "[services][subscription
   CHECK(s == status::BadNoSubscription);
   subscribe(h, 5000);  // nothing is published for 5 s: every request stays queued
   std::vector<uint32_t> ids;
-  for (size_t i = 0; i <= services::kMaxPublishRequests; ++i) ids.push_back(h.send(ua::PublishRequest{}));
+  for (size_t i = 0; i <= h.loaded.config.limits.max_publish_requests_per_session; ++i)
+    ids.push_back(h.send(ua::PublishRequest{}));
   ServerMessage m;
   REQUIRE(h.take_response(ids[0], m));  // the oldest is dequeued and refused
   ua::ServiceFault fault;

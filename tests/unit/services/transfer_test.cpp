@@ -3,6 +3,8 @@
 // re-activated on another shard. Two io_contexts are driven from this one thread, as in services_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "services/subscription.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
@@ -250,4 +252,119 @@ TEST_CASE("transfer: a kept subscription nobody takes over ends with its lifetim
   auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({kept}, false));
   REQUIRE(resp.results.size() == 1);
   CHECK(resp.results[0].status_code == status::BadSubscriptionIdInvalid);
+}
+
+namespace {
+
+// CreateSession (claiming `application_uri` for the client) + anonymous ActivateSession on the harness.
+void login_as(ServiceHarness& h, const char* application_uri) {
+  ua::CreateSessionRequest create;
+  create.session_name = ua::String("app");
+  create.requested_session_timeout = 60000;
+  create.client_description.application_uri = ua::String(application_uri);
+  h.token = h.call<ua::CreateSessionResponse>(create).authentication_token;
+  REQUIRE(h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{})
+              .response_header.service_result.is_good());
+}
+
+}  // namespace
+
+TEST_CASE("transfer: anonymous sessions of other client applications are other users",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  h.loaded.config.limits.max_sessions = 10;
+  login_as(h, "urn:client:a");
+  const uint32_t sub = subscribe(h).subscription_id;
+  login_as(h, "urn:client:b");  // anonymous too, but another application
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
+  REQUIRE(resp.results.size() == 1);
+  CHECK(resp.results[0].status_code == status::BadUserAccessDenied);
+  // A named user never takes an anonymous session's subscription either.
+  REQUIRE(h.login(user("alice", "secret")).is_good());
+  resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
+  CHECK(resp.results.at(0).status_code == status::BadUserAccessDenied);
+  // The same application (from the same address) may.
+  login_as(h, "urn:client:a");
+  resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
+  CHECK(resp.results.at(0).status_code.is_good());
+}
+
+TEST_CASE("transfer: subscription ids are not sequential", "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 40; ++i) ids.push_back(subscribe(h, 1000).subscription_id);
+  std::set<uint32_t> unique(ids.begin(), ids.end());
+  CHECK(unique.size() == ids.size());
+  CHECK(!unique.count(0));
+  // Knowing one's own id tells nothing about the next one: no two consecutive ids are neighbours
+  // (each pair is by chance with probability 2^-31).
+  int neighbours = 0;
+  for (size_t i = 1; i < ids.size(); ++i) neighbours += ids[i] - ids[i - 1] == 1 || ids[i - 1] - ids[i] == 1;
+  CHECK(neighbours == 0);
+}
+
+TEST_CASE("transfer: subscription ids per request are bounded", "[services][subscription][transfer]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  h.loaded.config.limits.max_subscriptions_per_call = 2;
+  const uint32_t a = subscribe(h).subscription_id, b = subscribe(h).subscription_id;
+  ua::StatusCode s;
+  h.call<ua::TransferSubscriptionsResponse>(transfer_request({a, b, 7}, false), &s);
+  CHECK(s == status::BadTooManyOperations);
+  ua::SetPublishingModeRequest mode;
+  mode.subscription_ids = {a, b, 7};
+  h.call<ua::SetPublishingModeResponse>(mode, &s);
+  CHECK(s == status::BadTooManyOperations);
+  ua::DeleteSubscriptionsRequest del;
+  del.subscription_ids = {a, b, 7};
+  h.call<ua::DeleteSubscriptionsResponse>(del, &s);
+  CHECK(s == status::BadTooManyOperations);
+  CHECK(h.server->subscription_count() == 2);  // nothing was touched
+  auto ok = h.call<ua::TransferSubscriptionsResponse>(transfer_request({a, b}, false), &s);
+  CHECK(s.is_good());
+  CHECK(ok.results.size() == 2);
+}
+
+TEST_CASE("transfer: the receiving session's subscription limit holds",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  h.loaded.config.limits.max_subscriptions_per_session = 1;
+  REQUIRE(h.login().is_good());
+  const ua::NodeId first = h.token;
+  const uint32_t a = subscribe(h).subscription_id;
+  REQUIRE(h.login().is_good());
+  const uint32_t b = subscribe(h).subscription_id;
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({a, b}, false));
+  REQUIRE(resp.results.size() == 2);
+  CHECK(resp.results[0].status_code == status::BadTooManySubscriptions);  // no room: `a` stays where it is
+  CHECK(resp.results[1].status_code.is_good());                           // its own: takes no room
+  h.token = first;
+  ua::SetPublishingModeRequest mode;
+  mode.subscription_ids = {a};
+  CHECK(h.call<ua::SetPublishingModeResponse>(mode).results.at(0).is_good());
+}
+
+TEST_CASE("transfer: subscriptions of 300 sessions taken over in one request",
+          "[services][subscription][transfer]") {
+  ServiceHarness h;
+  h.loaded.config.limits.max_sessions = 400;
+  h.loaded.config.limits.max_subscriptions_per_call = 1000;
+  h.loaded.config.limits.max_subscriptions_per_session = 1000;
+  std::vector<uint32_t> ids;
+  for (int i = 0; i < 300; ++i) {
+    REQUIRE(h.login().is_good());
+    ids.push_back(subscribe(h, 1000).subscription_id);
+  }
+  REQUIRE(h.login().is_good());
+  auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request(ids, false));
+  REQUIRE(resp.results.size() == ids.size());
+  for (const auto& r : resp.results) CHECK(r.status_code.is_good());
+  // They are all this session's now, and nobody else's.
+  resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request(ids, false));
+  for (const auto& r : resp.results) CHECK(r.status_code.is_good());
+  ua::DeleteSubscriptionsRequest del;
+  del.subscription_ids = ids;
+  for (auto s : h.call<ua::DeleteSubscriptionsResponse>(del).results) CHECK(s.is_good());
+  CHECK(h.server->subscription_count() == 0);
 }
