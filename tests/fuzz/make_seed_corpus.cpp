@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tests/fuzz/fuzz_ids.hpp"
+#include "tests/fuzz/services_fuzz_input.hpp"
 #include "transport/channel_id.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -125,6 +126,402 @@ void write_stream_seeds(const std::filesystem::path& dir) {
   std::printf("wrote %d stream seeds\n", n);
 }
 
+// services_fuzz inputs (tests/fuzz/services_fuzz_input.hpp): one request of every service alone, then
+// sequences that need earlier requests (a subscription before its items, a Browse before BrowseNext).
+class ServiceSeeds {
+ public:
+  explicit ServiceSeeds(std::filesystem::path dir) : dir_(std::move(dir)) {
+    std::filesystem::create_directories(dir_);
+  }
+  // Appends one op to the current input. The request's token is replaced by the fuzz target.
+  template <class Req>
+  ServiceSeeds& op(Req req, uint8_t flags = 0) {
+    req.request_header = header();
+    req.request_header.request_handle = ++handle_;
+    ByteBuffer body;
+    if (!encode_to(body, req).is_good() || body.size() > 0xffff) {
+      std::fprintf(stderr, "services seed %d does not encode\n", count_);
+      std::exit(1);
+    }
+    put(static_cast<uint8_t>(opcuad::fuzz::service_index<Req>() | flags), body.data(), body.size());
+    return *this;
+  }
+  ServiceSeeds& wait(uint8_t ms) {
+    put(opcuad::fuzz::kWaitOp, &ms, 1);
+    return *this;
+  }
+  // Writes the current input as one seed.
+  void end() {
+    std::ofstream(dir_ / ("seed-" + std::to_string(count_++)), std::ios::binary)
+        .write(input_.data(), static_cast<std::streamsize>(input_.size()));
+    input_.clear();
+  }
+  template <class Req>
+  void single(Req req) {
+    op(std::move(req));
+    end();
+  }
+  int count() const { return count_; }
+
+ private:
+  void put(uint8_t selector, const void* body, size_t n) {
+    input_ += static_cast<char>(selector);
+    input_ += static_cast<char>(n & 0xff);
+    input_ += static_cast<char>(n >> 8);
+    input_.append(static_cast<const char*>(body), n);
+  }
+  std::filesystem::path dir_;
+  std::string input_;
+  uint32_t handle_ = 0;
+  int count_ = 0;
+};
+
+// Nodes of the default configuration (config/default_config.cpp) and of namespace 0.
+NodeId demo(const char* path) {
+  return NodeId(2, String(std::string("Demo.") + path));
+}
+constexpr uint32_t kRoot = 84, kObjects = 85, kServer = 2253, kServerStatus = 2256, kCurrentTime = 2258,
+                   kHierarchicalReferences = 33, kGetMonitoredItems = 11492;
+
+ReadRequest service_read() {
+  ReadRequest r;
+  r.timestamps_to_return = TimestampsToReturn::Both;
+  r.nodes_to_read = {
+      ReadValueId{NodeId(0, kCurrentTime), 13, String(), {}},
+      ReadValueId{NodeId(0, kServer), 3, String(), {}},
+      ReadValueId{NodeId(0, kServerStatus), 13, String(), {}},
+      ReadValueId{demo("Static.Double"), 13, String(), {}},
+      ReadValueId{demo("Static.DoubleArray"), 13, String("1:2"), {}},
+      ReadValueId{demo("Static.Int32Matrix"), 13, String("0,1:2"), {}},
+      ReadValueId{demo("Simulation.Temperature"), 13, String(), QualifiedName{0, String("Default Binary")}}};
+  return r;
+}
+
+WriteRequest service_write() {
+  WriteRequest w;
+  auto value = [](Variant v) {
+    DataValue dv;
+    dv.value = std::move(v);
+    return dv;
+  };
+  w.nodes_to_write = {
+      WriteValue{demo("Static.Double"), 13, String(), value(Variant(4.5))},
+      WriteValue{demo("Static.DoubleArray"), 13, String("1"), value(Variant(std::vector<double>{9}))},
+      WriteValue{demo("Static.String"), 13, String(), value(Variant(String("fuzz")))},
+      WriteValue{demo("Static.Variant"), 13, String(), value(Variant(int32_t{7}))},
+      WriteValue{demo("Simulation.Temperature"), 13, String(), value(Variant(30.0))}};
+  return w;
+}
+
+BrowseRequest service_browse(uint32_t max_references) {
+  BrowseRequest b;
+  b.requested_max_references_per_node = max_references;
+  b.nodes_to_browse = {BrowseDescription{NodeId(0, kObjects), BrowseDirection::Forward,
+                                         NodeId(0, kHierarchicalReferences), true, 0, 63},
+                       BrowseDescription{NodeId(0, kServer), BrowseDirection::Both, NodeId(), true, 0, 63},
+                       BrowseDescription{demo("Static"), BrowseDirection::Forward,
+                                         NodeId(0, kHierarchicalReferences), true, 2, 63}};
+  return b;
+}
+
+// A continuation point as the server makes them: the session's counter, from 1.
+ByteString continuation_point(uint64_t n) {
+  std::string key(8, '\0');
+  std::memcpy(key.data(), &n, 8);
+  return ByteString(key);
+}
+
+BrowseNextRequest service_browse_next(bool release, uint64_t point) {
+  BrowseNextRequest b;
+  b.release_continuation_points = release;
+  b.continuation_points = {continuation_point(point)};
+  return b;
+}
+
+TranslateBrowsePathsToNodeIdsRequest service_translate() {
+  auto path = [](NodeId start, std::vector<QualifiedName> names) {
+    BrowsePath p;
+    p.starting_node = std::move(start);
+    for (auto& n : names) {
+      p.relative_path.elements.push_back(
+          RelativePathElement{NodeId(0, kHierarchicalReferences), false, true, std::move(n)});
+    }
+    return p;
+  };
+  TranslateBrowsePathsToNodeIdsRequest t;
+  t.browse_paths = {
+      path(NodeId(0, kRoot),
+           {QualifiedName{0, String("Objects")}, QualifiedName{0, String("Server")},
+            QualifiedName{0, String("ServerStatus")}, QualifiedName{0, String("CurrentTime")}}),
+      path(NodeId(0, kObjects), {QualifiedName{2, String("Demo")}, QualifiedName{2, String("Static")},
+                                 QualifiedName{2, String("Double")}}),
+      path(NodeId(0, kObjects), {QualifiedName{2, String("Missing")}})};
+  return t;
+}
+
+RegisterNodesRequest service_register() {
+  RegisterNodesRequest r;
+  r.nodes_to_register = {demo("Static.Double"), NodeId(0, kCurrentTime)};
+  return r;
+}
+
+UnregisterNodesRequest service_unregister() {
+  UnregisterNodesRequest r;
+  r.nodes_to_unregister = {demo("Static.Double"), NodeId(0, kCurrentTime)};
+  return r;
+}
+
+CallRequest service_call() {
+  CallRequest c;
+  c.methods_to_call = {
+      CallMethodRequest{NodeId(0, kServer), NodeId(0, kGetMonitoredItems), {Variant(uint32_t{1})}}};
+  return c;
+}
+
+CreateSubscriptionRequest service_create_subscription() {
+  CreateSubscriptionRequest c;
+  c.requested_publishing_interval = 10;
+  c.requested_lifetime_count = 300;
+  c.requested_max_keep_alive_count = 3;
+  c.publishing_enabled = true;
+  return c;
+}
+
+// Subscription id 1 is the input's first subscription (the fuzz target maps it).
+ModifySubscriptionRequest service_modify_subscription() {
+  ModifySubscriptionRequest m;
+  m.subscription_id = 1;
+  m.requested_publishing_interval = 20;
+  m.requested_lifetime_count = 60;
+  m.requested_max_keep_alive_count = 5;
+  m.max_notifications_per_publish = 2;
+  m.priority = 3;
+  return m;
+}
+
+SetPublishingModeRequest service_set_publishing_mode(bool enabled) {
+  SetPublishingModeRequest s;
+  s.publishing_enabled = enabled;
+  s.subscription_ids = {1};
+  return s;
+}
+
+PublishRequest service_publish(uint32_t acknowledge = 0) {
+  PublishRequest p;
+  if (acknowledge) p.subscription_acknowledgements = {SubscriptionAcknowledgement{1, acknowledge}};
+  return p;
+}
+
+RepublishRequest service_republish() {
+  RepublishRequest r;
+  r.subscription_id = 1;
+  r.retransmit_sequence_number = 1;
+  return r;
+}
+
+DeleteSubscriptionsRequest service_delete_subscriptions() {
+  DeleteSubscriptionsRequest d;
+  d.subscription_ids = {1};
+  return d;
+}
+
+TransferSubscriptionsRequest service_transfer() {
+  TransferSubscriptionsRequest t;
+  t.subscription_ids = {1};
+  t.send_initial_values = true;
+  return t;
+}
+
+CreateMonitoredItemsRequest service_create_items() {
+  auto item = [](NodeId node, uint32_t attribute, uint32_t handle, double interval, uint32_t queue,
+                 ExtensionObject filter = {}) {
+    MonitoredItemCreateRequest m;
+    m.item_to_monitor = ReadValueId{std::move(node), attribute, String(), {}};
+    m.monitoring_mode = MonitoringMode::Reporting;
+    m.requested_parameters.client_handle = handle;
+    m.requested_parameters.sampling_interval = interval;
+    m.requested_parameters.queue_size = queue;
+    m.requested_parameters.discard_oldest = true;
+    m.requested_parameters.filter = std::move(filter);
+    return m;
+  };
+  CreateMonitoredItemsRequest c;
+  c.subscription_id = 1;
+  c.timestamps_to_return = TimestampsToReturn::Both;
+  c.items_to_create = {
+      item(demo("Static.Double"), 13, 1, 0, 1), item(NodeId(0, kCurrentTime), 13, 2, 10, 5),
+      item(demo("Simulation.Temperature"), 13, 3, 10, 2,
+           ExtensionObject::make(DataChangeFilter{DataChangeTrigger::StatusValue, 1, 0.5})),
+      item(demo("Static.DoubleArray"), 13, 4, 0, 3,
+           ExtensionObject::make(DataChangeFilter{DataChangeTrigger::StatusValueTimestamp, 0, 0})),
+      item(NodeId(0, kServer), 3, 5, 100, 1)};
+  return c;
+}
+
+ModifyMonitoredItemsRequest service_modify_items() {
+  auto modify = [](uint32_t id, double interval, uint32_t queue, ExtensionObject filter = {}) {
+    MonitoredItemModifyRequest m;
+    m.monitored_item_id = id;
+    m.requested_parameters.client_handle = 10 + id;
+    m.requested_parameters.sampling_interval = interval;
+    m.requested_parameters.queue_size = queue;
+    m.requested_parameters.filter = std::move(filter);
+    return m;
+  };
+  ModifyMonitoredItemsRequest m;
+  m.subscription_id = 1;
+  m.timestamps_to_return = TimestampsToReturn::Source;
+  m.items_to_modify = {
+      modify(1, 20, 4),
+      modify(3, 0, 1, ExtensionObject::make(DataChangeFilter{DataChangeTrigger::StatusValue, 2, 10}))};
+  return m;
+}
+
+DeleteMonitoredItemsRequest service_delete_items() {
+  DeleteMonitoredItemsRequest d;
+  d.subscription_id = 1;
+  d.monitored_item_ids = {2, 5};
+  return d;
+}
+
+SetMonitoringModeRequest service_set_monitoring_mode(MonitoringMode mode) {
+  SetMonitoringModeRequest s;
+  s.subscription_id = 1;
+  s.monitoring_mode = mode;
+  s.monitored_item_ids = {1, 4};
+  return s;
+}
+
+SetTriggeringRequest service_set_triggering() {
+  SetTriggeringRequest s;
+  s.subscription_id = 1;
+  s.triggering_item_id = 1;
+  s.links_to_add = {4, 5};
+  s.links_to_remove = {3};
+  return s;
+}
+
+CancelRequest service_cancel() {
+  CancelRequest c;
+  c.request_handle = 1;
+  return c;
+}
+
+CloseSessionRequest service_close_session(bool delete_subscriptions) {
+  CloseSessionRequest c;
+  c.delete_subscriptions = delete_subscriptions;
+  return c;
+}
+
+ActivateSessionRequest service_activate() {
+  ActivateSessionRequest a;
+  a.locale_ids = {String("en")};
+  a.user_identity_token = ExtensionObject::make(AnonymousIdentityToken{String("anonymous")});
+  return a;
+}
+
+CreateSessionRequest service_create_session() {
+  CreateSessionRequest c;
+  c.client_description.application_uri = String("urn:fuzz:client");
+  c.client_description.application_type = ApplicationType::Client;
+  c.endpoint_url = String("opc.tcp://localhost:4840");
+  c.session_name = String("seed");
+  c.client_nonce = ByteString(std::string(32, 'n'));
+  c.requested_session_timeout = 60000;
+  return c;
+}
+
+GetEndpointsRequest service_get_endpoints() {
+  GetEndpointsRequest g;
+  g.endpoint_url = String("opc.tcp://localhost:4840");
+  g.profile_uris = {String("http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary")};
+  return g;
+}
+
+FindServersRequest service_find_servers() {
+  FindServersRequest f;
+  f.endpoint_url = String("opc.tcp://localhost:4840");
+  f.server_uris = {String("urn:opcuad:server")};
+  return f;
+}
+
+void write_service_seeds(const std::filesystem::path& dir) {
+  ServiceSeeds s(dir);
+  // Every service alone, in the order of opcuad::fuzz::Services.
+  s.single(service_read());
+  s.single(service_write());
+  s.single(service_browse(0));
+  s.single(service_browse_next(false, 1));
+  s.single(service_translate());
+  s.single(service_register());
+  s.single(service_unregister());
+  s.single(service_call());
+  s.single(service_create_subscription());
+  s.single(service_modify_subscription());
+  s.single(service_set_publishing_mode(false));
+  s.single(service_publish());
+  s.single(service_republish());
+  s.single(service_delete_subscriptions());
+  s.single(service_transfer());
+  s.single(service_create_items());
+  s.single(service_modify_items());
+  s.single(service_delete_items());
+  s.single(service_set_monitoring_mode(MonitoringMode::Sampling));
+  s.single(service_set_triggering());
+  s.single(service_cancel());
+  s.single(service_close_session(true));
+  s.single(service_activate());
+  s.single(service_create_session());
+  s.single(service_get_endpoints());
+  s.single(service_find_servers());
+  if (s.count() != static_cast<int>(opcuad::fuzz::kServiceCount)) {
+    std::fprintf(stderr, "a service has no seed\n");
+    std::exit(1);
+  }
+  // Browse in pieces: continuation points, BrowseNext, release.
+  s.op(service_browse(1)).op(service_browse_next(false, 1)).op(service_browse_next(true, 2)).end();
+  // A subscription's life: items, publishing, acknowledgement, republish, changes, deletion.
+  s.op(service_create_subscription())
+      .op(service_create_items())
+      .op(service_publish())
+      .op(service_publish())
+      .wait(25)
+      .op(service_publish(1))
+      .op(service_republish())
+      .op(service_write())
+      .op(service_modify_items())
+      .op(service_set_triggering())
+      .op(service_set_monitoring_mode(MonitoringMode::Sampling))
+      .wait(25)
+      .op(service_publish(2))
+      .op(service_modify_subscription())
+      .op(service_set_publishing_mode(false))
+      .op(service_delete_items())
+      .op(service_delete_subscriptions())
+      .end();
+  // A session closed without deleting its subscription; the next session takes it over.
+  s.op(service_create_subscription())
+      .op(service_create_items())
+      .op(service_close_session(false))
+      .op(service_transfer())
+      .op(service_publish())
+      .wait(20)
+      .end();
+  // Session and discovery services together, then the session checks: a raw body, and a request whose
+  // token is not the session's.
+  s.op(service_create_session())
+      .op(service_activate())
+      .op(service_get_endpoints())
+      .op(service_find_servers())
+      .op(service_register())
+      .op(service_unregister())
+      .op(service_cancel())
+      .op(service_read(), opcuad::fuzz::kRawBody)
+      .op(service_read(), opcuad::fuzz::kKeepToken)
+      .end();
+  std::printf("wrote %d services seeds\n", s.count());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,5 +579,6 @@ int main(int argc, char** argv) {
   s.add(6, LocalizedText{String("de"), String("Temperatur")});
   std::printf("wrote %d decoder seeds\n", s.count());
   write_stream_seeds(std::filesystem::path(argv[1]) / "uatcp_stream_fuzz");
+  write_service_seeds(std::filesystem::path(argv[1]) / "services_fuzz");
   return 0;
 }

@@ -1,0 +1,524 @@
+// libFuzzer target for the services (Part 4 §5): a real services::Server over the default address space,
+// driven through an in-memory SecureChannel, so every request takes the path a network request takes
+// (MSG chunks, the dispatcher's session checks, the handler, the response encoder, the output writer).
+//
+// Each input is a sequence of requests (tests/fuzz/services_fuzz_input.hpp) sent in an anonymous session
+// created and activated for that input, so an input means the same thing whenever it runs; at its end
+// the input's subscriptions are taken back and deleted and its sessions closed, which keeps the server's
+// state bounded. The world itself (address space, server, channel) is built once and rebuilt every
+// kRebuildEvery inputs or when the channel closes.
+//
+// Beyond "no crash, no leak, no UB", what the server writes back is checked: every response decodes as
+// its request's response type or a ServiceFault with nothing left over, echoes the request handle, answers
+// a request that was sent and was not answered yet, and by the end of the input every request has exactly
+// one answer (Part 4 §7.33 ResponseHeader; the transport's ServiceHandler contract). A failure aborts.
+#include <asio/io_context.hpp>
+#include <asio/post.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/address_space_loader.hpp"
+#include "config/config.hpp"
+#include "services/server.hpp"
+#include "tests/fuzz/services_fuzz_input.hpp"
+#include "transport/secure_channel.hpp"
+#include "transport/uatcp.hpp"
+#include "ua/codec.hpp"
+#include "ua/generated/types.hpp"
+
+namespace {
+
+using namespace opcuad;
+using namespace opcuad::fuzz;
+
+constexpr uint32_t kRebuildEvery = 4096;  // inputs per world
+constexpr uint32_t kMaxWaitPerInputMs = 100;
+constexpr size_t kMaxChunkBody = 60000;  // below the 65535-byte chunks both sides negotiate
+
+[[noreturn]] void fail(const char* what, uint32_t request_id = 0) {
+  std::fprintf(stderr, "services_fuzz: %s (request id %u)\n", what, request_id);
+  std::abort();
+}
+
+class MemorySink : public transport::Sink {
+ public:
+  explicit MemorySink(asio::io_context& ctx) : ctx_(ctx) {}
+  void async_write(std::span<asio::const_buffer> buffers, transport::WriteDone done) override {
+    for (const auto& b : buffers) out.append(static_cast<const char*>(b.data()), b.size());
+    asio::post(ctx_, [done = std::move(done)] { done({}); });
+  }
+  std::string out;
+
+ private:
+  asio::io_context& ctx_;
+};
+
+class Events : public transport::ChannelEvents {
+ public:
+  void resume_reading() override {}
+  void close_transport() override { closed = true; }
+  bool closed = false;
+};
+
+// The daemon's transport settings from the same configuration (daemon/daemon.cpp).
+transport::TransportConfig transport_config(const config::ServerConfig& c) {
+  transport::TransportConfig t;
+  t.max_message_size = c.limits.max_message_size;
+  t.max_chunk_count = c.limits.max_chunk_count;
+  t.decode_limits.max_array_length = c.limits.max_array_length;
+  t.decode_limits.max_string_length = c.limits.max_string_length;
+  t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
+  return t;
+}
+
+// SERVICES_FUZZ_TRACE=1 prints each answer's service result: to see what an input reaches.
+bool trace() {
+  static const bool on = std::getenv("SERVICES_FUZZ_TRACE") != nullptr;
+  return on;
+}
+
+const config::ServerConfig& server_config() {
+  static const config::ServerConfig c = config::default_config();
+  return c;
+}
+
+template <class T>
+std::string encode_string(const T& v) {
+  ua::ByteBuffer b;
+  ua::Encoder e(b);
+  ua::encode(e, v);
+  return std::string(reinterpret_cast<const char*>(b.data()), b.size());
+}
+
+void put_u32(std::string& s, uint32_t v) {
+  s.append(reinterpret_cast<const char*>(&v), 4);
+}
+void patch_size(std::string& s) {
+  const auto n = static_cast<uint32_t>(s.size());
+  std::memcpy(s.data() + 4, &n, 4);
+}
+
+// What the harness learns from a response it checked.
+struct Observed {
+  std::vector<uint32_t>* subscriptions;  // created, in order
+  std::vector<ua::NodeId>* sessions;     // authentication tokens of created sessions, in order
+  template <class T>
+  void operator()(const T&) {}
+  void operator()(const ua::CreateSubscriptionResponse& r) {
+    if (r.response_header.service_result.is_good()) subscriptions->push_back(r.subscription_id);
+  }
+  void operator()(const ua::CreateSessionResponse& r) {
+    if (r.response_header.service_result.is_good()) sessions->push_back(r.authentication_token);
+  }
+};
+
+// Subscription ids 1..kMappedIds of a request stand for the input's subscriptions (see the input format).
+struct IdMap {
+  const std::vector<uint32_t>& subscriptions;
+  uint32_t map(uint32_t id) const {
+    if (subscriptions.empty() || id == 0 || id > kMappedIds) return id;
+    return subscriptions[(id - 1) % subscriptions.size()];
+  }
+  void map_all(std::vector<uint32_t>& ids) const {
+    for (auto& id : ids) id = map(id);
+  }
+  template <class T>
+  void operator()(T&) const {}
+  void operator()(ua::ModifySubscriptionRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::SetPublishingModeRequest& r) const { map_all(r.subscription_ids); }
+  void operator()(ua::PublishRequest& r) const {
+    for (auto& a : r.subscription_acknowledgements) a.subscription_id = map(a.subscription_id);
+  }
+  void operator()(ua::RepublishRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::DeleteSubscriptionsRequest& r) const { map_all(r.subscription_ids); }
+  void operator()(ua::TransferSubscriptionsRequest& r) const { map_all(r.subscription_ids); }
+  void operator()(ua::CreateMonitoredItemsRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::ModifyMonitoredItemsRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::DeleteMonitoredItemsRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::SetMonitoringModeRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  void operator()(ua::SetTriggeringRequest& r) const { r.subscription_id = map(r.subscription_id); }
+};
+
+// The server, its shard and one channel to it, with the client's bookkeeping of that channel.
+// Declaration order is destruction order reversed: the io_context outlives the server, whose per-shard
+// timers live on it, and the address space outlives the server.
+class World {
+ public:
+  World() {
+    participant_ = space_.reclaimer().register_participant();
+    if (!participant_ || !config::build_address_space(server_config(), space_, *participant_).empty()) {
+      fail("the default address space does not build");
+    }
+    space_.reclaimer().go_offline(*participant_);
+    server_ = std::make_unique<services::Server>(space_, server_config());
+    server_->attach_shard(ctx_);
+    channel_ = std::make_shared<transport::SecureChannel>(ctx_, sink_, events_, pool_, stats_, tconfig_,
+                                                          *server_, ids_);
+    channel_->start();
+    open();
+  }
+  ~World() {
+    channel_->detach();
+    server_->detach_shards();
+    ctx_.restart();
+    ctx_.poll();
+  }
+
+  bool broken() const { return broken_; }
+
+  // One input: a fresh session, the ops, then the input's state taken down again.
+  void run(std::span<const uint8_t> in) {
+    subscriptions_.clear();
+    created_sessions_.clear();
+    pending_.clear();
+    waited_ms_ = 0;
+    if (!open_session()) fail("the fuzz session cannot be opened");
+    size_t pos = 0;
+    while (pos + 3 <= in.size() && !broken_) {
+      const uint8_t selector = in[pos];
+      const size_t length = std::min<size_t>(in[pos + 1] | (in[pos + 2] << 8), in.size() - pos - 3);
+      run_op(selector, in.subspan(pos + 3, length));
+      pos += 3 + length;
+    }
+    finish_input();
+  }
+
+ private:
+  struct Pending {
+    uint8_t service;
+    std::optional<uint32_t> handle;  // the request handle its answer must echo, when known
+    bool answered = false;
+    ua::StatusCode result;
+  };
+
+  void run_op(uint8_t selector, std::span<const uint8_t> body) {
+    const uint8_t op = op_of(selector);
+    if (op == kWaitOp) {
+      const uint32_t ms =
+          std::min<uint32_t>({body.empty() ? 0u : body[0], kMaxWaitMs, kMaxWaitPerInputMs - waited_ms_});
+      waited_ms_ += ms;
+      ctx_.restart();
+      ctx_.run_for(std::chrono::milliseconds(ms));
+      process_output();
+      return;
+    }
+    uint32_t request_id = 0;
+    visit_service(op, [&]<class S>() {
+      using Req = typename S::Request;
+      Req req;
+      if (!(selector & kRawBody) && ua::decode_from(body, req, tconfig_.decode_limits).is_good()) {
+        if (!(selector & kKeepToken)) req.request_header.authentication_token = token_;
+        IdMap{subscriptions_}(req);
+        request_id = send(req, req.request_header.request_handle);
+      } else {
+        request_id = send_raw(op, body, !(selector & kKeepToken));
+      }
+    });
+    // A closed main session is replaced, so that the ops after it still reach the services (and may
+    // take its subscriptions over with TransferSubscriptions).
+    if (op == service_index<ua::CloseSessionRequest>() && answered_good(request_id)) {
+      if (!open_session()) fail("the fuzz session cannot be reopened");
+    }
+  }
+
+  bool answered_good(uint32_t request_id) const {
+    auto it = pending_.find(request_id);
+    return it != pending_.end() && it->second.answered && it->second.result.is_good();
+  }
+
+  // CreateSession + ActivateSession (anonymous, Part 4 §5.6.3) on the channel.
+  bool open_session() {
+    ua::CreateSessionRequest create;
+    create.session_name = ua::String("fuzz");
+    create.requested_session_timeout = 600000;
+    create.endpoint_url = ua::String("opc.tcp://localhost:4840");
+    const size_t before = created_sessions_.size();
+    const uint32_t id = send(create, create.request_header.request_handle);
+    if (!answered_good(id) || created_sessions_.size() != before + 1) return false;
+    token_ = created_sessions_.back();
+    created_sessions_.pop_back();
+    ua::ActivateSessionRequest activate;
+    activate.request_header.authentication_token = token_;
+    return answered_good(send(activate, 0));
+  }
+
+  // Takes the input's state down: the sessions it created are closed; its subscriptions, wherever they
+  // are (a session closed without deleting them parks them), are transferred to the main session and
+  // deleted with it. Then every request must have had its one answer.
+  void finish_input() {
+    for (const ua::NodeId& t : created_sessions_) {
+      ua::CloseSessionRequest close;
+      close.request_header.authentication_token = t;
+      close.delete_subscriptions = true;
+      send(close, 0);
+    }
+    if (!subscriptions_.empty()) {
+      ua::TransferSubscriptionsRequest transfer;
+      transfer.request_header.authentication_token = token_;
+      transfer.subscription_ids = subscriptions_;
+      send(transfer, 0);
+      ua::DeleteSubscriptionsRequest del;
+      del.request_header.authentication_token = token_;
+      del.subscription_ids = subscriptions_;
+      send(del, 0);
+    }
+    ua::CloseSessionRequest close;
+    close.request_header.authentication_token = token_;
+    close.delete_subscriptions = true;
+    send(close, 0);
+    pump();
+    if (broken_) return;
+    for (const auto& [id, p] : pending_) {
+      if (!p.answered) fail("a request was never answered", id);
+    }
+  }
+
+  template <class Req>
+  uint32_t send(const Req& req, uint32_t handle) {
+    return send_body(service_index<Req>(), encode_string(req), handle);
+  }
+
+  // The body as the fuzzer wrote it, its leading NodeId (the token) replaced unless `replace_token` is
+  // false or it does not decode.
+  uint32_t send_raw(uint8_t service, std::span<const uint8_t> body, bool replace_token) {
+    std::string bytes(reinterpret_cast<const char*>(body.data()), body.size());
+    if (replace_token) {
+      ua::Decoder d(body, tconfig_.decode_limits);
+      ua::NodeId token;
+      ua::decode(d, token);
+      if (d.ok()) bytes = encode_string(token_) + bytes.substr(body.size() - d.remaining());
+    }
+    return send_body(service, std::move(bytes), std::nullopt);
+  }
+
+  // Sends one request as MSG chunks (Part 6 §6.7.2) and runs the shard's ready work.
+  uint32_t send_body(uint8_t service, std::string body, std::optional<uint32_t> handle) {
+    const uint32_t request_id = next_request_id_++;
+    if (broken_) return request_id;
+    pending_.emplace(request_id, Pending{service, handle, false, ua::status::Good});
+    visit_service(service, [&]<class S>() {
+      body = encode_string(ua::NodeId(0, S::Request::binary_encoding_id)) + body;
+    });
+    size_t pos = 0;
+    do {
+      const size_t n = std::min(kMaxChunkBody, body.size() - pos);
+      const bool last = pos + n == body.size();
+      std::string chunk(last ? "MSGF" : "MSGC", 4);
+      chunk.append(4, '\0');
+      put_u32(chunk, channel_id_);
+      put_u32(chunk, token_id_);
+      put_u32(chunk, sequence_++);
+      put_u32(chunk, request_id);
+      chunk.append(body, pos, n);
+      patch_size(chunk);
+      feed(chunk);
+      pos += n;
+    } while (pos < body.size() && !broken_);
+    return request_id;
+  }
+
+  void feed(std::string_view bytes) {
+    size_t pos = 0;
+    while (pos < bytes.size() && !broken_) {
+      if (!channel_->reading_allowed()) pump();
+      auto space = channel_->receive_space();
+      if (!channel_->reading_allowed() || space.empty()) {
+        broken_ = true;  // back-pressure that no answer releases, or the channel closed
+        return;
+      }
+      const size_t n = std::min(space.size(), bytes.size() - pos);
+      std::memcpy(space.data(), bytes.data() + pos, n);
+      channel_->on_received(n);
+      pos += n;
+      pump();
+    }
+  }
+
+  void pump() {
+    ctx_.restart();
+    ctx_.poll();
+    process_output();
+  }
+
+  // HEL / ACK and OPN / OPN (Part 6 §7.1.2, §6.7.4) with SecurityPolicy None.
+  void open() {
+    feed(transport::encode_hello(
+        transport::HelloMessage{0, 65535, 65535, 0, 0, ua::String("opc.tcp://localhost:4840")}));
+    std::string msg("OPNF\0\0\0\0", 8);
+    put_u32(msg, 0);
+    msg += encode_string(ua::String(transport::kSecurityPolicyNone));
+    msg += encode_string(ua::ByteString());
+    msg += encode_string(ua::ByteString());
+    put_u32(msg, 1);  // sequence number
+    put_u32(msg, 1);  // request id
+    ua::OpenSecureChannelRequest req;
+    req.security_mode = ua::MessageSecurityMode::None;
+    req.requested_lifetime = 3600000;
+    msg += encode_string(ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
+    msg += encode_string(req);
+    patch_size(msg);
+    feed(msg);
+    if (!opened_) fail("the secure channel does not open");
+  }
+
+  // Splits what the server wrote into messages and checks each.
+  void process_output() {
+    const std::string& out = sink_.out;
+    size_t pos = 0;
+    while (out.size() - pos >= 8) {
+      uint32_t size;
+      std::memcpy(&size, out.data() + pos + 4, 4);
+      if (size < 8 || size > out.size() - pos) fail("a message the server wrote is not framed");
+      on_message(std::span(reinterpret_cast<const uint8_t*>(out.data()) + pos, size));
+      pos += size;
+    }
+    if (pos != out.size()) fail("the server wrote a partial message");
+    sink_.out.clear();
+    if (events_.closed) broken_ = true;
+  }
+
+  void on_message(std::span<const uint8_t> m) {
+    const std::string_view type(reinterpret_cast<const char*>(m.data()), 3);
+    const char chunk = static_cast<char>(m[3]);
+    ua::Decoder d(m.subspan(8));
+    if (type == "ACK") return;
+    if (type == "ERR") {
+      broken_ = true;  // the channel closes: the world is rebuilt before the next input
+      return;
+    }
+    if (type == "OPN") {
+      d.read_u32();  // channel id
+      ua::String policy;
+      ua::ByteString cert, thumbprint;
+      ua::decode(d, policy);
+      ua::decode(d, cert);
+      ua::decode(d, thumbprint);
+      last_sequence_ = d.read_u32();
+      d.read_u32();  // request id
+      ua::NodeId type_id;
+      ua::OpenSecureChannelResponse resp;
+      ua::decode(d, type_id);
+      ua::decode(d, resp);
+      if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id))
+        fail("bad OPN response");
+      channel_id_ = resp.security_token.channel_id;
+      token_id_ = resp.security_token.token_id;
+      opened_ = true;
+      return;
+    }
+    if (type != "MSG") fail("the server wrote an unknown message type");
+    const uint32_t channel_id = d.read_u32();
+    d.read_u32();  // token id
+    const uint32_t sequence = d.read_u32();
+    const uint32_t request_id = d.read_u32();
+    if (!d.ok() || channel_id != channel_id_) fail("a MSG chunk of another channel", request_id);
+    // Part 6 §6.7.2.4: sequence numbers go up by one per chunk sent (no wrap this early).
+    if (sequence != last_sequence_ + 1) fail("a sequence number out of order", request_id);
+    last_sequence_ = sequence;
+    std::vector<uint8_t>& body = partial_[request_id];
+    body.insert(body.end(), d.position(), d.position() + d.remaining());
+    if (chunk == 'C') return;
+    std::vector<uint8_t> whole = std::move(body);
+    partial_.erase(request_id);
+    if (chunk == 'A') {
+      // Part 6 §6.7.2.3: an aborted message carries an Error and a Reason instead of its rest.
+      ua::Decoder a(std::span<const uint8_t>(whole).subspan(whole.size() - d.remaining()));
+      a.read_u32();
+      ua::String reason;
+      ua::decode(a, reason);
+      if (!a.ok()) fail("an abort chunk that does not decode", request_id);
+      answer(request_id, ua::StatusCode(ua::status::BadResponseTooLarge), std::nullopt);
+      return;
+    }
+    if (chunk != 'F') fail("an unknown chunk type", request_id);
+    check_response(request_id, whole);
+  }
+
+  void check_response(uint32_t request_id, std::span<const uint8_t> body) {
+    auto it = pending_.find(request_id);
+    if (it == pending_.end()) fail("an answer to a request never sent", request_id);
+    ua::Decoder d(body);
+    ua::NodeId type_id;
+    ua::decode(d, type_id);
+    if (!d.ok() || type_id.type() != ua::IdType::Numeric || type_id.namespace_index() != 0) {
+      fail("a response type id that does not decode", request_id);
+    }
+    ua::ResponseHeader header;
+    {
+      ua::Decoder h = d;
+      ua::decode(h, header);
+      if (!h.ok()) fail("a response header that does not decode", request_id);
+    }
+    if (type_id.is_ns0(ua::ServiceFault::binary_encoding_id)) {
+      ua::ServiceFault fault;
+      ua::decode(d, fault);
+      if (!d.ok() || d.remaining() != 0) fail("a ServiceFault that does not decode", request_id);
+    } else {
+      visit_service(it->second.service, [&]<class S>() {
+        if (!type_id.is_ns0(S::Response::binary_encoding_id))
+          fail("a response of the wrong type", request_id);
+        typename S::Response resp;
+        ua::decode(d, resp);
+        if (!d.ok() || d.remaining() != 0) fail("a response that does not decode", request_id);
+        Observed{&subscriptions_, &created_sessions_}(resp);
+      });
+    }
+    answer(request_id, header.service_result, header.request_handle);
+  }
+
+  void answer(uint32_t request_id, ua::StatusCode result, std::optional<uint32_t> handle) {
+    Pending& p = pending_.at(request_id);
+    if (trace())
+      std::fprintf(stderr, "request %u (service %u): 0x%08x\n", request_id, p.service, result.value());
+    if (p.answered) fail("a request answered twice", request_id);
+    if (p.handle && handle && *p.handle != *handle)
+      fail("a response with another request's handle", request_id);
+    p.answered = true;
+    p.result = result;
+  }
+
+  asio::io_context ctx_;
+  addressspace::AddressSpace space_;
+  addressspace::EpochReclaimer::Participant* participant_ = nullptr;
+  std::unique_ptr<services::Server> server_;
+  transport::TransportConfig tconfig_ = transport_config(server_config());
+  MemorySink sink_{ctx_};
+  Events events_;
+  transport::BufferPool pool_;
+  transport::TransportStats stats_;
+  transport::ChannelIdSource ids_;
+  std::shared_ptr<transport::SecureChannel> channel_;
+
+  uint32_t channel_id_ = 0, token_id_ = 0, sequence_ = 2, next_request_id_ = 2, last_sequence_ = 0;
+  bool opened_ = false, broken_ = false;
+  ua::NodeId token_;  // the input's main session
+  uint32_t waited_ms_ = 0;
+  std::vector<uint32_t> subscriptions_;
+  std::vector<ua::NodeId> created_sessions_;  // by the input's CreateSession requests, not yet closed
+  std::map<uint32_t, Pending> pending_;       // request id -> what its answer must be
+  std::map<uint32_t, std::vector<uint8_t>> partial_;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static std::unique_ptr<World> world;
+  static uint32_t inputs = 0;
+  if (!world || world->broken() || inputs++ % kRebuildEvery == 0) {
+    world.reset();
+    world = std::make_unique<World>();
+  }
+  world->run(std::span(data, size));
+  return 0;
+}
