@@ -507,6 +507,19 @@ void write_service_seeds(const std::filesystem::path& dir) {
       .op(service_publish())
       .wait(20)
       .end();
+  // The client reconnects on the second channel (another shard): its session and subscription move there.
+  s.op(service_create_subscription())
+      .op(service_create_items())
+      .op(service_publish())
+      .op(service_activate(), opcuad::fuzz::kSecondChannel)
+      .op(service_publish(), opcuad::fuzz::kSecondChannel)
+      .op(service_read())
+      .op(service_read(), opcuad::fuzz::kSecondChannel)
+      .wait(20)
+      .op(service_transfer(), opcuad::fuzz::kSecondChannel)
+      .op(service_activate())
+      .op(service_delete_subscriptions())
+      .end();
   // Session and discovery services together, then the session checks: a raw body, and a request whose
   // token is not the session's.
   s.op(service_create_session())

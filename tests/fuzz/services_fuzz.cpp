@@ -1,6 +1,7 @@
 // libFuzzer target for the services (Part 4 §5): a real services::Server over the default address space,
-// driven through an in-memory SecureChannel, so every request takes the path a network request takes
-// (MSG chunks, the dispatcher's session checks, the handler, the response encoder, the output writer).
+// with two shards run on this thread, driven through an in-memory SecureChannel on each, so every request
+// takes the path a network request takes (MSG chunks, the dispatcher's session checks, the handler, the
+// response encoder, the output writer), and sessions and subscriptions can move between shards.
 //
 // Each input is a sequence of requests (tests/fuzz/services_fuzz_input.hpp) sent in an anonymous session
 // created and activated for that input, so an input means the same thing whenever it runs; at its end
@@ -16,6 +17,7 @@
 #include <asio/post.hpp>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -109,17 +111,25 @@ void patch_size(std::string& s) {
   std::memcpy(s.data() + 4, &n, 4);
 }
 
+// A session of the input: its token and the link (shard) it lives on.
+struct SessionRef {
+  ua::NodeId token;
+  uint8_t link = 0;
+};
+
 // What the harness learns from a response it checked.
 struct Observed {
   std::vector<uint32_t>* subscriptions;  // created, in order
-  std::vector<ua::NodeId>* sessions;     // authentication tokens of created sessions, in order
+  std::vector<SessionRef>* sessions;     // created, in order
+  uint8_t link;                          // the channel the response came on
   template <class T>
   void operator()(const T&) {}
   void operator()(const ua::CreateSubscriptionResponse& r) {
     if (r.response_header.service_result.is_good()) subscriptions->push_back(r.subscription_id);
   }
   void operator()(const ua::CreateSessionResponse& r) {
-    if (r.response_header.service_result.is_good()) sessions->push_back(r.authentication_token);
+    if (r.response_header.service_result.is_good())
+      sessions->push_back(SessionRef{r.authentication_token, link});
   }
 };
 
@@ -150,9 +160,24 @@ struct IdMap {
   void operator()(ua::SetTriggeringRequest& r) const { r.subscription_id = map(r.subscription_id); }
 };
 
-// The server, its shard and one channel to it, with the client's bookkeeping of that channel.
-// Declaration order is destruction order reversed: the io_context outlives the server, whose per-shard
-// timers live on it, and the address space outlives the server.
+// One shard of the server and the client's channel to it, with the client's bookkeeping of that channel.
+struct Link {
+  Link(asio::io_context& c) : ctx(c), sink(c) {}
+  asio::io_context& ctx;
+  MemorySink sink;
+  Events events;
+  transport::BufferPool pool;
+  transport::TransportStats stats;
+  std::shared_ptr<transport::SecureChannel> channel;
+  uint32_t channel_id = 0, token_id = 0, sequence = 2, last_sequence = 0;
+  bool opened = false;
+  std::map<uint32_t, std::vector<uint8_t>> partial;  // request id -> the chunks of a response so far
+};
+
+// The server with two shards and a channel on each (the second is the channel a client reconnects on,
+// which may land on another shard, Part 4 §5.6.3), run on this thread. Declaration order is destruction
+// order reversed: the io_contexts outlive the server, whose per-shard timers live on them, and the
+// address space outlives the server.
 class World {
  public:
   World() {
@@ -162,17 +187,23 @@ class World {
     }
     space_.reclaimer().go_offline(*participant_);
     server_ = std::make_unique<services::Server>(space_, server_config());
-    server_->attach_shard(ctx_);
-    channel_ = std::make_shared<transport::SecureChannel>(ctx_, sink_, events_, pool_, stats_, tconfig_,
-                                                          *server_, ids_);
-    channel_->start();
-    open();
+    for (size_t i = 0; i < links_.size(); ++i) {
+      server_->attach_shard(contexts_[i]);
+      links_[i] = std::make_unique<Link>(contexts_[i]);
+      Link& l = *links_[i];
+      l.channel = std::make_shared<transport::SecureChannel>(l.ctx, l.sink, l.events, l.pool, l.stats,
+                                                             tconfig_, *server_, ids_);
+      l.channel->start();
+      open(l);
+    }
   }
   ~World() {
-    channel_->detach();
+    for (auto& l : links_) l->channel->detach();
     server_->detach_shards();
-    ctx_.restart();
-    ctx_.poll();
+    for (auto& c : contexts_) {
+      c.restart();
+      c.poll();
+    }
   }
 
   bool broken() const { return broken_; }
@@ -197,9 +228,11 @@ class World {
  private:
   struct Pending {
     uint8_t service;
+    uint8_t link;
     std::optional<uint32_t> handle;  // the request handle its answer must echo, when known
+    bool main_token;                 // sent with the main session's token
     bool answered = false;
-    ua::StatusCode result;
+    ua::StatusCode result = ua::status::Good;
   };
 
   void run_op(uint8_t selector, std::span<const uint8_t> body) {
@@ -208,75 +241,81 @@ class World {
       const uint32_t ms =
           std::min<uint32_t>({body.empty() ? 0u : body[0], kMaxWaitMs, kMaxWaitPerInputMs - waited_ms_});
       waited_ms_ += ms;
-      ctx_.restart();
-      ctx_.run_for(std::chrono::milliseconds(ms));
-      process_output();
+      run_for(std::chrono::milliseconds(ms));
       return;
     }
+    const uint8_t link = (selector & kSecondChannel) ? 1 : 0;
+    const bool keep_token = selector & kKeepToken;
     uint32_t request_id = 0;
     visit_service(op, [&]<class S>() {
       using Req = typename S::Request;
       Req req;
       if (!(selector & kRawBody) && ua::decode_from(body, req, tconfig_.decode_limits).is_good()) {
-        if (!(selector & kKeepToken)) req.request_header.authentication_token = token_;
+        if (!keep_token) req.request_header.authentication_token = main_.token;
         IdMap{subscriptions_}(req);
-        request_id = send(req, req.request_header.request_handle);
+        request_id = send(link, req, req.request_header.request_handle);
       } else {
-        request_id = send_raw(op, body, !(selector & kKeepToken));
+        request_id = send_raw(link, op, body, !keep_token);
       }
     });
+    const Pending* p = find(request_id);
+    if (!p || !p->answered || !p->result.is_good() || !p->main_token) return;
+    if (op == service_index<ua::ActivateSessionRequest>()) main_.link = link;  // the session moved here
     // A closed main session is replaced, so that the ops after it still reach the services (and may
     // take its subscriptions over with TransferSubscriptions).
-    if (op == service_index<ua::CloseSessionRequest>() && answered_good(request_id)) {
-      if (!open_session()) fail("the fuzz session cannot be reopened");
-    }
+    if (op == service_index<ua::CloseSessionRequest>() && !open_session())
+      fail("the fuzz session cannot be reopened");
   }
 
-  bool answered_good(uint32_t request_id) const {
+  const Pending* find(uint32_t request_id) const {
     auto it = pending_.find(request_id);
-    return it != pending_.end() && it->second.answered && it->second.result.is_good();
+    return it == pending_.end() ? nullptr : &it->second;
+  }
+  bool answered_good(uint32_t request_id) const {
+    const Pending* p = find(request_id);
+    return p && p->answered && p->result.is_good();
   }
 
-  // CreateSession + ActivateSession (anonymous, Part 4 §5.6.3) on the channel.
+  // CreateSession + ActivateSession (anonymous, Part 4 §5.6.3) on the first channel.
   bool open_session() {
     ua::CreateSessionRequest create;
     create.session_name = ua::String("fuzz");
     create.requested_session_timeout = 600000;
     create.endpoint_url = ua::String("opc.tcp://localhost:4840");
     const size_t before = created_sessions_.size();
-    const uint32_t id = send(create, create.request_header.request_handle);
+    const uint32_t id = send(0, create, create.request_header.request_handle);
     if (!answered_good(id) || created_sessions_.size() != before + 1) return false;
-    token_ = created_sessions_.back();
+    main_ = created_sessions_.back();
     created_sessions_.pop_back();
     ua::ActivateSessionRequest activate;
-    activate.request_header.authentication_token = token_;
-    return answered_good(send(activate, 0));
+    activate.request_header.authentication_token = main_.token;
+    return answered_good(send(0, activate, 0));
   }
 
   // Takes the input's state down: the sessions it created are closed; its subscriptions, wherever they
   // are (a session closed without deleting them parks them), are transferred to the main session and
   // deleted with it. Then every request must have had its one answer.
   void finish_input() {
-    for (const ua::NodeId& t : created_sessions_) {
+    for (const SessionRef& s : created_sessions_) {
       ua::CloseSessionRequest close;
-      close.request_header.authentication_token = t;
+      close.request_header.authentication_token = s.token;
       close.delete_subscriptions = true;
-      send(close, 0);
+      send(s.link, close, 0);
     }
     if (!subscriptions_.empty()) {
       ua::TransferSubscriptionsRequest transfer;
-      transfer.request_header.authentication_token = token_;
+      transfer.request_header.authentication_token = main_.token;
       transfer.subscription_ids = subscriptions_;
-      send(transfer, 0);
+      send(main_.link, transfer, 0);
       ua::DeleteSubscriptionsRequest del;
-      del.request_header.authentication_token = token_;
+      del.request_header.authentication_token = main_.token;
       del.subscription_ids = subscriptions_;
-      send(del, 0);
+      send(main_.link, del, 0);
     }
     ua::CloseSessionRequest close;
-    close.request_header.authentication_token = token_;
+    close.request_header.authentication_token = main_.token;
     close.delete_subscriptions = true;
-    send(close, 0);
+    send(main_.link, close, 0);
     pump();
     if (broken_) return;
     for (const auto& [id, p] : pending_) {
@@ -285,76 +324,100 @@ class World {
   }
 
   template <class Req>
-  uint32_t send(const Req& req, uint32_t handle) {
-    return send_body(service_index<Req>(), encode_string(req), handle);
+  uint32_t send(uint8_t link, const Req& req, uint32_t handle) {
+    return send_body(link, service_index<Req>(), encode_string(req), handle,
+                     req.request_header.authentication_token == main_.token);
   }
 
   // The body as the fuzzer wrote it, its leading NodeId (the token) replaced unless `replace_token` is
   // false or it does not decode.
-  uint32_t send_raw(uint8_t service, std::span<const uint8_t> body, bool replace_token) {
+  uint32_t send_raw(uint8_t link, uint8_t service, std::span<const uint8_t> body, bool replace_token) {
     std::string bytes(reinterpret_cast<const char*>(body.data()), body.size());
-    if (replace_token) {
-      ua::Decoder d(body, tconfig_.decode_limits);
-      ua::NodeId token;
-      ua::decode(d, token);
-      if (d.ok()) bytes = encode_string(token_) + bytes.substr(body.size() - d.remaining());
+    ua::Decoder d(body, tconfig_.decode_limits);
+    ua::NodeId token;
+    ua::decode(d, token);
+    if (d.ok() && replace_token) {
+      bytes = encode_string(main_.token) + bytes.substr(body.size() - d.remaining());
+      token = main_.token;
     }
-    return send_body(service, std::move(bytes), std::nullopt);
+    return send_body(link, service, std::move(bytes), std::nullopt, d.ok() && token == main_.token);
   }
 
-  // Sends one request as MSG chunks (Part 6 §6.7.2) and runs the shard's ready work.
-  uint32_t send_body(uint8_t service, std::string body, std::optional<uint32_t> handle) {
+  // Sends one request as MSG chunks (Part 6 §6.7.2) and runs the shards' ready work.
+  uint32_t send_body(uint8_t link, uint8_t service, std::string body, std::optional<uint32_t> handle,
+                     bool main_token) {
     const uint32_t request_id = next_request_id_++;
     if (broken_) return request_id;
-    pending_.emplace(request_id, Pending{service, handle, false, ua::status::Good});
+    pending_.emplace(request_id, Pending{service, link, handle, main_token});
     visit_service(service, [&]<class S>() {
       body = encode_string(ua::NodeId(0, S::Request::binary_encoding_id)) + body;
     });
+    Link& l = *links_[link];
     size_t pos = 0;
     do {
       const size_t n = std::min(kMaxChunkBody, body.size() - pos);
       const bool last = pos + n == body.size();
       std::string chunk(last ? "MSGF" : "MSGC", 4);
       chunk.append(4, '\0');
-      put_u32(chunk, channel_id_);
-      put_u32(chunk, token_id_);
-      put_u32(chunk, sequence_++);
+      put_u32(chunk, l.channel_id);
+      put_u32(chunk, l.token_id);
+      put_u32(chunk, l.sequence++);
       put_u32(chunk, request_id);
       chunk.append(body, pos, n);
       patch_size(chunk);
-      feed(chunk);
+      feed(l, chunk);
       pos += n;
     } while (pos < body.size() && !broken_);
     return request_id;
   }
 
-  void feed(std::string_view bytes) {
+  void feed(Link& l, std::string_view bytes) {
     size_t pos = 0;
     while (pos < bytes.size() && !broken_) {
-      if (!channel_->reading_allowed()) pump();
-      auto space = channel_->receive_space();
-      if (!channel_->reading_allowed() || space.empty()) {
+      if (!l.channel->reading_allowed()) pump();
+      auto space = l.channel->receive_space();
+      if (!l.channel->reading_allowed() || space.empty()) {
         broken_ = true;  // back-pressure that no answer releases, or the channel closed
         return;
       }
       const size_t n = std::min(space.size(), bytes.size() - pos);
       std::memcpy(space.data(), bytes.data() + pos, n);
-      channel_->on_received(n);
+      l.channel->on_received(n);
       pos += n;
       pump();
     }
   }
 
+  // Runs both shards until neither has ready work (a request may hop between them, as a transfer or a
+  // session move does), then checks what they wrote.
   void pump() {
-    ctx_.restart();
-    ctx_.poll();
+    for (int round = 0; round < 100; ++round) {
+      size_t ran = 0;
+      for (auto& c : contexts_) {
+        c.restart();
+        ran += c.poll();
+      }
+      if (ran == 0) break;
+    }
     process_output();
   }
 
+  // Runs both shards' clocks for about `d`, in turns of a millisecond.
+  void run_for(std::chrono::milliseconds d) {
+    const auto deadline = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (auto& c : contexts_) {
+        c.restart();
+        c.run_for(std::chrono::microseconds(500));
+      }
+    }
+    pump();
+  }
+
   // HEL / ACK and OPN / OPN (Part 6 §7.1.2, §6.7.4) with SecurityPolicy None.
-  void open() {
-    feed(transport::encode_hello(
-        transport::HelloMessage{0, 65535, 65535, 0, 0, ua::String("opc.tcp://localhost:4840")}));
+  void open(Link& l) {
+    feed(l, transport::encode_hello(
+                transport::HelloMessage{0, 65535, 65535, 0, 0, ua::String("opc.tcp://localhost:4840")}));
     std::string msg("OPNF\0\0\0\0", 8);
     put_u32(msg, 0);
     msg += encode_string(ua::String(transport::kSecurityPolicyNone));
@@ -368,27 +431,30 @@ class World {
     msg += encode_string(ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
     msg += encode_string(req);
     patch_size(msg);
-    feed(msg);
-    if (!opened_) fail("the secure channel does not open");
+    feed(l, msg);
+    if (!l.opened) fail("the secure channel does not open");
   }
 
-  // Splits what the server wrote into messages and checks each.
+  // Splits what the servers wrote into messages and checks each.
   void process_output() {
-    const std::string& out = sink_.out;
-    size_t pos = 0;
-    while (out.size() - pos >= 8) {
-      uint32_t size;
-      std::memcpy(&size, out.data() + pos + 4, 4);
-      if (size < 8 || size > out.size() - pos) fail("a message the server wrote is not framed");
-      on_message(std::span(reinterpret_cast<const uint8_t*>(out.data()) + pos, size));
-      pos += size;
+    for (uint8_t i = 0; i < links_.size() && links_[i]; ++i) {  // (links are made in order)
+      Link& l = *links_[i];
+      const std::string& out = l.sink.out;
+      size_t pos = 0;
+      while (out.size() - pos >= 8) {
+        uint32_t size;
+        std::memcpy(&size, out.data() + pos + 4, 4);
+        if (size < 8 || size > out.size() - pos) fail("a message the server wrote is not framed");
+        on_message(l, i, std::span(reinterpret_cast<const uint8_t*>(out.data()) + pos, size));
+        pos += size;
+      }
+      if (pos != out.size()) fail("the server wrote a partial message");
+      l.sink.out.clear();
+      if (l.events.closed) broken_ = true;
     }
-    if (pos != out.size()) fail("the server wrote a partial message");
-    sink_.out.clear();
-    if (events_.closed) broken_ = true;
   }
 
-  void on_message(std::span<const uint8_t> m) {
+  void on_message(Link& l, uint8_t link, std::span<const uint8_t> m) {
     const std::string_view type(reinterpret_cast<const char*>(m.data()), 3);
     const char chunk = static_cast<char>(m[3]);
     ua::Decoder d(m.subspan(8));
@@ -404,7 +470,7 @@ class World {
       ua::decode(d, policy);
       ua::decode(d, cert);
       ua::decode(d, thumbprint);
-      last_sequence_ = d.read_u32();
+      l.last_sequence = d.read_u32();
       d.read_u32();  // request id
       ua::NodeId type_id;
       ua::OpenSecureChannelResponse resp;
@@ -412,9 +478,9 @@ class World {
       ua::decode(d, resp);
       if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id))
         fail("bad OPN response");
-      channel_id_ = resp.security_token.channel_id;
-      token_id_ = resp.security_token.token_id;
-      opened_ = true;
+      l.channel_id = resp.security_token.channel_id;
+      l.token_id = resp.security_token.token_id;
+      l.opened = true;
       return;
     }
     if (type != "MSG") fail("the server wrote an unknown message type");
@@ -422,15 +488,18 @@ class World {
     d.read_u32();  // token id
     const uint32_t sequence = d.read_u32();
     const uint32_t request_id = d.read_u32();
-    if (!d.ok() || channel_id != channel_id_) fail("a MSG chunk of another channel", request_id);
+    if (!d.ok() || channel_id != l.channel_id) fail("a MSG chunk of another channel", request_id);
     // Part 6 §6.7.2.4: sequence numbers go up by one per chunk sent (no wrap this early).
-    if (sequence != last_sequence_ + 1) fail("a sequence number out of order", request_id);
-    last_sequence_ = sequence;
-    std::vector<uint8_t>& body = partial_[request_id];
+    if (sequence != l.last_sequence + 1) fail("a sequence number out of order", request_id);
+    l.last_sequence = sequence;
+    std::vector<uint8_t>& body = l.partial[request_id];
     body.insert(body.end(), d.position(), d.position() + d.remaining());
     if (chunk == 'C') return;
     std::vector<uint8_t> whole = std::move(body);
-    partial_.erase(request_id);
+    l.partial.erase(request_id);
+    const Pending* p = find(request_id);
+    if (!p) fail("an answer to a request never sent", request_id);
+    if (p->link != link) fail("an answer on another channel than its request's", request_id);
     if (chunk == 'A') {
       // Part 6 §6.7.2.3: an aborted message carries an Error and a Reason instead of its rest.
       ua::Decoder a(std::span<const uint8_t>(whole).subspan(whole.size() - d.remaining()));
@@ -446,8 +515,7 @@ class World {
   }
 
   void check_response(uint32_t request_id, std::span<const uint8_t> body) {
-    auto it = pending_.find(request_id);
-    if (it == pending_.end()) fail("an answer to a request never sent", request_id);
+    const Pending& p = pending_.at(request_id);
     ua::Decoder d(body);
     ua::NodeId type_id;
     ua::decode(d, type_id);
@@ -465,13 +533,13 @@ class World {
       ua::decode(d, fault);
       if (!d.ok() || d.remaining() != 0) fail("a ServiceFault that does not decode", request_id);
     } else {
-      visit_service(it->second.service, [&]<class S>() {
+      visit_service(p.service, [&]<class S>() {
         if (!type_id.is_ns0(S::Response::binary_encoding_id))
           fail("a response of the wrong type", request_id);
         typename S::Response resp;
         ua::decode(d, resp);
         if (!d.ok() || d.remaining() != 0) fail("a response that does not decode", request_id);
-        Observed{&subscriptions_, &created_sessions_}(resp);
+        Observed{&subscriptions_, &created_sessions_, p.link}(resp);
       });
     }
     answer(request_id, header.service_result, header.request_handle);
@@ -479,8 +547,10 @@ class World {
 
   void answer(uint32_t request_id, ua::StatusCode result, std::optional<uint32_t> handle) {
     Pending& p = pending_.at(request_id);
-    if (trace())
-      std::fprintf(stderr, "request %u (service %u): 0x%08x\n", request_id, p.service, result.value());
+    if (trace()) {
+      std::fprintf(stderr, "request %u (service %u, channel %u): 0x%08x\n", request_id, p.service, p.link,
+                   result.value());
+    }
     if (p.answered) fail("a request answered twice", request_id);
     if (p.handle && handle && *p.handle != *handle)
       fail("a response with another request's handle", request_id);
@@ -488,26 +558,21 @@ class World {
     p.result = result;
   }
 
-  asio::io_context ctx_;
+  std::array<asio::io_context, 2> contexts_;
   addressspace::AddressSpace space_;
   addressspace::EpochReclaimer::Participant* participant_ = nullptr;
   std::unique_ptr<services::Server> server_;
   transport::TransportConfig tconfig_ = transport_config(server_config());
-  MemorySink sink_{ctx_};
-  Events events_;
-  transport::BufferPool pool_;
-  transport::TransportStats stats_;
   transport::ChannelIdSource ids_;
-  std::shared_ptr<transport::SecureChannel> channel_;
+  std::array<std::unique_ptr<Link>, 2> links_;
 
-  uint32_t channel_id_ = 0, token_id_ = 0, sequence_ = 2, next_request_id_ = 2, last_sequence_ = 0;
-  bool opened_ = false, broken_ = false;
-  ua::NodeId token_;  // the input's main session
+  uint32_t next_request_id_ = 2;
+  bool broken_ = false;
+  SessionRef main_;  // the input's main session
   uint32_t waited_ms_ = 0;
   std::vector<uint32_t> subscriptions_;
-  std::vector<ua::NodeId> created_sessions_;  // by the input's CreateSession requests, not yet closed
+  std::vector<SessionRef> created_sessions_;  // by the input's CreateSession requests, not yet closed
   std::map<uint32_t, Pending> pending_;       // request id -> what its answer must be
-  std::map<uint32_t, std::vector<uint8_t>> partial_;
 };
 
 }  // namespace

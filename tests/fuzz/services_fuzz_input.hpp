@@ -6,6 +6,8 @@
 //   selector := bits 0-4: the operation, modulo kOpCount: a service of kServices (its request's body, from
 //               the RequestHeader on, is `body`) or kWaitOp (the shard's clock runs body[0] ms, at most
 //               kMaxWaitMs, so publishing and sampling timers fire)
+//               bit 5 (kSecondChannel): sent on the second channel, which is on another shard of the same
+//               server (a client that reconnected: ActivateSession there moves the session, Part 4 §5.6.3)
 //               bit 6 (kKeepToken): the authentication token is left as the fuzzer wrote it
 //               bit 7 (kRawBody): the body goes out byte for byte (only its leading NodeId, the token, is
 //               replaced); without it, a body that decodes as the service's request is re-encoded with the
@@ -60,6 +62,7 @@ using Services = std::tuple<
 inline constexpr size_t kServiceCount = std::tuple_size_v<Services>;
 inline constexpr uint8_t kWaitOp = kServiceCount;
 inline constexpr uint8_t kOpCount = kServiceCount + 1;
+inline constexpr uint8_t kSecondChannel = 0x20;
 inline constexpr uint8_t kKeepToken = 0x40;
 inline constexpr uint8_t kRawBody = 0x80;
 inline constexpr uint32_t kMappedIds = 16;
