@@ -535,6 +535,19 @@ void write_service_seeds(const std::filesystem::path& dir) {
   std::printf("wrote %d services seeds\n", s.count());
 }
 
+// An input too large for the fuzzing corpus (it would raise libFuzzer's max_len for every input), replayed
+// as a test: a request in two chunks and a response in several (Part 6 §6.7.2), both reassembled.
+void write_large_service_input(const std::filesystem::path& dir) {
+  ServiceSeeds s(dir);
+  WriteRequest w;
+  DataValue text;
+  text.value = Variant(String(std::string(61000, 'x')));
+  w.nodes_to_write = {WriteValue{demo("Static.String"), 13, String(), text}};
+  ReadRequest r;
+  for (int i = 0; i < 3; ++i) r.nodes_to_read.push_back(ReadValueId{demo("Static.String"), 13, String(), {}});
+  s.op(w).op(r).end();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -593,5 +606,6 @@ int main(int argc, char** argv) {
   std::printf("wrote %d decoder seeds\n", s.count());
   write_stream_seeds(std::filesystem::path(argv[1]) / "uatcp_stream_fuzz");
   write_service_seeds(std::filesystem::path(argv[1]) / "services_fuzz");
+  write_large_service_input(std::filesystem::path(argv[1]) / "services_fuzz-large");
   return 0;
 }

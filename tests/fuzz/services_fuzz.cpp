@@ -172,6 +172,7 @@ struct Link {
   uint32_t channel_id = 0, token_id = 0, sequence = 2, last_sequence = 0;
   bool opened = false;
   std::map<uint32_t, std::vector<uint8_t>> partial;  // request id -> the chunks of a response so far
+  std::map<uint32_t, uint32_t> chunks;               // request id -> how many chunks so far
 };
 
 // The server with two shards and a channel on each (the second is the channel a client reconnects on,
@@ -494,7 +495,12 @@ class World {
     l.last_sequence = sequence;
     std::vector<uint8_t>& body = l.partial[request_id];
     body.insert(body.end(), d.position(), d.position() + d.remaining());
+    ++l.chunks[request_id];
     if (chunk == 'C') return;
+    if (trace())
+      std::fprintf(stderr, "request %u: %zu bytes in %u chunks\n", request_id, body.size(),
+                   l.chunks[request_id]);
+    l.chunks.erase(request_id);
     std::vector<uint8_t> whole = std::move(body);
     l.partial.erase(request_id);
     const Pending* p = find(request_id);
