@@ -44,9 +44,9 @@ namespace {
 using namespace opcuad;
 using namespace opcuad::fuzz;
 
-constexpr uint32_t kRebuildEvery = 4096;  // inputs per world
-constexpr uint32_t kMaxWaitPerInputMs = 100;
-constexpr size_t kMaxChunkBody = 60000;  // below the 65535-byte chunks both sides negotiate
+constexpr uint32_t kRebuildEvery = 4096;     // inputs per world
+constexpr uint32_t kMaxWaitPerInputMs = 30;  // waiting is most of an input's time
+constexpr size_t kMaxChunkBody = 60000;      // below the 65535-byte chunks both sides negotiate
 
 [[noreturn]] void fail(const char* what, uint32_t request_id = 0) {
   std::fprintf(stderr, "services_fuzz: %s (request id %u)\n", what, request_id);

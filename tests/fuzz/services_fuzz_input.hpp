@@ -66,7 +66,7 @@ inline constexpr uint8_t kSecondChannel = 0x20;
 inline constexpr uint8_t kKeepToken = 0x40;
 inline constexpr uint8_t kRawBody = 0x80;
 inline constexpr uint32_t kMappedIds = 16;
-inline constexpr uint32_t kMaxWaitMs = 25;
+inline constexpr uint32_t kMaxWaitMs = 12;  // just over the fastest publishing interval (10 ms)
 
 inline constexpr uint8_t op_of(uint8_t selector) noexcept {
   return (selector & 0x1f) % kOpCount;
