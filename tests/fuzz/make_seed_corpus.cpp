@@ -520,6 +520,15 @@ void write_service_seeds(const std::filesystem::path& dir) {
       .op(service_activate())
       .op(service_delete_subscriptions())
       .end();
+  // Across shards: a parked subscription on the first shard, taken over from a session on the second.
+  s.op(service_create_subscription())
+      .op(service_create_items())
+      .op(service_close_session(false))
+      .op(service_activate(), opcuad::fuzz::kSecondChannel)
+      .op(service_transfer(), opcuad::fuzz::kSecondChannel)
+      .op(service_publish(), opcuad::fuzz::kSecondChannel)
+      .wait(12)
+      .end();
   // Session and discovery services together, then the session checks: a raw body, and a request whose
   // token is not the session's.
   s.op(service_create_session())
