@@ -81,7 +81,7 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
          << R"(, "max_monitored_items": )" << items + 1000 << R"(, "max_monitored_items_per_call": )"
          << std::max<uint32_t>(o.create_batch, 1000) << R"(},
  "connections": {"max_connections_per_address": 0},
- "logging": {"level": "warn"},
+ "logging": {"level": "info"},
  "diagnostics": {"counters": true},
  "namespaces": ["urn:opcuad:bench"],
  "node_files": ["nodes.json"]}

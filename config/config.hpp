@@ -72,7 +72,7 @@ struct Limits {
   uint32_t max_references_per_browse = 100000;  // per Browse / BrowseNext response, over all its nodes
   uint32_t max_translate_matches = 1000;        // targets per browse path (BadTooManyMatches)
   uint32_t max_translate_references = 1000000;  // references one Translate request examines
-  uint32_t max_decoded_request_bytes = 64u << 20;  // decoded form of one request (BadEncodingLimitsExceeded)
+  uint32_t max_decoded_request_bytes = 32u << 20;  // decoded form of one request (BadEncodingLimitsExceeded)
   // Sessions before their first ActivateSession (BadTooManySessions beyond these), and how long one may
   // wait for it.
   uint32_t max_unactivated_sessions = 64;

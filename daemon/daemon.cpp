@@ -23,6 +23,7 @@ transport::TransportConfig transport_config(const config::ServerConfig& c) {
   t.decode_limits.max_array_length = c.limits.max_array_length;
   t.decode_limits.max_string_length = c.limits.max_string_length;
   t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
+  t.decode_limits.max_decoded_bytes = c.limits.max_decoded_request_bytes;
   t.max_connections = c.connections.max_connections;
   t.max_connections_per_address = c.connections.max_connections_per_address;
   t.hello_timeout = std::chrono::milliseconds(c.connections.hello_timeout_ms);

@@ -26,7 +26,7 @@ struct DecodeLimits {
   // their C++ size before they are allocated): at most decoded_bytes_per_input_byte times the input plus
   // decoded_bytes_base, and never more than max_decoded_bytes. A 1-byte element that becomes a 100-byte
   // object cannot make a 16 MiB request cost gigabytes (docs/SECURITY.md).
-  size_t max_decoded_bytes = 64u << 20;
+  size_t max_decoded_bytes = 32u << 20;
   uint32_t decoded_bytes_per_input_byte = 32;
   size_t decoded_bytes_base = 1u << 20;
 };

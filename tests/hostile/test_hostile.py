@@ -500,7 +500,7 @@ class Malformed(HostileCase):
 # --- 6. Sessions created and never activated ---
 
 class UnactivatedSessions(HostileCase):
-    config = {"limits": {"max_sessions": 100}}
+    config = {"limits": {"max_sessions": 100, "unactivated_session_timeout_ms": 1500}}
 
     def test_many_create_session_without_activate(self):
         refused, created = [], 0
@@ -534,6 +534,9 @@ class UnactivatedSessions(HostileCase):
         other.close()
         for c in clients:
             c.close()
+        # The attacker's sessions were never activated: they are gone after unactivated_session_timeout_ms
+        # (checked on the 250 ms session sweep), and its address may create sessions again.
+        time.sleep(2.5)
         self.assert_healthy(rss_bound_mb=50)
 
 
