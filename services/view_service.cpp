@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "services/request.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
 
@@ -66,7 +67,7 @@ void encode_reference(ua::Encoder& e, const NodeStore& store, const addressspace
 // BadResponseTooLarge, without encoding the rest (Part 4 §7.33, §5.6.2 maxResponseMessageSize).
 void send_browse_response(Call& call, const NodeStore& store, const ua::ResponseHeader& header,
                           const BrowseScratch& out, uint32_t binary_encoding_id) {
-  const NodeIndex has_type_definition = store.find(ua::NodeId(0, 40));
+  const NodeIndex has_type_definition = store.find(ua::NodeId(0, ua::id::HasTypeDefinition));
   const size_t limit = call.max_response_body();
   ua::ByteBuffer buf = call.channel.acquire_buffer();
   ua::Encoder e(buf);
