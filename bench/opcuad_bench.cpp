@@ -1,4 +1,4 @@
-// opcuad-bench: closed-loop load harness for OPC UA servers (issue 7), after the OPC Foundation's
+// opcuad-bench: closed-loop load harness for OPC UA servers, after the OPC Foundation's
 // ServerLoadHarness and o6-automation's opcua-benchmarks.
 //
 // It starts the server under test as a child process with a configuration it writes (or targets --url),

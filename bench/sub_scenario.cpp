@@ -132,7 +132,7 @@ struct StepResult {
   double allocs_per_notification = -1;
   double writes_per_message = -1;
   // Sampling jitter from the server's counters (-1: n/a): the percentage of timer item samples taken
-  // more than 250 µs / 1 ms / 5 ms after their deadline. DESIGN.md property 7 (p99 < 1 ms)
+  // more than 250 µs / 1 ms / 5 ms after their deadline. The sampling-jitter target of docs/PERFORMANCE.md (p99 < 1 ms)
   // holds when late_1ms_percent < 1.
   double sampled_items = -1;
   double late_250us_percent = -1;

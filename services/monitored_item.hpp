@@ -38,7 +38,7 @@ inline constexpr uint32_t kOverflowInfoBits = 0x480;
 // The largest queue a monitored item can get (queue_capacity_ is 16 bits); the configured
 // limits.max_monitored_item_queue_size revises queueSize down further (Part 4 §5.12.2).
 inline constexpr uint32_t kMaxQueueSize = 65535;
-// The fastest sampling the engine serves by timer (the 100 Hz of issue 6). A requested 0 means
+// The fastest sampling the engine serves by timer (100 Hz). A requested 0 means
 // exception-based sampling on write (Part 4 §5.12.1.2): granted for Values (revised to 0, woken by
 // writes), otherwise revised up to this.
 inline constexpr double kFastestSamplingIntervalMs = 10;

@@ -67,7 +67,7 @@ class Sampler {
   }
   uint64_t missed_ticks() const noexcept { return missed_ticks_; }
 
-  // Phases (DESIGN.md property 7). A sampling group of interval I ticks at the multiples of I on the
+  // Phases (the sampling-jitter target, docs/PERFORMANCE.md). A sampling group of interval I ticks at the multiples of I on the
   // steady clock, so every group of one interval, on any shard, samples at the same instants. Other
   // periodic work on the shard keeps off those instants so a sampling tick does not queue behind it:
   // - publishing timers start on the grid of the fastest sampling interval (kFastestSamplingIntervalMs)
@@ -84,7 +84,7 @@ class Sampler {
     return now - now.time_since_epoch() % interval;
   }
 
-  // Sampling jitter (DESIGN.md property 7): how long after its deadline each timer sample was taken.
+  // Sampling jitter (the sampling-jitter target, docs/PERFORMANCE.md): how long after its deadline each timer sample was taken.
   // Per tick the start lateness and the duration are measured, and the tick's items are taken to be
   // sampled evenly over that duration (they are sampled one after another). Written by the shard's
   // thread only (relaxed load + store), read from any thread.

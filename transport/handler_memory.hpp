@@ -1,7 +1,7 @@
 #pragma once
 // HandlerSlot: memory for one outstanding asio operation at a time, so an operation a channel starts
 // for every request (its socket read, its gathered write, its posted drain) reuses the same bytes
-// instead of the heap (DESIGN.md property 1). After asio's allocation example: the handler is bound
+// instead of the heap (docs/ARCHITECTURE.md, "How a request flows"). After asio's allocation example: the handler is bound
 // to a SlotAllocator with asio::bind_allocator, and asio allocates the operation through it.
 //
 // A slot already in use, or an operation larger than the slot, falls back to the heap: still correct,

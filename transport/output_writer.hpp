@@ -1,6 +1,6 @@
 #pragma once
 // OutputWriter: the queue-based writer of one channel, after Kestrel's HTTP/2 frame writer
-// (ASP.NET Core PR #40925). See ../shared/DESIGN.md "Output".
+// (ASP.NET Core PR #40925). See docs/ARCHITECTURE.md, "How a request flows".
 //
 // Producers (the channel itself, its sessions, their subscriptions) enqueue finished chunks: the
 // intent to write. The first enqueue in a loop turn posts one drain (`drain_scheduled_`), so many
@@ -11,7 +11,7 @@
 // Chunks of one message are never interleaved with another message's. Fairness is per message: each
 // producer has a stream, and the drain takes one whole message from each ready stream in turn.
 //
-// Steady state allocates nothing (DESIGN.md property 1): streams are slots in a vector that are kept
+// Steady state allocates nothing (docs/ARCHITECTURE.md, "How a request flows"): streams are slots in a vector that are kept
 // when they empty and reused by the next stream id that needs one, their queues are Rings that never
 // shrink, the posted drain lives in a HandlerSlot, and the write completion is a WriteDone (a pointer
 // and a weak reference) rather than a heap-allocated closure.

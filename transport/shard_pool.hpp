@@ -1,7 +1,7 @@
 #pragma once
 // ShardPool: one asio::io_context per shard (concurrency hint 1), each run by one thread. A connection
 // and everything it owns live on one shard for their whole life; nothing inside a shard takes a lock.
-// See ../shared/DESIGN.md "Threads".
+// See docs/ARCHITECTURE.md, "Threads".
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
@@ -56,7 +56,7 @@ struct ShardScheduling {
   // or taskset), wrapping around when there are more shards than CPUs.
   bool pin = false;
   // 1..99: shard threads run under SCHED_FIFO at this priority, so other processes on their cores do not
-  // delay sampling ticks and replies (DESIGN.md property 7). A saturated shard then holds its core against
+  // delay sampling ticks and replies (the sampling-jitter target, docs/PERFORMANCE.md). A saturated shard then holds its core against
   // every normal process; the kernel's RT throttling (by default 5 % of each second) is what is left to them.
   int realtime_priority = 0;
 };

@@ -1,4 +1,4 @@
-// The services over an in-memory secure channel: every status code of issue 5 produced on purpose.
+// The services over an in-memory secure channel: every status code its services return, produced on purpose.
 #include <catch2/catch.hpp>
 
 #include <thread>

@@ -1,5 +1,5 @@
 // OutputWriter, Ring and HandlerSlot: the pieces that let a channel send responses without allocating
-// in steady state (DESIGN.md property 1). The allocation count itself is checked end to end by the
+// in steady state (docs/ARCHITECTURE.md, "How a request flows"). The allocation count itself is checked end to end by the
 // bench_zero_alloc_* tests (opcuad-bench --max-allocs-per-op against the real daemon's counters).
 #include <catch2/catch.hpp>
 
