@@ -7,6 +7,7 @@
 
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
+#include "config/transport_settings.hpp"
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
 #include "daemon/log.hpp"
@@ -17,19 +18,7 @@ namespace opcuad {
 namespace {
 
 transport::TransportConfig transport_config(const config::ServerConfig& c) {
-  transport::TransportConfig t;
-  t.max_message_size = c.limits.max_message_size;
-  t.max_chunk_count = c.limits.max_chunk_count;
-  t.decode_limits.max_array_length = c.limits.max_array_length;
-  t.decode_limits.max_string_length = c.limits.max_string_length;
-  t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
-  t.decode_limits.max_decoded_bytes = c.limits.max_decoded_request_bytes;
-  t.max_connections = c.connections.max_connections;
-  t.max_connections_per_address = c.connections.max_connections_per_address;
-  t.hello_timeout = std::chrono::milliseconds(c.connections.hello_timeout_ms);
-  t.open_timeout = std::chrono::milliseconds(c.connections.open_timeout_ms);
-  t.session_activation_timeout = std::chrono::milliseconds(c.connections.session_activation_timeout_ms);
-  t.max_message_size_before_session = c.connections.max_message_size_before_session;
+  transport::TransportConfig t = config::transport_settings(c);
   t.warn = [](std::string_view message) { log::warn("transport: {}", message); };
   return t;
 }

@@ -33,6 +33,7 @@
 
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
+#include "config/transport_settings.hpp"
 #include "services/server.hpp"
 #include "tests/fuzz/services_fuzz_input.hpp"
 #include "transport/secure_channel.hpp"
@@ -74,16 +75,6 @@ class Events : public transport::ChannelEvents {
   bool closed = false;
 };
 
-// The daemon's transport settings from the same configuration (daemon/daemon.cpp).
-transport::TransportConfig transport_config(const config::ServerConfig& c) {
-  transport::TransportConfig t;
-  t.max_message_size = c.limits.max_message_size;
-  t.max_chunk_count = c.limits.max_chunk_count;
-  t.decode_limits.max_array_length = c.limits.max_array_length;
-  t.decode_limits.max_string_length = c.limits.max_string_length;
-  t.decode_limits.max_byte_string_length = c.limits.max_byte_string_length;
-  return t;
-}
 
 // SERVICES_FUZZ_TRACE=1 prints each answer's service result: to see what an input reaches.
 bool trace() {
@@ -582,7 +573,7 @@ class World {
   addressspace::AddressSpace space_;
   addressspace::EpochReclaimer::Participant* participant_ = nullptr;
   std::unique_ptr<services::Server> server_;
-  transport::TransportConfig tconfig_ = transport_config(server_config());
+  transport::TransportConfig tconfig_ = config::transport_settings(server_config());
   transport::ChannelIdSource ids_;
   std::array<std::unique_ptr<Link>, 2> links_;
 
