@@ -1,0 +1,274 @@
+#include "transport/security/crypto.hpp"
+
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <openssl/rsa.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace opcuad::security {
+
+namespace {
+
+const EVP_MD* md_of(Digest d) noexcept { return d == Digest::Sha1 ? EVP_sha1() : EVP_sha256(); }
+const char* md_name(Digest d) noexcept { return d == Digest::Sha1 ? "SHA1" : "SHA256"; }
+
+const EVP_CIPHER* cipher_of(const Policy& p) noexcept {
+  return p.encrypting_key_length == 16 ? EVP_aes_128_cbc() : EVP_aes_256_cbc();
+}
+
+struct PkeyCtxFree {
+  void operator()(EVP_PKEY_CTX* c) const noexcept { EVP_PKEY_CTX_free(c); }
+};
+using PkeyCtx = std::unique_ptr<EVP_PKEY_CTX, PkeyCtxFree>;
+struct MdCtxFree {
+  void operator()(EVP_MD_CTX* c) const noexcept { EVP_MD_CTX_free(c); }
+};
+using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
+
+// Sets the RSA padding of an encryption context per policy.
+bool set_encryption_padding(EVP_PKEY_CTX* ctx, AsymmetricEncryption e) noexcept {
+  switch (e) {
+    case AsymmetricEncryption::RsaPkcs15: return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0;
+    case AsymmetricEncryption::RsaOaepSha1:
+      return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0 &&
+             EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha1()) > 0 && EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha1()) > 0;
+    case AsymmetricEncryption::RsaOaepSha256:
+      return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0 &&
+             EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) > 0 &&
+             EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) > 0;
+    case AsymmetricEncryption::None: return false;
+  }
+  return false;
+}
+
+// The digest and padding of a signature context per policy. RSA-PSS-SHA2-256 (Part 7) uses MGF1 with
+// SHA-256 and a salt as long as the digest.
+bool set_signature_padding(EVP_PKEY_CTX* ctx, AsymmetricSignature s) noexcept {
+  if (s == AsymmetricSignature::RsaPssSha256) {
+    return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PSS_PADDING) > 0 &&
+           EVP_PKEY_CTX_set_rsa_pss_saltlen(ctx, RSA_PSS_SALTLEN_DIGEST) > 0 &&
+           EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) > 0;
+  }
+  return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0;
+}
+
+const EVP_MD* signature_md(AsymmetricSignature s) noexcept {
+  return s == AsymmetricSignature::RsaPkcs15Sha1 ? EVP_sha1() : EVP_sha256();
+}
+
+}  // namespace
+
+void PkeyFree::operator()(EVP_PKEY* k) const noexcept { EVP_PKEY_free(k); }
+
+Pkey share(EVP_PKEY* key) noexcept {
+  if (key == nullptr || EVP_PKEY_up_ref(key) != 1) return nullptr;
+  return Pkey(key);
+}
+
+bool random_bytes(std::span<uint8_t> out) noexcept {
+  return out.empty() || RAND_bytes(out.data(), static_cast<int>(out.size())) == 1;
+}
+
+std::array<uint8_t, 20> sha1(std::span<const uint8_t> data) noexcept {
+  std::array<uint8_t, 20> out{};
+  unsigned int n = 0;
+  EVP_Digest(data.data(), data.size(), out.data(), &n, EVP_sha1(), nullptr);
+  return out;
+}
+
+size_t rsa_key_bytes(const EVP_PKEY* key) noexcept {
+  if (key == nullptr || EVP_PKEY_get_base_id(key) != EVP_PKEY_RSA) return 0;
+  return static_cast<size_t>(EVP_PKEY_get_size(key));
+}
+
+bool asymmetric_sign(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> data,
+                     std::span<uint8_t> signature) noexcept {
+  const size_t key_bytes = rsa_key_bytes(private_key);
+  if (key_bytes == 0 || signature.size() != key_bytes || p.asymmetric_signature == AsymmetricSignature::None)
+    return false;
+  MdCtx md(EVP_MD_CTX_new());
+  EVP_PKEY_CTX* pctx = nullptr;  // owned by md
+  if (!md || EVP_DigestSignInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, private_key) != 1)
+    return false;
+  if (!set_signature_padding(pctx, p.asymmetric_signature)) return false;
+  size_t n = signature.size();
+  if (EVP_DigestSign(md.get(), signature.data(), &n, data.data(), data.size()) != 1) return false;
+  return n == key_bytes;
+}
+
+bool asymmetric_verify(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> data,
+                       std::span<const uint8_t> signature) noexcept {
+  const size_t key_bytes = rsa_key_bytes(public_key);
+  if (key_bytes == 0 || signature.size() != key_bytes || p.asymmetric_signature == AsymmetricSignature::None)
+    return false;
+  MdCtx md(EVP_MD_CTX_new());
+  EVP_PKEY_CTX* pctx = nullptr;
+  if (!md || EVP_DigestVerifyInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, public_key) != 1)
+    return false;
+  if (!set_signature_padding(pctx, p.asymmetric_signature)) return false;
+  return EVP_DigestVerify(md.get(), signature.data(), signature.size(), data.data(), data.size()) == 1;
+}
+
+bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> plaintext,
+                        std::vector<uint8_t>& out) {
+  const size_t key_bytes = rsa_key_bytes(public_key);
+  if (key_bytes == 0) return false;
+  const size_t block = rsa_plaintext_block(p.asymmetric_encryption, key_bytes);
+  PkeyCtx ctx(EVP_PKEY_CTX_new(public_key, nullptr));
+  if (!ctx || EVP_PKEY_encrypt_init(ctx.get()) != 1 || !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
+    return false;
+  const size_t blocks = (plaintext.size() + block - 1) / block;
+  const size_t start = out.size();
+  out.resize(start + blocks * key_bytes);
+  for (size_t i = 0; i < blocks; ++i) {
+    const size_t n = std::min(block, plaintext.size() - i * block);
+    size_t written = key_bytes;
+    if (EVP_PKEY_encrypt(ctx.get(), out.data() + start + i * key_bytes, &written, plaintext.data() + i * block, n) !=
+            1 ||
+        written != key_bytes) {
+      out.resize(start);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> ciphertext,
+                        std::vector<uint8_t>& out) {
+  const size_t key_bytes = rsa_key_bytes(private_key);
+  if (key_bytes == 0 || ciphertext.empty() || ciphertext.size() % key_bytes != 0) return false;
+  PkeyCtx ctx(EVP_PKEY_CTX_new(private_key, nullptr));
+  if (!ctx || EVP_PKEY_decrypt_init(ctx.get()) != 1 || !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
+    return false;
+  const size_t start = out.size();
+  std::vector<uint8_t> block(key_bytes);
+  for (size_t off = 0; off < ciphertext.size(); off += key_bytes) {
+    size_t n = block.size();
+    if (EVP_PKEY_decrypt(ctx.get(), block.data(), &n, ciphertext.data() + off, key_bytes) != 1) {
+      out.resize(start);
+      return false;
+    }
+    out.insert(out.end(), block.begin(), block.begin() + static_cast<ptrdiff_t>(n));
+  }
+  return true;
+}
+
+void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed, std::span<uint8_t> out) {
+  // A(0) = seed, A(i) = HMAC(secret, A(i-1)); output = HMAC(secret, A(1) + seed) + HMAC(secret, A(2) + seed) + ...
+  const EVP_MD* md = md_of(digest);
+  const size_t h = digest_size(digest);
+  std::vector<uint8_t> a(h), input(h + seed.size()), block(h);
+  unsigned int n = 0;
+  HMAC(md, secret.data(), static_cast<int>(secret.size()), seed.data(), seed.size(), a.data(), &n);
+  size_t done = 0;
+  while (done < out.size()) {
+    std::memcpy(input.data(), a.data(), h);
+    if (!seed.empty()) std::memcpy(input.data() + h, seed.data(), seed.size());
+    HMAC(md, secret.data(), static_cast<int>(secret.size()), input.data(), input.size(), block.data(), &n);
+    const size_t take = std::min(h, out.size() - done);
+    std::memcpy(out.data() + done, block.data(), take);
+    done += take;
+    HMAC(md, secret.data(), static_cast<int>(secret.size()), a.data(), h, a.data(), &n);
+  }
+}
+
+SymmetricKeys derive_keys(const Policy& p, std::span<const uint8_t> secret, std::span<const uint8_t> seed) {
+  const size_t total = p.signing_key_length + p.encrypting_key_length + p.block_size;
+  std::vector<uint8_t> material(total);
+  p_hash(p.key_derivation, secret, seed, material);
+  SymmetricKeys k;
+  std::memcpy(k.signing.data(), material.data(), p.signing_key_length);
+  std::memcpy(k.encrypting.data(), material.data() + p.signing_key_length, p.encrypting_key_length);
+  std::memcpy(k.iv.data(), material.data() + p.signing_key_length + p.encrypting_key_length, p.block_size);
+  OPENSSL_cleanse(material.data(), material.size());
+  return k;
+}
+
+SymmetricCipher::SymmetricCipher() = default;
+
+SymmetricCipher::~SymmetricCipher() {
+  EVP_MAC_CTX_free(mac_);
+  EVP_CIPHER_CTX_free(enc_);
+  EVP_CIPHER_CTX_free(dec_);
+  OPENSSL_cleanse(&keys_, sizeof keys_);
+}
+
+SymmetricCipher::SymmetricCipher(SymmetricCipher&& o) noexcept
+    : policy_(o.policy_), keys_(o.keys_), mac_(o.mac_), enc_(o.enc_), dec_(o.dec_) {
+  o.policy_ = nullptr;
+  o.mac_ = nullptr;
+  o.enc_ = o.dec_ = nullptr;
+  OPENSSL_cleanse(&o.keys_, sizeof o.keys_);
+}
+
+SymmetricCipher& SymmetricCipher::operator=(SymmetricCipher&& o) noexcept {
+  if (this != &o) {
+    this->~SymmetricCipher();
+    new (this) SymmetricCipher(std::move(o));
+  }
+  return *this;
+}
+
+bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys) {
+  policy_ = &p;
+  keys_ = keys;
+  if (mac_ == nullptr) {
+    EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (hmac == nullptr) return false;
+    mac_ = EVP_MAC_CTX_new(hmac);
+    EVP_MAC_free(hmac);  // the context keeps its own reference
+    if (mac_ == nullptr) return false;
+  }
+  OSSL_PARAM params[] = {
+      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(md_name(p.symmetric_signature)), 0),
+      OSSL_PARAM_construct_end()};
+  if (EVP_MAC_init(mac_, keys_.signing.data(), p.signing_key_length, params) != 1) return false;
+  if (enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
+  if (dec_ == nullptr) dec_ = EVP_CIPHER_CTX_new();
+  if (enc_ == nullptr || dec_ == nullptr) return false;
+  if (EVP_EncryptInit_ex(enc_, cipher_of(p), nullptr, keys_.encrypting.data(), keys_.iv.data()) != 1 ||
+      EVP_DecryptInit_ex(dec_, cipher_of(p), nullptr, keys_.encrypting.data(), keys_.iv.data()) != 1)
+    return false;
+  // Padding is the message's own (Part 6 §6.7.2.5), never the cipher's.
+  EVP_CIPHER_CTX_set_padding(enc_, 0);
+  EVP_CIPHER_CTX_set_padding(dec_, 0);
+  return true;
+}
+
+bool SymmetricCipher::sign(std::span<const uint8_t> data, uint8_t* out) noexcept {
+  if (policy_ == nullptr) return false;
+  // A null key re-initialises with the key given to set_keys().
+  size_t n = 0;
+  return EVP_MAC_init(mac_, nullptr, 0, nullptr) == 1 && EVP_MAC_update(mac_, data.data(), data.size()) == 1 &&
+         EVP_MAC_final(mac_, out, &n, policy_->signature_length) == 1 && n == policy_->signature_length;
+}
+
+bool SymmetricCipher::verify(std::span<const uint8_t> data, std::span<const uint8_t> signature) noexcept {
+  uint8_t expected[32];
+  if (policy_ == nullptr || signature.size() != policy_->signature_length || !sign(data, expected)) return false;
+  return CRYPTO_memcmp(expected, signature.data(), signature.size()) == 0;
+}
+
+bool SymmetricCipher::encrypt(std::span<uint8_t> data) noexcept {
+  if (policy_ == nullptr || data.size() % policy_->block_size != 0) return false;
+  int n = 0;
+  // Every chunk starts from the derived IV (Part 6 §6.7.2.5); only the IV is reset, the key schedule stays.
+  return EVP_EncryptInit_ex(enc_, nullptr, nullptr, nullptr, keys_.iv.data()) == 1 &&
+         EVP_EncryptUpdate(enc_, data.data(), &n, data.data(), static_cast<int>(data.size())) == 1 &&
+         static_cast<size_t>(n) == data.size();
+}
+
+bool SymmetricCipher::decrypt(std::span<uint8_t> data) noexcept {
+  if (policy_ == nullptr || data.size() % policy_->block_size != 0) return false;
+  int n = 0;
+  return EVP_DecryptInit_ex(dec_, nullptr, nullptr, nullptr, keys_.iv.data()) == 1 &&
+         EVP_DecryptUpdate(dec_, data.data(), &n, data.data(), static_cast<int>(data.size())) == 1 &&
+         static_cast<size_t>(n) == data.size();
+}
+
+}  // namespace opcuad::security

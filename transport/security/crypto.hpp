@@ -1,0 +1,93 @@
+#pragma once
+// The cryptographic operations of the security policies (Part 6 §6.7; Part 7), on OpenSSL 3's EVP API.
+//
+// Asymmetric operations (OpenSecureChannel, session signatures, encrypted user token secrets) cost
+// milliseconds and allocate; they run on the handshake workers, never on a shard's request path.
+// Symmetric operations (every MSG/CLO chunk of a secured channel) go through SymmetricCipher, which keeps
+// its OpenSSL contexts for the channel's life and works in place in the chunk buffer.
+
+#include <openssl/types.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "transport/security/policy.hpp"
+
+namespace opcuad::security {
+
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const noexcept;
+};
+using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+// Another owner of the same key (EVP_PKEY is reference-counted and safe to use from several threads).
+Pkey share(EVP_PKEY* key) noexcept;
+
+// Fills `out` from OpenSSL's CSPRNG; false when it fails (then nothing random may be used).
+[[nodiscard]] bool random_bytes(std::span<uint8_t> out) noexcept;
+
+std::array<uint8_t, 20> sha1(std::span<const uint8_t> data) noexcept;
+
+// The RSA modulus size in bytes (the signature size, and the ciphertext block size), or 0 if not RSA.
+size_t rsa_key_bytes(const EVP_PKEY* key) noexcept;
+
+// Asymmetric signature with the policy's algorithm: `signature` must be rsa_key_bytes(private_key) long.
+[[nodiscard]] bool asymmetric_sign(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> data,
+                                   std::span<uint8_t> signature) noexcept;
+[[nodiscard]] bool asymmetric_verify(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> data,
+                                     std::span<const uint8_t> signature) noexcept;
+
+// Asymmetric encryption block by block (Part 6 §6.7.2.5): the plaintext must be a whole number of
+// plaintext blocks (rsa_plaintext_block) unless `pad_last` allows a short final block (encrypted secrets).
+// Writes (plaintext blocks) x key bytes into `out`; false on failure.
+[[nodiscard]] bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> plaintext,
+                                      std::vector<uint8_t>& out);
+// Decrypts whole ciphertext blocks; a wrong key or damaged block fails (no partial result is kept).
+[[nodiscard]] bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> ciphertext,
+                                      std::vector<uint8_t>& out);
+
+// P_SHA1 / P_SHA256 (Part 6 §6.7.5, RFC 5246 §5): fills `out` from secret and seed.
+void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed, std::span<uint8_t> out);
+
+struct SymmetricKeys {
+  std::array<uint8_t, 32> signing{};
+  std::array<uint8_t, 32> encrypting{};
+  std::array<uint8_t, 16> iv{};
+};
+// Part 6 §6.7.5: the keys one side secures its messages with. The client's keys are derived with the server
+// nonce as secret and the client nonce as seed; the server's with the client nonce as secret and the server
+// nonce as seed. Output order: signing key, encrypting key, initialization vector.
+SymmetricKeys derive_keys(const Policy& p, std::span<const uint8_t> secret, std::span<const uint8_t> seed);
+
+// One direction's symmetric algorithms with its keys, reused for every chunk: HMAC over a span, AES-CBC in
+// place. Contexts are created once (set_keys); per chunk nothing is allocated.
+class SymmetricCipher {
+ public:
+  SymmetricCipher();
+  ~SymmetricCipher();
+  SymmetricCipher(SymmetricCipher&&) noexcept;
+  SymmetricCipher& operator=(SymmetricCipher&&) noexcept;
+
+  [[nodiscard]] bool set_keys(const Policy& p, const SymmetricKeys& keys);
+  const Policy* policy() const noexcept { return policy_; }
+  size_t signature_length() const noexcept { return policy_ ? policy_->signature_length : 0; }
+
+  // HMAC of `data` into `out` (signature_length() bytes).
+  [[nodiscard]] bool sign(std::span<const uint8_t> data, uint8_t* out) noexcept;
+  // Constant-time comparison of the HMAC of `data` with `signature`.
+  [[nodiscard]] bool verify(std::span<const uint8_t> data, std::span<const uint8_t> signature) noexcept;
+  // AES-CBC with the derived IV over whole blocks, in place.
+  [[nodiscard]] bool encrypt(std::span<uint8_t> data) noexcept;
+  [[nodiscard]] bool decrypt(std::span<uint8_t> data) noexcept;
+
+ private:
+  const Policy* policy_ = nullptr;
+  SymmetricKeys keys_{};
+  EVP_MAC_CTX* mac_ = nullptr;
+  EVP_CIPHER_CTX* enc_ = nullptr;
+  EVP_CIPHER_CTX* dec_ = nullptr;
+};
+
+}  // namespace opcuad::security
