@@ -27,6 +27,8 @@
 #include "transport/config.hpp"
 #include "transport/output_writer.hpp"
 #include "transport/service_handler.hpp"
+#include "transport/security/crypto.hpp"
+#include "transport/security/policy.hpp"
 #include "transport/stats.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -118,6 +120,13 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   // (the reassembly budget, the session activation timeout, the receive buffer bound).
   void set_session_active() noexcept;
   bool session_active() const noexcept { return session_active_; }
+  // The channel's security (Part 6 §6.7.2): its policy (None until an OPN says otherwise), its mode, and
+  // for a secured channel the client's application instance certificate (the leaf of the chain its OPN
+  // carried, DER) and that certificate's public key. The session services sign and verify with these.
+  const security::Policy& security_policy() const noexcept { return *policy_; }
+  ua::MessageSecurityMode security_mode() const noexcept { return mode_; }
+  std::span<const uint8_t> client_certificate() const noexcept { return client_certificate_; }
+  EVP_PKEY* client_public_key() const noexcept { return client_key_.get(); }
   const OutputWriter& writer() const noexcept { return writer_; }
   asio::io_context& context() noexcept { return ctx_; }
 
@@ -162,6 +171,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   std::string peer_address_;
   bool session_active_ = false;
   uint32_t id_ = 0;
+  const security::Policy* policy_ = &security::policy(security::PolicyId::None);
+  ua::MessageSecurityMode mode_ = ua::MessageSecurityMode::None;
+  std::vector<uint8_t> client_certificate_;
+  security::Pkey client_key_;
   // Negotiated in HEL/ACK.
   uint32_t receive_buffer_size_;
   uint32_t send_buffer_size_;
