@@ -5,10 +5,22 @@
 #include <cstdint>
 #include <functional>
 #include <string_view>
+#include <vector>
 
+#include "transport/security/identity.hpp"
+#include "transport/security/policy.hpp"
 #include "ua/decoder.hpp"
+#include "ua/generated/types_enums.hpp"
 
 namespace opcuad::transport {
+
+class HandshakePool;
+
+// One security policy and mode an endpoint offers (Part 4 §7.14 EndpointDescription).
+struct SecurityOffer {
+  const security::Policy* policy;
+  ua::MessageSecurityMode mode;
+};
 
 struct TransportConfig {
   // UA TCP negotiation (Part 6 §7.1.2.3). Our side's limits; the client's HEL may lower them.
@@ -43,6 +55,13 @@ struct TransportConfig {
   std::chrono::milliseconds send_timeout{30000};
   // Housekeeping tick per channel: timeouts above are checked at this granularity.
   std::chrono::milliseconds tick{1000};
+  // Security (Part 6 §6.7). The policy/mode pairs this endpoint accepts in OpenSecureChannel; empty means
+  // None only. A secured pair needs the server's identity and a validator for client certificates.
+  std::vector<SecurityOffer> security_offers;
+  const security::ServerIdentity* identity = nullptr;
+  security::CertificateValidator validate_certificate;
+  // Where the RSA work of handshakes runs; null runs it on the channel's own thread (tests only).
+  HandshakePool* handshakes = nullptr;
   // Limits for decoding request bodies.
   ua::DecodeLimits decode_limits{};
   // Where the transport reports conditions an operator should see (accept failures); may be empty.

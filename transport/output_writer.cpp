@@ -60,10 +60,30 @@ void OutputWriter::schedule_drain() {
                                         }));
 }
 
+void OutputWriter::send_first(OutboundChunk chunk) {
+  if (shut_) {
+    pool_.release(std::move(chunk.buffer));
+    return;
+  }
+  queued_bytes_ += chunk.buffer.size();
+  first_ = std::move(chunk);
+  release();
+}
+
+void OutputWriter::release() noexcept {
+  held_ = false;
+  if (first_ || !ready_.empty()) schedule_drain();
+}
+
 void OutputWriter::drain() {
   drain_scheduled_ = false;  // a drain still posted finds nothing, or what was enqueued since
-  if (write_in_flight_ || shut_ || ready_.empty()) return;
+  if (write_in_flight_ || shut_ || held_ || (ready_.empty() && !first_)) return;
   size_t bytes = 0;
+  if (first_) {
+    bytes += first_->buffer.size();
+    in_flight_.push_back(std::move(*first_));
+    first_.reset();
+  }
   // Take whole messages, one per ready stream in turn, until the write is full.
   while (!ready_.empty() && in_flight_.size() < kMaxChunksPerWrite && bytes < kMaxBytesPerWrite) {
     const uint32_t id = ready_.front();
@@ -72,7 +92,9 @@ void OutputWriter::drain() {
     bool message_done = false;
     while (!s.chunks.empty() && !message_done) {
       OutboundChunk& c = s.chunks.front();
-      stamper_.stamp(c);
+      const size_t before = c.buffer.size();
+      stamper_.stamp(c);  // a secured channel's chunk grows by its padding and signature here
+      queued_bytes_ += c.buffer.size() - before;
       message_done = c.ends_message;
       bytes += c.buffer.size();
       in_flight_.push_back(std::move(c));
@@ -121,7 +143,7 @@ void OutputWriter::write_done(std::error_code ec) {
     return;
   }
   if (on_written_) on_written_(responses);
-  if (!ready_.empty() && !shut_) drain();  // continue at once: we are already in a completion handler
+  if ((!ready_.empty() || first_) && !shut_) drain();  // continue at once: we are already in a completion handler
 }
 
 void OutputWriter::shut() noexcept {
@@ -135,6 +157,12 @@ void OutputWriter::shut() noexcept {
     s.ready = false;
   }
   ready_.clear();
+  if (first_) {
+    queued_bytes_ -= first_->buffer.size();
+    pool_.release(std::move(first_->buffer));
+    first_.reset();
+  }
+  held_ = false;
 }
 
 }  // namespace opcuad::transport

@@ -110,13 +110,20 @@ class OutputWriter {
   void on_error(std::function<void(std::error_code)> cb) { on_error_ = std::move(cb); }
 
   size_t queued_bytes() const noexcept { return queued_bytes_; }
-  bool idle() const noexcept { return !write_in_flight_ && ready_.empty(); }
+  bool idle() const noexcept { return !write_in_flight_ && ready_.empty() && !first_; }
   // When the write in flight started (for the send timeout), or nullopt when none is in flight.
   std::optional<Clock::time_point> write_started() const noexcept {
     return write_in_flight_ ? std::optional<Clock::time_point>(write_started_) : std::nullopt;
   }
   // Drops everything queued and ignores later enqueues (the channel is closing).
   void shut() noexcept;
+  // A secured OpenSecureChannel response (Part 6 §6.7.2.4) carries its sequence number inside the signed
+  // and encrypted part, so it is numbered when it is built, before it is sealed on a handshake worker.
+  // hold() stops the drain from numbering and sending anything more; send_first() puts the sealed chunk
+  // ahead of everything queued (it is sent as is) and resumes; release() resumes without one.
+  void hold() noexcept { held_ = true; }
+  void send_first(OutboundChunk chunk);
+  void release() noexcept;
 
   // At most this many chunks / bytes go into one gathered write.
   static constexpr size_t kMaxChunksPerWrite = 64;
@@ -153,6 +160,8 @@ class OutputWriter {
   bool drain_scheduled_ = false;
   bool write_in_flight_ = false;
   bool shut_ = false;
+  bool held_ = false;
+  std::optional<OutboundChunk> first_;
   Clock::time_point write_started_{};
   std::function<void(size_t)> on_written_;
   std::function<void(std::error_code)> on_error_;

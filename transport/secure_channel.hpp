@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -44,8 +45,16 @@ class ChannelEvents {
   virtual void close_transport() = 0;  // the channel is done (flushed or abandoned): close the socket
 };
 
+// The symmetric keys of one token (Part 6 §6.7.5): what the client secures its messages with (we verify
+// and decrypt) and what we secure ours with.
+struct TokenKeys {
+  security::SymmetricCipher receive;
+  security::SymmetricCipher send;
+};
+
 struct SecurityToken {
   uint32_t token_id = 0;
+  std::shared_ptr<TokenKeys> keys;  // null on a None channel
   ua::DateTime created_at;
   uint32_t lifetime_ms = 0;
   std::chrono::steady_clock::time_point expires;  // created + lifetime * 1.25 (renewal grace)
@@ -69,7 +78,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   std::span<uint8_t> receive_space();
   void on_received(size_t n);
   // False while back-pressure holds reading (too many owed responses or queued bytes) or when closing.
-  bool reading_allowed() const noexcept { return !paused_ && state_ < State::Closing; }
+  bool reading_allowed() const noexcept { return !paused_ && !handshake_pending_ && state_ < State::Closing; }
 
   // Responses. A handler encodes into a buffer from acquire_buffer() (headroom reserved for the chunk
   // headers), then hands it to send_response(). `stream` keys the fairness of the output writer:
@@ -132,10 +141,25 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
 
  private:
   void process();
-  bool handle_chunk(const FrameHeader& h, std::span<const uint8_t> chunk);
+  bool handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk);
   bool handle_hello(std::span<const uint8_t> body);
   bool handle_open(std::span<const uint8_t> chunk);
-  bool handle_symmetric(const FrameHeader& h, std::span<const uint8_t> chunk);
+  bool handle_symmetric(const FrameHeader& h, std::span<uint8_t> chunk);
+  // Secured OpenSecureChannel (Part 6 §6.7.2): the RSA work runs on the handshake pool; the channel reads
+  // nothing more until the response is queued.
+  bool offered(const security::Policy& p, ua::MessageSecurityMode mode) const noexcept;
+  void run_handshake(std::function<void()> job);
+  void opened(const security::Policy& p, ua::StatusCode status, std::string reason, std::vector<uint8_t> plaintext,
+              security::CertificateVerdict verdict, std::vector<uint8_t> chain);
+  bool finish_open(const security::Policy& p, uint32_t sequence, uint32_t request_id,
+                   const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
+                   security::CertificateVerdict* verdict);
+  void sealed(bool ok, std::vector<uint8_t> chunk);
+  // MSG/CLO security (Part 6 §6.7.2.5): verify and decrypt in place; secure a chunk at send time.
+  bool unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end);
+  void seal_symmetric(ua::ByteBuffer& buf);
+  size_t chunk_body_capacity() const noexcept;
+  const SecurityToken* find_token(uint32_t token_id) const noexcept;
   void dispatch(uint32_t request_id, std::span<const uint8_t> body);
   bool accept_sequence_number(uint32_t seq) noexcept;
   bool accept_token(uint32_t token_id) noexcept;
@@ -173,8 +197,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   uint32_t id_ = 0;
   const security::Policy* policy_ = &security::policy(security::PolicyId::None);
   ua::MessageSecurityMode mode_ = ua::MessageSecurityMode::None;
-  std::vector<uint8_t> client_certificate_;
+  std::vector<uint8_t> client_certificate_;  // the leaf
+  std::vector<uint8_t> client_chain_;        // as the OPN carried it (a renewal must repeat it)
   security::Pkey client_key_;
+  bool handshake_pending_ = false;
   // Negotiated in HEL/ACK.
   uint32_t receive_buffer_size_;
   uint32_t send_buffer_size_;

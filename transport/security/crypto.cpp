@@ -63,11 +63,9 @@ const EVP_MD* signature_md(AsymmetricSignature s) noexcept {
 
 }  // namespace
 
-void PkeyFree::operator()(EVP_PKEY* k) const noexcept { EVP_PKEY_free(k); }
-
-Pkey share(EVP_PKEY* key) noexcept {
-  if (key == nullptr || EVP_PKEY_up_ref(key) != 1) return nullptr;
-  return Pkey(key);
+Pkey adopt(EVP_PKEY* key) {
+  if (key == nullptr) return nullptr;
+  return Pkey(key, [](EVP_PKEY* k) { EVP_PKEY_free(k); });
 }
 
 bool random_bytes(std::span<uint8_t> out) noexcept {

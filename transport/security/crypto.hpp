@@ -18,12 +18,10 @@
 
 namespace opcuad::security {
 
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const noexcept;
-};
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
-// Another owner of the same key (EVP_PKEY is reference-counted and safe to use from several threads).
-Pkey share(EVP_PKEY* key) noexcept;
+// A key shared by whoever uses it (EVP_PKEY is safe to use from several threads with one EVP_PKEY_CTX each).
+using Pkey = std::shared_ptr<EVP_PKEY>;
+// Takes ownership of `key` (null stays null).
+Pkey adopt(EVP_PKEY* key);
 
 // Fills `out` from OpenSSL's CSPRNG; false when it fails (then nothing random may be used).
 [[nodiscard]] bool random_bytes(std::span<uint8_t> out) noexcept;

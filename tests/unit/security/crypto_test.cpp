@@ -33,7 +33,7 @@ Pkey make_rsa(unsigned bits) {
   REQUIRE(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, static_cast<int>(bits)) == 1);
   REQUIRE(EVP_PKEY_keygen(ctx, &key) == 1);
   EVP_PKEY_CTX_free(ctx);
-  return Pkey(key);
+  return adopt(key);
 }
 
 }  // namespace

@@ -1,0 +1,54 @@
+#include "transport/handshake_pool.hpp"
+
+namespace opcuad::transport {
+
+HandshakePool::HandshakePool(size_t threads, size_t max_queued) : max_queued_(max_queued) {
+  threads_.reserve(threads);
+  for (size_t i = 0; i < (threads ? threads : 1); ++i) threads_.emplace_back([this] { run(); });
+}
+
+HandshakePool::~HandshakePool() { stop(); }
+
+bool HandshakePool::submit(std::function<void()> job) {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || jobs_.size() >= max_queued_) return false;
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+  return true;
+}
+
+size_t HandshakePool::queued() const {
+  std::lock_guard lock(mutex_);
+  return jobs_.size();
+}
+
+void HandshakePool::stop() {
+  std::deque<std::function<void()>> dropped;
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+    dropped.swap(jobs_);
+  }
+  wake_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void HandshakePool::run() {
+  for (;;) {
+    std::function<void()> job;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace opcuad::transport
