@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "transport/security/crypto.hpp"
+#include "transport/security/pki.hpp"
 #include "ua/status_code.hpp"
 
 namespace opcuad::security {
@@ -20,15 +21,6 @@ struct ServerIdentity {
   std::array<uint8_t, 20> thumbprint{};  // SHA-1 of the DER (Part 6 §6.7.2.3)
   Pkey private_key;
   Pkey public_key;
-};
-
-// The result of validating a peer's certificate chain.
-struct CertificateVerdict {
-  ua::StatusCode status;         // Good, or the Part 4 §6.1.3 status of the first failed check
-  std::string reason;            // for the log
-  std::array<uint8_t, 20> thumbprint{};  // of the leaf
-  std::string application_uri;   // the leaf's subjectAltName URI
-  Pkey public_key;               // the leaf's key (only when Good)
 };
 
 // Validates a DER chain (leaf first, certificates concatenated: Part 6 §6.2.3) for use with a policy.

@@ -1,0 +1,250 @@
+// Pki::validate(): the certificate validation of Part 4 §6.1.3 (Table 106), in its order:
+//   1 structure            BadCertificateInvalid
+//   2 build the chain      BadCertificateChainIncomplete (an issuer is in none of: the peer's chain,
+//                          trusted/certs, issuers/certs)
+//   3 signatures           BadCertificateInvalid
+//   4 security policy      BadCertificatePolicyCheckFailed (key type and size, signature hash)
+//   5 trust list           BadCertificateUntrusted (neither the leaf nor a CA of its chain is trusted)
+//   6 validity period      BadCertificateTimeInvalid / BadCertificateIssuerTimeInvalid
+//   7 host name            not checked: a server validates clients, which have no host name to match
+//   8 URI                  BadCertificateUriInvalid
+//   9 certificate usage    BadCertificateUseNotAllowed / BadCertificateIssuerUseNotAllowed
+//  10 find revocation list BadCertificateRevocationUnknown / BadCertificateIssuerRevocationUnknown
+//  11 revocation check     BadCertificateRevoked / BadCertificateIssuerRevoked
+// Processing stops at the first failure. A self-signed leaf has no issuer and so needs no CRL.
+#include <openssl/objects.h>
+#include <openssl/x509v3.h>
+
+#include "transport/security/pki.hpp"
+#include "transport/security/pki_store.hpp"
+
+namespace opcuad::security {
+
+namespace {
+
+namespace st = ua::status;
+
+// More certificates than any real chain has (leaf, one or two intermediates, root); a longer one is
+// refused before any signature is checked.
+constexpr size_t kMaxChainLength = 8;
+
+std::string label(X509* cert) {
+  return "\"" + name_text(X509_get_subject_name(cert)) + "\"";
+}
+
+bool same_certificate(X509* a, X509* b) { return X509_cmp(a, b) == 0; }
+
+bool contains(const std::vector<X509Ptr>& list, X509* cert) {
+  for (const auto& c : list) {
+    if (same_certificate(c.get(), cert)) return true;
+  }
+  return false;
+}
+
+// The issuer of `cert` among the candidates: same name, and its key verifies cert's signature.
+// *name_matched tells a missing issuer (chain incomplete) from a wrong signature (invalid).
+X509* find_issuer(X509* cert, const std::vector<X509*>& candidates, bool* name_matched) {
+  const X509_NAME* issuer = X509_get_issuer_name(cert);
+  for (X509* c : candidates) {
+    if (c == cert || X509_NAME_cmp(X509_get_subject_name(c), issuer) != 0) continue;
+    *name_matched = true;
+    EVP_PKEY* key = X509_get0_pubkey(c);
+    if (key && X509_verify(cert, key) == 1) return c;
+  }
+  return nullptr;
+}
+
+// Part 7: the policies sign certificates with SHA-256 (or stronger); SHA-1 only for the deprecated
+// policies; never MD5 or weaker.
+const char* signature_problem(X509* cert, bool allow_sha1) {
+  int md = NID_undef, pk = NID_undef;
+  if (OBJ_find_sigid_algs(X509_get_signature_nid(cert), &md, &pk) != 1) return "an unknown signature algorithm";
+  if (pk == NID_rsassaPss) return nullptr;  // RSA-PSS names its hash in the parameters, all SHA-2 here
+  if (pk != NID_rsaEncryption) return "a signature algorithm that is not RSA";
+  switch (md) {
+    case NID_sha256:
+    case NID_sha384:
+    case NID_sha512:
+      return nullptr;
+    case NID_sha1:
+      return allow_sha1 ? nullptr : "a SHA-1 signature (allowed only with the deprecated policies)";
+    default:
+      return "a signature hash weaker than SHA-256";
+  }
+}
+
+// A CRL of `ca`: issued under its name and signed by its key.
+X509_CRL* find_crl(X509* ca, const std::vector<X509CrlPtr>& crls) {
+  const X509_NAME* name = X509_get_subject_name(ca);
+  EVP_PKEY* key = X509_get0_pubkey(ca);
+  for (const auto& crl : crls) {
+    if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()), name) != 0) continue;
+    if (key && X509_CRL_verify(crl.get(), key) == 1) return crl.get();
+  }
+  return nullptr;
+}
+
+bool is_revoked(X509_CRL* crl, X509* cert) {
+  X509_REVOKED* entry = nullptr;
+  return X509_CRL_get0_by_cert(crl, &entry, cert) == 1;
+}
+
+}  // namespace
+
+CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const CertificateRequirements& req) {
+  CertificateVerdict v;
+  auto fail = [&v](ua::StatusCode status, std::string reason) {
+    v.status = status;
+    v.reason = std::move(reason);
+    return v;
+  };
+
+  // 1: structure.
+  const auto parsed = parse_der_chain(der_chain, kMaxChainLength);
+  if (parsed.empty()) {
+    return fail(st::BadCertificateInvalid, der_chain.empty() ? "no certificate"
+                                                             : "not a sequence of at most " +
+                                                                   std::to_string(kMaxChainLength) +
+                                                                   " DER certificates");
+  }
+  X509* leaf = parsed.front().get();
+  v.thumbprint = security::thumbprint(leaf);
+  v.thumbprint_hex = to_hex(v.thumbprint);
+  v.application_uri = san_uri(leaf);
+  const std::string who = label(leaf) + " (" + v.thumbprint_hex + ")";
+
+  maybe_reload();
+  const auto store = current_store();
+  const TrustList& lists = req.use == CertificateUse::User ? store->user : store->application;
+
+  // 2 and 3: the chain up to a self-signed root, each link's signature checked.
+  std::vector<X509*> candidates;
+  for (size_t i = 1; i < parsed.size(); ++i) candidates.push_back(parsed[i].get());
+  for (const auto& c : lists.trusted) candidates.push_back(c.get());
+  for (const auto& c : lists.issuers) candidates.push_back(c.get());
+  std::vector<X509*> chain{leaf};
+  while (true) {
+    X509* cert = chain.back();
+    const bool own_name = X509_NAME_cmp(X509_get_subject_name(cert), X509_get_issuer_name(cert)) == 0;
+    if (own_name) {
+      if (is_self_signed(cert)) break;
+      // Its own name as issuer but not its own signature: a forged or corrupted self-signed certificate
+      // unless a CA of the same name signed it (rare; looked for below).
+    }
+    if (chain.size() == kMaxChainLength) {
+      return fail(st::BadCertificateChainIncomplete, who + ": chain longer than " + std::to_string(kMaxChainLength));
+    }
+    bool name_matched = false;
+    X509* issuer = find_issuer(cert, candidates, &name_matched);
+    if (!issuer) {
+      if (name_matched || own_name) {
+        return fail(st::BadCertificateInvalid, label(cert) + ": its signature does not verify with its issuer's key");
+      }
+      return fail(st::BadCertificateChainIncomplete,
+                  label(cert) + ": issuer \"" + name_text(X509_get_issuer_name(cert)) +
+                      "\" is in neither the chain sent, trusted/certs nor issuers/certs");
+    }
+    for (X509* seen : chain) {
+      if (seen == issuer) return fail(st::BadCertificateChainIncomplete, who + ": the chain loops");
+    }
+    chain.push_back(issuer);
+  }
+  const size_t n = chain.size();  // chain[n-1] is the self-signed root
+
+  // 4: what the SecurityPolicy allows: an RSA key of the policy's size, SHA-256 signatures.
+  EVP_PKEY* leaf_key = X509_get0_pubkey(leaf);
+  const int base = leaf_key ? EVP_PKEY_get_base_id(leaf_key) : EVP_PKEY_NONE;
+  if (base != EVP_PKEY_RSA && base != EVP_PKEY_RSA_PSS) {
+    return fail(st::BadCertificatePolicyCheckFailed, who + ": the key is not an RSA key");
+  }
+  const int bits = EVP_PKEY_get_bits(leaf_key);
+  if (bits < req.min_key_bits || bits > req.max_key_bits) {
+    return fail(st::BadCertificatePolicyCheckFailed, who + ": a " + std::to_string(bits) + "-bit key, the policy needs " +
+                                                         std::to_string(req.min_key_bits) + ".." +
+                                                         std::to_string(req.max_key_bits));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    // A root's signature over itself proves nothing anyone relies on; the leaf's always counts.
+    if (i == n - 1 && i != 0) break;
+    if (const char* problem = signature_problem(chain[i], req.allow_sha1)) {
+      return fail(st::BadCertificatePolicyCheckFailed, label(chain[i]) + ": " + problem);
+    }
+  }
+
+  // 5: trust. The leaf itself or one CA of its chain must be in trusted/certs.
+  bool trusted = false;
+  for (X509* c : chain) trusted = trusted || contains(lists.trusted, c);
+  const bool first_use = !trusted && settings_.trust_on_first_use && req.use == CertificateUse::Application && n == 1;
+  if (!trusted && !first_use) {
+    if (req.use == CertificateUse::Application) save_rejected(leaf, v.thumbprint_hex);
+    return fail(st::BadCertificateUntrusted, who + ": neither it nor a CA of its chain is in " +
+                                                 std::string(req.use == CertificateUse::User ? "user/trusted/certs"
+                                                                                              : "trusted/certs"));
+  }
+
+  // 6: validity period of every certificate.
+  for (size_t i = 0; i < n; ++i) {
+    const bool early = X509_cmp_current_time(X509_get0_notBefore(chain[i])) >= 0;
+    const bool late = X509_cmp_current_time(X509_get0_notAfter(chain[i])) <= 0;
+    if (early || late) {
+      return fail(i == 0 ? st::BadCertificateTimeInvalid : st::BadCertificateIssuerTimeInvalid,
+                  label(chain[i]) + (early ? ": not valid yet" : ": expired"));
+    }
+  }
+
+  // 8: the ApplicationUri the peer claims must be the one its certificate names.
+  if (!req.expected_application_uri.empty() && v.application_uri != req.expected_application_uri) {
+    return fail(st::BadCertificateUriInvalid, who + ": subjectAltName URI \"" + v.application_uri +
+                                                  "\" is not the ApplicationUri \"" +
+                                                  std::string(req.expected_application_uri) + "\"");
+  }
+
+  // 9: usage. Part 6 §6.2.2: an application certificate is used to sign (digitalSignature) and to
+  // receive keys (keyEncipherment or dataEncipherment); a client's, if it restricts its extended key
+  // usage, must allow clientAuth. A user certificate signs. Each CA must be a CA allowed to sign
+  // certificates.
+  const uint32_t ku = X509_get_key_usage(leaf);
+  const bool has_ku = (X509_get_extension_flags(leaf) & EXFLAG_KUSAGE) != 0;
+  if (!has_ku) return fail(st::BadCertificateUseNotAllowed, who + ": no keyUsage extension");
+  if ((ku & KU_DIGITAL_SIGNATURE) == 0) return fail(st::BadCertificateUseNotAllowed, who + ": keyUsage lacks digitalSignature");
+  if (req.use == CertificateUse::Application) {
+    if ((ku & (KU_KEY_ENCIPHERMENT | KU_DATA_ENCIPHERMENT)) == 0) {
+      return fail(st::BadCertificateUseNotAllowed, who + ": keyUsage lacks keyEncipherment and dataEncipherment");
+    }
+    if ((X509_get_extension_flags(leaf) & EXFLAG_XKUSAGE) != 0 && (X509_get_extended_key_usage(leaf) & XKU_SSL_CLIENT) == 0) {
+      return fail(st::BadCertificateUseNotAllowed, who + ": extendedKeyUsage lacks clientAuth");
+    }
+  }
+  for (size_t i = 1; i < n; ++i) {
+    X509* ca = chain[i];
+    const bool ca_ku = (X509_get_extension_flags(ca) & EXFLAG_KUSAGE) != 0;
+    if (X509_check_ca(ca) < 1 || (ca_ku && (X509_get_key_usage(ca) & KU_KEY_CERT_SIGN) == 0)) {
+      return fail(st::BadCertificateIssuerUseNotAllowed, label(ca) + ": not a CA allowed to sign certificates");
+    }
+  }
+
+  // 10 and 11: each CA's CRL (trusted/crl or issuers/crl), then whether it lists the certificate it issued.
+  std::vector<X509_CRL*> crls(n, nullptr);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    crls[i] = find_crl(chain[i + 1], lists.crls);
+    if (!crls[i]) {
+      return fail(i == 0 ? st::BadCertificateRevocationUnknown : st::BadCertificateIssuerRevocationUnknown,
+                  label(chain[i + 1]) + ": no CRL of this CA in trusted/crl or issuers/crl");
+    }
+  }
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (is_revoked(crls[i], chain[i])) {
+      return fail(i == 0 ? st::BadCertificateRevoked : st::BadCertificateIssuerRevoked,
+                  label(chain[i]) + ": revoked by " + label(chain[i + 1]));
+    }
+  }
+
+  if (first_use) trust_first_use(leaf, v.thumbprint_hex);
+  v.public_key = share_pkey(leaf_key);
+  if (!v.public_key) return fail(st::BadInternalError, who + ": cannot reference the public key");
+  v.status = st::Good;
+  v.reason = first_use ? who + ": trusted on first use" : who + ": trusted";
+  return v;
+}
+
+}  // namespace opcuad::security
