@@ -12,11 +12,15 @@ function hashPassword(password) {
 }
 
 // Resolves to { url, stop(), output() } once the daemon logs the port it listens on.
-async function startDaemon({ users = [], limits = {} } = {}) {
+// `endpoint` adds members to the one endpoint (security_policies, security_modes); `security` is the server
+// file's security section, its PKI inside the daemon's temporary folder unless given (result.pki).
+async function startDaemon({ users = [], limits = {}, endpoint = {}, security = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-"));
+  const pki = security.pki_directory || path.join(dir, "pki");
   const config = {
     application_uri: "urn:opcuad:interop",
-    endpoints: [{ url: "opc.tcp://127.0.0.1:0" }],
+    endpoints: [{ url: "opc.tcp://127.0.0.1:0", ...endpoint }],
+    security: { pki_directory: pki, ...security },
     // The suite opens 100 sessions at once from 127.0.0.1, beyond the default per-address allowance of
     // sessions not yet activated.
     limits: { max_sessions: 200, max_unactivated_sessions: 200, max_unactivated_sessions_per_address: 200, ...limits },
@@ -43,6 +47,7 @@ async function startDaemon({ users = [], limits = {} } = {}) {
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   return {
     url,
+    pki,
     output: () => output,
     async stop() {
       child.kill("SIGTERM");

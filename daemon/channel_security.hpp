@@ -1,0 +1,25 @@
+#pragma once
+// What each listener's secure channels need from the configuration and the PKI (Part 6 §6.7): the policy
+// and mode pairs the endpoint offers, the server's certificate and key, and the client certificate check.
+
+#include <vector>
+
+#include "config/config.hpp"
+#include "transport/config.hpp"
+#include "transport/security/identity.hpp"
+#include "transport/security/pki.hpp"
+
+namespace opcuad {
+
+// The pairs of an endpoint's `security_policies` x `security_modes` that make sense: None with None, every
+// other policy with Sign and SignAndEncrypt (the loader has refused anything else).
+std::vector<transport::SecurityOffer> security_offers(const config::Endpoint& endpoint);
+
+// The server's identity as the channel and the session services use it (the PKI keeps ownership).
+security::ServerIdentity server_identity(const security::Pki& pki);
+
+// Validates a client's application instance certificate against the PKI with the policy's limits on key
+// length and signature algorithm (Part 7).
+security::CertificateValidator application_certificate_validator(security::Pki& pki);
+
+}  // namespace opcuad

@@ -1,0 +1,121 @@
+// node-opcua (2.182.2) over signed and encrypted secure channels against the real daemon: the trust flow
+// an operator follows (an unknown client is refused and its certificate lands in rejected/, moving it to
+// trusted/ lets it in), then every policy x mode opens a session, reads, writes, browses and subscribes.
+"use strict";
+const test = require("node:test");
+const assert = require("node:assert/strict");
+const fs = require("node:fs");
+const os = require("node:os");
+const path = require("node:path");
+const {
+  OPCUAClient, OPCUACertificateManager, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
+  StatusCodes, ClientSubscription, ClientMonitoredItem, TimestampsToReturn,
+} = require("node-opcua");
+const { startDaemon, until } = require("./daemon");
+
+const NS = 2;
+const id = (p) => `ns=${NS};s=Interop.${p}`;
+const POLICIES = [SecurityPolicy.Basic256Sha256, SecurityPolicy.Aes128_Sha256_RsaOaep, SecurityPolicy.Aes256_Sha256_RsaPss];
+const MODES = [MessageSecurityMode.Sign, MessageSecurityMode.SignAndEncrypt];
+
+let daemon;
+let clientPki;
+let certificateManager;
+
+function newClient(policy, mode) {
+  return OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: mode,
+    securityPolicy: policy,
+    clientCertificateManager: certificateManager,
+    applicationUri: "urn:opcuad:interop:client",
+    applicationName: "opcuad interop client",
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    requestedSessionTimeout: 60000,
+  });
+}
+
+test.before(async () => {
+  clientPki = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-client-pki-"));
+  certificateManager = new OPCUACertificateManager({
+    rootFolder: clientPki, automaticallyAcceptUnknownCertificate: true, disableFileWatchers: true,
+  });
+  await certificateManager.initialize();
+  daemon = await startDaemon({
+    endpoint: {
+      security_policies: ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"],
+      security_modes: ["None", "Sign", "SignAndEncrypt"],
+    },
+  });
+});
+
+test.after(async () => {
+  if (certificateManager) await certificateManager.dispose();
+  if (daemon) {
+    const { code } = await daemon.stop();
+    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
+  }
+  if (clientPki) fs.rmSync(clientPki, { recursive: true, force: true });
+});
+
+test("an unknown client certificate is refused, saved to rejected/, and accepted once trusted", async () => {
+  const client = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);
+  await assert.rejects(client.connect(daemon.url));
+  await client.disconnect();
+  const rejected = path.join(daemon.pki, "rejected", "certs");
+  await until(() => fs.existsSync(rejected) && fs.readdirSync(rejected).length === 1, "a file in rejected/certs");
+  const [file] = fs.readdirSync(rejected);
+  assert.match(file, /^[0-9a-f]{40}\.der$/i);
+  assert.match(daemon.output(), /BadCertificateUntrusted/);
+  fs.renameSync(path.join(rejected, file), path.join(daemon.pki, "trusted", "certs", file));
+  const again = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);
+  await again.connect(daemon.url);
+  const session = await again.createSession();
+  const v = await session.read({ nodeId: "ns=0;i=2259", attributeId: AttributeIds.Value });
+  assert.equal(v.statusCode, StatusCodes.Good);
+  await session.close();
+  await again.disconnect();
+});
+
+for (const policy of POLICIES) {
+  for (const mode of MODES) {
+    const name = `${policy.split("#")[1]} ${MessageSecurityMode[mode]}`;
+    test(`${name}: session, read, write, browse, subscribe, large messages both ways`, async () => {
+      const client = newClient(policy, mode);
+      await client.connect(daemon.url);
+      const session = await client.createSession();
+      try {
+        const state = await session.read({ nodeId: "ns=0;i=2259", attributeId: AttributeIds.Value });
+        assert.equal(state.statusCode, StatusCodes.Good);
+        const w = await session.write({
+          nodeId: id("Scalar.Int32"), attributeId: AttributeIds.Value,
+          value: { value: { dataType: DataType.Int32, value: 4711 } },
+        });
+        assert.equal(w, StatusCodes.Good);
+        const r = await session.read({ nodeId: id("Scalar.Int32"), attributeId: AttributeIds.Value });
+        assert.equal(r.value.value, 4711);
+        const b = await session.browse("ns=0;i=85");
+        assert.equal(b.statusCode, StatusCodes.Good);
+        assert.ok(b.references.length > 0);
+        // A request and a response of several chunks each (the channel's buffers are 64 KiB).
+        const many = Array.from({ length: 3000 }, () => ({ nodeId: "ns=0;i=2259", attributeId: AttributeIds.Value }));
+        const results = await session.read(many);
+        assert.equal(results.length, 3000);
+        assert.ok(results.every((x) => x.statusCode === StatusCodes.Good));
+        const sub = ClientSubscription.create(session, {
+          requestedPublishingInterval: 50, requestedLifetimeCount: 100, requestedMaxKeepAliveCount: 10,
+          maxNotificationsPerPublish: 0, publishingEnabled: true, priority: 1,
+        });
+        const item = ClientMonitoredItem.create(sub, { nodeId: "ns=0;i=2258", attributeId: AttributeIds.Value },
+          { samplingInterval: 50, discardOldest: true, queueSize: 1 }, TimestampsToReturn.Both);
+        let changes = 0;
+        item.on("changed", () => ++changes);
+        await until(() => changes >= 3, "three CurrentTime changes", 10000);
+        await sub.terminate();
+      } finally {
+        await session.close();
+        await client.disconnect();
+      }
+    });
+  }
+}

@@ -1,0 +1,393 @@
+// Signed and encrypted secure channels (Part 6 §6.7.2): a client written here against the primitives opens a
+// secured channel, exchanges a request, and every kind of damage to a chunk closes the channel with
+// BadSecurityChecksFailed without the request reaching the service.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <random>
+
+#include "tests/unit/transport/channel_harness.hpp"
+#include "transport/security/asymmetric.hpp"
+#include "transport/security/crypto.hpp"
+#include "transport/security/pki.hpp"
+
+using namespace opcuad;
+using namespace opcuad::transport;
+using namespace opcuad::transport::test;
+namespace status = ua::status;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct TempDir {
+  TempDir() {
+    std::random_device rd;
+    path = fs::temp_directory_path() / ("opcuad-secure-" + std::to_string(rd()) + std::to_string(rd()));
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  fs::path path;
+};
+
+// A server PKI (trusting the client's certificate) and a client certificate, made once for all tests.
+struct Keys {
+  TempDir dir;
+  security::Pki server, client;
+  security::ServerIdentity identity;
+  security::Pkey client_private, client_public, server_public;
+  Keys() {
+    security::PkiSettings s;
+    s.directory = dir.path / "server";
+    s.application_uri = "urn:test:server";
+    s.application_name = "server";
+    REQUIRE(server.open(s).ok());
+    security::PkiSettings c = s;
+    c.directory = dir.path / "client";
+    c.application_uri = "urn:test:client";
+    c.application_name = "client";
+    REQUIRE(client.open(c).ok());
+    fs::copy_file(client.paths().own_certificate, server.paths().trusted_certs / "client.der");
+    server.reload();
+    identity.certificate = server.certificate_der();
+    identity.thumbprint = server.thumbprint();
+    identity.private_key = security::share_pkey(server.private_key());
+    server_public = security::certificate_public_key(server.certificate_der());
+    client_private = security::share_pkey(client.private_key());
+    client_public = security::certificate_public_key(client.certificate_der());
+  }
+};
+
+Keys& keys() {
+  static Keys k;
+  return k;
+}
+
+TransportConfig secured_config(const security::Policy& p, ua::MessageSecurityMode mode) {
+  TransportConfig c;
+  c.security_offers = {{&p, mode}};
+  c.identity = &keys().identity;
+  c.validate_certificate = [](std::span<const uint8_t> chain, const security::Policy& policy) {
+    security::CertificateRequirements req;
+    req.min_key_bits = static_cast<int>(policy.min_key_bits);
+    req.max_key_bits = static_cast<int>(policy.max_key_bits);
+    req.allow_sha1 = policy.sha1_certificates;
+    return keys().server.validate(chain, req);
+  };
+  return c;
+}
+
+// The client side of a secured channel.
+struct SecureClient {
+  const security::Policy& policy;
+  ua::MessageSecurityMode mode;
+  std::vector<uint8_t> client_nonce = std::vector<uint8_t>(32, 0x5a);
+  uint32_t channel_id = 0, token_id = 0, sequence = 1;
+  security::SymmetricCipher send, receive;
+
+  std::string open_request(uint32_t request_id, std::span<const uint8_t> certificate) {
+    ua::ByteBuffer buf;
+    ua::Encoder e(buf);
+    e.write_raw("OPNF\0\0\0\0", 8);
+    e.write_u32(0);
+    ua::encode(e, ua::String(std::string(policy.uri)));
+    ua::encode(e, ua::ByteString::from_bytes(certificate));
+    ua::encode(e, ua::ByteString::from_bytes(keys().identity.thumbprint));
+    const size_t encrypted_from = buf.size();
+    e.write_u32(sequence++);
+    e.write_u32(request_id);
+    ua::OpenSecureChannelRequest req;
+    req.request_type = ua::SecurityTokenRequestType::Issue;
+    req.security_mode = mode;
+    req.client_nonce = ua::ByteString::from_bytes(client_nonce);
+    req.requested_lifetime = 600000;
+    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
+    ua::encode(e, req);
+    std::vector<uint8_t> chunk(buf.data(), buf.data() + buf.size());
+    REQUIRE(security::seal_asymmetric(policy, keys().client_private.get(), keys().server_public.get(), chunk,
+                                      encrypted_from));
+    return std::string(chunk.begin(), chunk.end());
+  }
+
+  // Reads the server's OPN response and derives both directions' keys.
+  void accept_open(const std::string& out) {
+    REQUIRE(out.substr(0, 3) == "OPN");
+    std::span<const uint8_t> chunk(reinterpret_cast<const uint8_t*>(out.data()), out.size());
+    ua::Decoder d(chunk.subspan(8));
+    d.read_u32();
+    ua::String uri;
+    ua::ByteString cert, thumb;
+    ua::decode(d, uri);
+    ua::decode(d, cert);
+    ua::decode(d, thumb);
+    REQUIRE(uri.view() == policy.uri);
+    CHECK(std::vector<uint8_t>(cert.bytes().begin(), cert.bytes().end()) == keys().identity.certificate);
+    const auto client_thumb = security::sha1(keys().client.certificate_der());
+    CHECK(std::vector<uint8_t>(thumb.bytes().begin(), thumb.bytes().end()) ==
+          std::vector<uint8_t>(client_thumb.begin(), client_thumb.end()));
+    const size_t from = static_cast<size_t>(d.position() - chunk.data());
+    auto opened = security::open_asymmetric(policy, keys().client_private.get(), keys().server_public.get(), chunk, from);
+    REQUIRE(opened.status.is_good());
+    ua::Decoder body(opened.plaintext);
+    body.read_u32();
+    body.read_u32();
+    ua::NodeId type;
+    ua::decode(body, type);
+    ua::OpenSecureChannelResponse resp;
+    ua::decode(body, resp);
+    REQUIRE(body.ok());
+    channel_id = resp.security_token.channel_id;
+    token_id = resp.security_token.token_id;
+    REQUIRE(resp.server_nonce.size() == policy.nonce_length);
+    const auto server_nonce = resp.server_nonce.bytes();
+    REQUIRE(send.set_keys(policy, security::derive_keys(policy, server_nonce, client_nonce)));
+    REQUIRE(receive.set_keys(policy, security::derive_keys(policy, client_nonce, server_nonce)));
+  }
+
+  std::string message(uint32_t request_id, std::string_view body, char chunk_type = 'F') {
+    std::string s = symmetric_chunk("MSG", chunk_type, channel_id, token_id, sequence++, request_id, body);
+    std::vector<uint8_t> c(s.begin(), s.end());
+    const size_t sig = policy.signature_length;
+    const bool encrypt = mode == ua::MessageSecurityMode::SignAndEncrypt;
+    if (encrypt) {
+      auto pad = security::compute_padding(c.size() - kSymmetricHeaderSize, sig, policy.block_size, false);
+      const size_t at = c.size();
+      c.resize(at + pad.total());
+      security::write_padding(c.data() + at, pad);
+    }
+    const size_t signed_size = c.size();
+    c.resize(signed_size + sig);
+    const auto n = static_cast<uint32_t>(c.size());
+    std::memcpy(c.data() + 4, &n, 4);
+    REQUIRE(send.sign({c.data(), signed_size}, c.data() + signed_size));
+    if (encrypt) REQUIRE(send.encrypt({c.data() + kSymmetricHeaderSize, c.size() - kSymmetricHeaderSize}));
+    return std::string(c.begin(), c.end());
+  }
+
+  // Verifies and decrypts one server MSG chunk; returns its body (after the sequence header).
+  std::vector<uint8_t> unseal(std::string_view chunk) {
+    std::vector<uint8_t> c(chunk.begin(), chunk.end());
+    const bool encrypt = mode == ua::MessageSecurityMode::SignAndEncrypt;
+    if (encrypt) REQUIRE(receive.decrypt({c.data() + kSymmetricHeaderSize, c.size() - kSymmetricHeaderSize}));
+    const size_t sig = policy.signature_length;
+    REQUIRE(receive.verify({c.data(), c.size() - sig}, {c.data() + c.size() - sig, sig}));
+    size_t end = c.size() - sig;
+    if (encrypt) {
+      const size_t pad = security::check_padding({c.data() + kSymmetricPrefix, end - kSymmetricPrefix}, false);
+      REQUIRE(pad != SIZE_MAX);
+      end -= pad;
+    }
+    return std::vector<uint8_t>(c.begin() + kSymmetricPrefix, c.begin() + static_cast<ptrdiff_t>(end));
+  }
+};
+
+// Splits raw output into chunks by their size fields.
+std::vector<std::string> chunks_of(const std::string& out) {
+  std::vector<std::string> r;
+  size_t pos = 0;
+  while (pos + 8 <= out.size()) {
+    uint32_t n;
+    std::memcpy(&n, out.data() + pos + 4, 4);
+    r.push_back(out.substr(pos, n));
+    pos += n;
+  }
+  return r;
+}
+
+ua::StatusCode error_of(const std::string& chunk) {
+  uint32_t code = 0;
+  std::memcpy(&code, chunk.data() + 8, 4);
+  return ua::StatusCode(code);
+}
+
+// HEL, secured OPN; returns with the channel open and the output cleared.
+void open_secured(Harness& h, SecureClient& c) {
+  h.feed(hello());
+  h.sink.out.clear();
+  h.feed(c.open_request(1, keys().client.certificate_der()));
+  h.run();
+  auto out = chunks_of(h.sink.out);
+  REQUIRE(out.size() == 1);
+  c.accept_open(out[0]);
+  h.sink.out.clear();
+}
+
+}  // namespace
+
+TEST_CASE("secure channel: every policy and mode opens, answers a request and secures the response",
+          "[transport][security]") {
+  for (auto id : {security::PolicyId::Basic256Sha256, security::PolicyId::Aes128_Sha256_RsaOaep,
+                  security::PolicyId::Aes256_Sha256_RsaPss}) {
+    for (auto mode : {ua::MessageSecurityMode::Sign, ua::MessageSecurityMode::SignAndEncrypt}) {
+      const auto& p = security::policy(id);
+      INFO(p.name << " mode " << static_cast<int>(mode));
+      Harness h(secured_config(p, mode));
+      SecureClient c{p, mode};
+      open_secured(h, c);
+      CHECK(h.channel->security_policy().id == id);
+      CHECK(h.channel->security_mode() == mode);
+      CHECK(std::vector<uint8_t>(h.channel->client_certificate().begin(), h.channel->client_certificate().end()) ==
+            keys().client.certificate_der());
+      h.feed(c.message(7, encode_request(read_request(5, 3))));
+      h.run();
+      CHECK(h.handler.requests == 1);
+      auto out = chunks_of(h.sink.out);
+      REQUIRE(out.size() == 1);
+      REQUIRE(out[0].substr(0, 3) == "MSG");
+      if (mode == ua::MessageSecurityMode::SignAndEncrypt) {
+        CHECK((out[0].size() - kSymmetricHeaderSize) % 16 == 0);
+      }
+      auto body = c.unseal(out[0]);
+      ua::Decoder d(body);
+      ua::NodeId type;
+      ua::decode(d, type);
+      ua::ReadResponse resp;
+      ua::decode(d, resp);
+      REQUIRE(d.ok());
+      CHECK(resp.response_header.request_handle == 5);
+      CHECK(resp.results.size() == 3);
+    }
+  }
+}
+
+TEST_CASE("secure channel: a flipped bit anywhere in a secured chunk closes the channel and delivers nothing",
+          "[transport][security]") {
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  for (auto mode : {ua::MessageSecurityMode::Sign, ua::MessageSecurityMode::SignAndEncrypt}) {
+    SecureClient probe{p, mode};
+    // Positions: the sequence header, the body, the padding or the last body byte, the signature.
+    for (size_t where : {size_t{17}, size_t{21}, size_t{40}, size_t{SIZE_MAX - 40}, size_t{SIZE_MAX - 1}}) {
+      INFO("mode " << static_cast<int>(mode) << " position " << where);
+      Harness h(secured_config(p, mode));
+      SecureClient c{p, mode};
+      open_secured(h, c);
+      std::string m = c.message(7, encode_request(read_request(5, 3)));
+      const size_t at = where > m.size() ? m.size() - (SIZE_MAX - where) : where;
+      m[at] = static_cast<char>(m[at] ^ 0x04);
+      h.feed(m);
+      h.run();
+      CHECK(h.handler.requests == 0);
+      auto out = chunks_of(h.sink.out);
+      REQUIRE(out.size() == 1);
+      CHECK(out[0].substr(0, 3) == "ERR");
+      CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+      CHECK(h.events.closed);
+    }
+  }
+}
+
+TEST_CASE("secure channel: a replayed chunk is refused", "[transport][security]") {
+  const auto& p = security::policy(security::PolicyId::Aes256_Sha256_RsaPss);
+  Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+  SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+  open_secured(h, c);
+  const std::string m = c.message(7, encode_request(read_request(5, 1)));
+  h.feed(m);
+  h.run();
+  CHECK(h.handler.requests == 1);
+  h.sink.out.clear();
+  h.feed(m);  // the same bytes again: a valid signature, an old sequence number
+  h.run();
+  CHECK(h.handler.requests == 1);
+  auto out = chunks_of(h.sink.out);
+  REQUIRE(out.size() == 1);
+  CHECK(error_of(out[0]) == status::BadSequenceNumberInvalid);
+}
+
+TEST_CASE("secure channel: OPN for another certificate, an untrusted client, a damaged OPN, a policy not offered",
+          "[transport][security]") {
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  SECTION("untrusted client certificate: BadSecurityChecksFailed, nothing opened") {
+    TempDir d;
+    security::Pki stranger;
+    security::PkiSettings s;
+    s.directory = d.path;
+    s.application_uri = "urn:test:stranger";
+    s.application_name = "stranger";
+    REQUIRE(stranger.open(s).ok());
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(c.open_request(1, stranger.certificate_der()));
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].substr(0, 3) == "ERR");
+    CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+  }
+  SECTION("damaged OPN") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::Sign));
+    SecureClient c{p, ua::MessageSecurityMode::Sign};
+    h.feed(hello());
+    h.sink.out.clear();
+    std::string m = c.open_request(1, keys().client.certificate_der());
+    m[m.size() - 300] ^= 1;
+    h.feed(m);
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+  }
+  SECTION("a policy the endpoint does not offer") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::Sign));
+    SecureClient c{security::policy(security::PolicyId::Aes256_Sha256_RsaPss), ua::MessageSecurityMode::Sign};
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(c.open_request(1, keys().client.certificate_der()));
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(error_of(out[0]) == status::BadSecurityPolicyRejected);
+  }
+  SECTION("a mode the endpoint does not offer with the policy") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    SecureClient c{p, ua::MessageSecurityMode::Sign};
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(c.open_request(1, keys().client.certificate_der()));
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(error_of(out[0]) == status::BadSecurityModeRejected);
+  }
+  SECTION("SecurityPolicy None on a secured-only endpoint") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(opcuad::transport::test::open_request(1, 1));
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(error_of(out[0]) == status::BadSecurityPolicyRejected);
+  }
+}
+
+TEST_CASE("secure channel: a large response is split into secured chunks inside the client's buffer size",
+          "[transport][security]") {
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+  SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+  h.feed(hello(8192, 8192));
+  h.sink.out.clear();
+  h.feed(c.open_request(1, keys().client.certificate_der()));
+  h.run();
+  c.accept_open(chunks_of(h.sink.out).at(0));
+  h.sink.out.clear();
+  h.feed(c.message(9, encode_request(read_request(1, 2000))));
+  h.run();
+  auto out = chunks_of(h.sink.out);
+  REQUIRE(out.size() > 2);
+  std::vector<uint8_t> body;
+  for (const auto& chunk : out) {
+    CHECK(chunk.size() <= 8192);
+    CHECK((chunk.size() - kSymmetricHeaderSize) % 16 == 0);
+    auto part = c.unseal(chunk);
+    body.insert(body.end(), part.begin(), part.end());
+  }
+  ua::Decoder d(body);
+  ua::NodeId type;
+  ua::decode(d, type);
+  ua::ReadResponse resp;
+  ua::decode(d, resp);
+  REQUIRE(d.ok());
+  CHECK(resp.results.size() == 2000);
+}
