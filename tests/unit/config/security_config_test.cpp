@@ -105,7 +105,8 @@ TEST_CASE("config: security settings and anonymous access per endpoint", "[confi
   const LoadResult r = load(R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4840"},
       {"url": "opc.tcp://0.0.0.0:4841", "allow_anonymous": true}],
       "security": {"allow_anonymous": false, "anonymous_write": false, "allow_plaintext_passwords": true},
-      "users": [{"name": "op", "password_hash": "pbkdf2-sha256$1000$c2FsdA==$aGFzaA=="}]})");
+      "users": [{"name": "op", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk="}]})");
+  for (const auto& e : r.errors) UNSCOPED_INFO(e.to_string());
   REQUIRE(r.ok());
   CHECK(!r.config.endpoints[0].allow_anonymous);  // the server-wide default
   CHECK(r.config.endpoints[1].allow_anonymous);   // its own
@@ -119,9 +120,10 @@ TEST_CASE("config: security settings and anonymous access per endpoint", "[confi
 
 TEST_CASE("config: users with roles and certificates", "[config][security][roles]") {
   const LoadResult r = load(R"({"users": [
-      {"name": "op", "password_hash": "pbkdf2-sha256$1000$c2FsdA==$aGFzaA==", "roles": ["Operator", "Observer"]},
+      {"name": "op", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=", "roles": ["Operator", "Observer"]},
       {"name": "eng", "certificate_thumbprint": "00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:FF:00:11:22:33"},
-      {"name": "plain", "password_hash": "pbkdf2-sha256$1000$c2FsdA==$aGFzaA=="}]})");
+      {"name": "plain", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk="}]})");
+  for (const auto& e : r.errors) UNSCOPED_INFO(e.to_string());
   REQUIRE(r.ok());
   CHECK(r.config.users[0].roles == (role::kAuthenticatedUser | role::kOperator | role::kObserver));
   CHECK(r.config.users[2].roles == role::kAuthenticatedUser);
@@ -130,10 +132,10 @@ TEST_CASE("config: users with roles and certificates", "[config][security][roles
   CHECK((*r.config.users[1].certificate_thumbprint)[10] == 0xAA);
   CHECK(r.config.users[1].password_hash.empty());
 
-  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$1000$c2FsdA==$aGFzaA==",
+  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Root"]}]})")) ==
         "s.json: /users/0/roles: unknown role \"Root\" (the well-known roles of Part 3 §4.8.2)");
-  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$1000$c2FsdA==$aGFzaA==",
+  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Anonymous"]}]})")) ==
         "s.json: /users/0/roles: the Anonymous role belongs to anonymous sessions, not to users");
   CHECK(only_error(load(R"({"users": [{"name": "x", "certificate_thumbprint": "0011"}]})")) ==
