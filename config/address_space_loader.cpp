@@ -51,6 +51,8 @@ addressspace::NodeSpec spec_of(const NodeDecl& d) {
   spec.array_dimensions = d.array_dimensions;
   spec.access_level = d.access_level;
   spec.user_access_level = d.access_level;
+  if (d.read_roles != role::kEveryone || d.write_roles != role::kEveryone)
+    spec.user_access_level |= kHasRolesBit;
   spec.minimum_sampling_interval = d.minimum_sampling_interval;
   spec.historizing = d.historizing;
   return spec;
@@ -67,7 +69,8 @@ void set_initial_value(addressspace::NodeSpec& spec, const NodeDecl& d) {
 }  // namespace
 
 std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
-                                             addressspace::EpochReclaimer::Participant& p, const ua::BuildInfo& build) {
+                                             addressspace::EpochReclaimer::Participant& p,
+                                             const ua::BuildInfo& build, RoleTable* roles) {
   using namespace addressspace;
   std::vector<ConfigError> errors;
   NodeStoreBuilder b(space.values(), p, space.current());
@@ -114,7 +117,11 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
     NodeSpec copy = spec_of(decl);
     copy.node_id = ua::NodeId(parent.namespace_index(), ua::String(base + "." + std::string(decl.browse_name.name.view())));
     set_initial_value(copy, decl);
-    if (!b.add_node(copy)) {
+    const bool added = b.add_node(copy);
+    if (added && roles && (copy.user_access_level & kHasRolesBit)) {
+      (*roles)[copy.node_id] = NodeRoles{decl.read_roles, decl.write_roles};
+    }
+    if (!added) {
       errors.push_back({owner.file, owner.path,
                         "instantiating " + std::string(decl.browse_name.name.view()) + ": duplicate NodeId " +
                             copy.node_id.to_string()});
@@ -193,6 +200,9 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
       if (!b.add_node(spec)) {
         errors.push_back({d.file, d.path, "duplicate NodeId " + spec.node_id.to_string()});
         break;
+      }
+      if (roles && (spec.user_access_level & kHasRolesBit)) {
+        (*roles)[spec.node_id] = NodeRoles{d.read_roles, d.write_roles};
       }
       if (d.is_type) {
         b.add_reference(d.parent, ua::NodeId(0, ua::id::HasSubtype), spec.node_id);

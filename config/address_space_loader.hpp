@@ -14,9 +14,11 @@ namespace opcuad::config {
 addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo& build);
 
 // REQUIRES: `c` came from a LoadResult without errors (a failure here is reported, not assumed away).
-// `p` is the calling thread's participant of space.reclaimer().
+// `p` is the calling thread's participant of space.reclaimer(). With `roles`, the read_roles / write_roles of
+// every variable that has some (declared, bulk or instantiated) are put there
+// (services::Server::set_role_table).
 std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
                                              addressspace::EpochReclaimer::Participant& p,
-                                             const ua::BuildInfo& build = {});
+                                             const ua::BuildInfo& build = {}, RoleTable* roles = nullptr);
 
 }  // namespace opcuad::config

@@ -8,6 +8,7 @@
 // to start when there is any. docs/CONFIGURATION.md describes the format; config/opcuad.schema.json is
 // its JSON Schema.
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "addressspace/server_object.hpp"
+#include "config/roles.hpp"
+#include "transport/security/policy.hpp"
 #include "ua/node_id.hpp"
 #include "ua/variant.hpp"
 
@@ -28,16 +31,41 @@ struct ConfigError {
   friend bool operator==(const ConfigError&, const ConfigError&) = default;
 };
 
+// MessageSecurityMode (Part 4 §7.20), with the values of ua::MessageSecurityMode.
+enum class SecurityMode : uint8_t { None = 1, Sign = 2, SignAndEncrypt = 3 };
+
+// One policy / mode pair an endpoint offers: one EndpointDescription each (Part 4 §7.14).
+struct SecurityOffer {
+  security::PolicyId policy = security::PolicyId::None;
+  SecurityMode mode = SecurityMode::None;
+  friend bool operator==(const SecurityOffer&, const SecurityOffer&) = default;
+};
+
 struct Endpoint {
   std::string url = "opc.tcp://0.0.0.0:4840";
-  // The loader accepts only None until signing and encryption exist (docs/CONFIGURATION.md).
+  // As configured; `offers` is what they mean: every policy with every mode, where None pairs only with
+  // None and a secure policy only with Sign / SignAndEncrypt (docs/CONFIGURATION.md, "endpoints").
   std::vector<std::string> security_policies{"None"};
   std::vector<std::string> security_modes{"None"};
+  std::vector<SecurityOffer> offers{SecurityOffer{}};
+  bool allow_anonymous = true;  // endpoints[].allow_anonymous, default security.allow_anonymous
 };
 
 struct User {
   std::string name;
-  std::string password_hash;  // pbkdf2-sha256$<iterations>$<salt>$<hash> (config/password.hpp)
+  std::string password_hash;  // pbkdf2-sha256$<iterations>$<salt>$<hash> (config/password.hpp); may be empty
+  // The SHA-1 thumbprint of the user's X.509 certificate (X509IdentityToken, Part 4 §7.41.5); a user with
+  // one logs in with that certificate, validated against the user trust list.
+  std::optional<std::array<uint8_t, 20>> certificate_thumbprint;
+  RoleSet roles = role::kAuthenticatedUser;  // AuthenticatedUser plus the configured ones
+};
+
+// Server-wide security settings (docs/CONFIGURATION.md, "security").
+struct Security {
+  bool allow_anonymous = true;             // the default of endpoints[].allow_anonymous
+  bool allow_plaintext_passwords = false;  // a UserName token policy None on None endpoints (insecure)
+  bool allow_deprecated_policies = false;  // Basic128Rsa15, Basic256 (Part 7 deprecates them)
+  bool anonymous_write = true;             // false: Write is refused to anonymous sessions
 };
 
 struct Limits {
@@ -145,6 +173,8 @@ struct NodeDecl {
   std::vector<uint32_t> array_dimensions;
   ua::Variant value;
   uint8_t access_level = 1;
+  RoleSet read_roles = role::kEveryone;   // read_roles in the node file
+  RoleSet write_roles = role::kEveryone;  // write_roles
   double minimum_sampling_interval = 0;
   bool historizing = false;
   std::optional<Simulation> simulation;
@@ -171,7 +201,7 @@ struct ServerConfig {
   Scheduling scheduling;
   Limits limits;
   Connections connections;
-  bool allow_anonymous = true;
+  Security security;
   std::vector<User> users;
   Logging logging;
   Diagnostics diagnostics;
@@ -196,6 +226,10 @@ LoadResult load_config_text(const std::string& json, const std::string& file_nam
 void load_node_file_text(const std::string& json, const std::string& file_name, LoadResult& into);
 // Checks that need every node file at once: duplicate NodeIds and dangling parents. load_config() calls it.
 void check_references(LoadResult& result);
+
+// What the daemon logs as a warning at every start (docs/SECURITY.md): deprecated policies offered,
+// passwords accepted in clear, anonymous writes.
+std::vector<std::string> security_warnings(const ServerConfig& c);
 
 // The NodeId of element n of a bulk declaration.
 ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::NamespaceResolver& resolver);

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -16,6 +17,28 @@
 namespace opcuad::config {
 
 namespace {
+std::optional<std::array<uint8_t, 20>> parse_thumbprint(std::string_view text) {
+  std::array<uint8_t, 20> out{};
+  size_t n = 0;
+  int high = -1;
+  for (char ch : text) {
+    if (ch == ':' || ch == ' ') continue;
+    int v = ch >= '0' && ch <= '9'   ? ch - '0'
+            : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+            : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                     : -1;
+    if (v < 0 || n == out.size()) return std::nullopt;
+    if (high < 0) {
+      high = v;
+    } else {
+      out[n++] = static_cast<uint8_t>(high << 4 | v);
+      high = -1;
+    }
+  }
+  if (n != out.size() || high >= 0) return std::nullopt;
+  return out;
+}
+
 bool glob_match(std::string_view pattern, std::string_view name) {
   size_t p = 0, n = 0, star = std::string_view::npos, mark = 0;
   while (n < name.size()) {
@@ -137,6 +160,83 @@ void read_connections(ObjectReader& parent, Connections& c) {
   }
 }
 
+// endpoints[].security_policies x security_modes -> the pairs offered. None pairs only with None, a secure
+// policy only with Sign and SignAndEncrypt (Part 4 §7.20; Part 7); a policy or mode that pairs with nothing
+// listed is an error, so every configured name is offered or the daemon refuses to start.
+void read_security_offers(ObjectReader& e, Endpoint& ep) {
+  Context& ctx = e.context();
+  e.read("security_policies", ep.security_policies);
+  e.read("security_modes", ep.security_modes);
+  if (ep.security_policies.empty())
+    ctx.error(e.path_of("security_policies"), "must name at least one policy");
+  if (ep.security_modes.empty()) ctx.error(e.path_of("security_modes"), "must name at least one mode");
+  std::vector<const security::Policy*> policies;
+  for (const auto& name : ep.security_policies) {
+    const security::Policy* p = security::find_policy(name);
+    if (!p) {
+      std::string known;
+      for (const auto& q : security::all_policies())
+        known += (known.empty() ? "" : ", ") + std::string(q.name);
+      ctx.error(e.path_of("security_policies"), "unknown security policy \"" + name + "\" (" + known + ")");
+    } else if (std::find(policies.begin(), policies.end(), p) != policies.end()) {
+      ctx.error(e.path_of("security_policies"), "security policy \"" + name + "\" listed twice");
+    } else {
+      policies.push_back(p);
+    }
+  }
+  std::vector<SecurityMode> modes;
+  for (const auto& name : ep.security_modes) {
+    SecurityMode m;
+    if (name == "None") {
+      m = SecurityMode::None;
+    } else if (name == "Sign") {
+      m = SecurityMode::Sign;
+    } else if (name == "SignAndEncrypt") {
+      m = SecurityMode::SignAndEncrypt;
+    } else {
+      ctx.error(e.path_of("security_modes"),
+                "unknown security mode \"" + name + "\" (None, Sign, SignAndEncrypt)");
+      continue;
+    }
+    if (std::find(modes.begin(), modes.end(), m) != modes.end()) {
+      ctx.error(e.path_of("security_modes"), "security mode \"" + name + "\" listed twice");
+    } else {
+      modes.push_back(m);
+    }
+  }
+  ep.offers.clear();
+  for (const security::Policy* p : policies) {
+    bool paired = false;
+    for (SecurityMode m : modes) {
+      if ((p->id == security::PolicyId::None) != (m == SecurityMode::None)) continue;
+      ep.offers.push_back({p->id, m});
+      paired = true;
+    }
+    if (!paired && !modes.empty()) {
+      ctx.error(e.path_of("security_policies"),
+                p->id == security::PolicyId::None
+                    ? std::string(
+                          "SecurityPolicy None needs security mode None, which security_modes does not list")
+                    : "SecurityPolicy " + std::string(p->name) +
+                          " needs security mode Sign or SignAndEncrypt, which security_modes does not list");
+    }
+  }
+  for (SecurityMode m : modes) {
+    bool paired = false;
+    for (const security::Policy* p : policies)
+      paired |= (p->id == security::PolicyId::None) == (m == SecurityMode::None);
+    if (!paired && !policies.empty()) {
+      ctx.error(
+          e.path_of("security_modes"),
+          m == SecurityMode::None
+              ? std::string(
+                    "security mode None needs SecurityPolicy None, which security_policies does not list")
+              : "security mode " + std::string(m == SecurityMode::Sign ? "Sign" : "SignAndEncrypt") +
+                    " needs a secure policy, which security_policies does not list (None cannot sign)");
+    }
+  }
+}
+
 void read_server(ObjectReader& r, ServerConfig& c) {
   Context& ctx = r.context();
   r.read("application_uri", c.application_uri);
@@ -154,6 +254,8 @@ void read_server(ObjectReader& r, ServerConfig& c) {
       ctx.error(r.path_of("advertised_hostname"), "not a host name or address: it contains '/'");
     }
   }
+  // endpoints[].allow_anonymous, applied once security.allow_anonymous (their default) is known.
+  std::vector<std::pair<size_t, bool>> anonymous_overrides;
   if (const Json* eps = r.member("endpoints")) {
     if (!eps->is_array() || eps->empty()) {
       ctx.error(r.path_of("endpoints"), "expected a non-empty array, got " + json_type_name(*eps));
@@ -167,27 +269,10 @@ void read_server(ObjectReader& r, ServerConfig& c) {
           if (!ua::parse_endpoint_url(ep.url, &reason))
             ctx.error(e.path_of("url"), "invalid endpoint URL: " + std::string(reason));
         }
-        // Signing and encryption are not implemented yet: an endpoint that asks for them is refused
-        // rather than served in plain text (docs/CONFIGURATION.md, "Not supported yet").
-        e.read("security_policies", ep.security_policies);
-        for (const auto& p : ep.security_policies) {
-          static constexpr std::string_view kPolicies[] = {"None", "Basic128Rsa15", "Basic256", "Basic256Sha256",
-                                                           "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
-          if (std::find(std::begin(kPolicies), std::end(kPolicies), p) == std::end(kPolicies)) {
-            ctx.error(e.path_of("security_policies"), "unknown security policy \"" + p + "\"");
-          } else if (p != "None") {
-            ctx.error(e.path_of("security_policies"),
-                      "SecurityPolicy " + p + " is not supported by this version (only None)");
-          }
-        }
-        e.read("security_modes", ep.security_modes);
-        for (const auto& m : ep.security_modes) {
-          if (m != "None" && m != "Sign" && m != "SignAndEncrypt") {
-            ctx.error(e.path_of("security_modes"), "unknown security mode \"" + m + "\" (None, Sign, SignAndEncrypt)");
-          } else if (m != "None") {
-            ctx.error(e.path_of("security_modes"),
-                      "MessageSecurityMode " + m + " is not supported by this version (only None)");
-          }
+        read_security_offers(e, ep);
+        if (e.member("allow_anonymous")) {
+          bool allow = true;
+          if (e.read("allow_anonymous", allow)) anonymous_overrides.emplace_back(c.endpoints.size(), allow);
         }
         c.endpoints.push_back(std::move(ep));
       }
@@ -204,7 +289,26 @@ void read_server(ObjectReader& r, ServerConfig& c) {
                 "security.pki_directory is not supported by this version (no certificates until signing and "
                 "encryption exist)");
     }
-    sr.read("allow_anonymous", c.allow_anonymous);
+    sr.read("allow_anonymous", c.security.allow_anonymous);
+    sr.read("allow_plaintext_passwords", c.security.allow_plaintext_passwords);
+    sr.read("allow_deprecated_policies", c.security.allow_deprecated_policies);
+    sr.read("anonymous_write", c.security.anonymous_write);
+  }
+  for (auto& e : c.endpoints) e.allow_anonymous = c.security.allow_anonymous;
+  for (auto [index, allow] : anonymous_overrides) c.endpoints[index].allow_anonymous = allow;
+  // Part 7 deprecates Basic128Rsa15 and Basic256 (SHA-1, PKCS#1 v1.5 encryption): offered only on request.
+  if (!c.security.allow_deprecated_policies) {
+    for (size_t i = 0; i < c.endpoints.size(); ++i) {
+      for (const auto& offer : c.endpoints[i].offers) {
+        const security::Policy& p = security::policy(offer.policy);
+        if (p.deprecated) {
+          ctx.error(pointer(r.path_of("endpoints"), i) + "/security_policies",
+                    "SecurityPolicy " + std::string(p.name) +
+                        " is deprecated (Part 7): set security.allow_deprecated_policies to offer it");
+          break;
+        }
+      }
+    }
   }
   if (const Json* users = r.member("users")) {
     if (!users->is_array()) {
@@ -216,13 +320,43 @@ void read_server(ObjectReader& r, ServerConfig& c) {
         u.require("name");
         u.read("name", user.name);
         // Never a clear-text password: only the salted hash, which is checked for its form here.
-        if (u.member("password")) ctx.error(u.path_of("password"), "clear-text passwords are not accepted: use password_hash");
-        if (u.require("password_hash") && u.read("password_hash", user.password_hash) &&
-            !is_password_hash(user.password_hash)) {
+        if (u.member("password"))
+          ctx.error(u.path_of("password"), "clear-text passwords are not accepted: use password_hash");
+        if (u.read("password_hash", user.password_hash) && !is_password_hash(user.password_hash)) {
           ctx.error(u.path_of("password_hash"), "not a pbkdf2-sha256$<iterations>$<salt>$<hash> string");
+        }
+        std::string thumbprint;
+        if (u.read("certificate_thumbprint", thumbprint)) {
+          user.certificate_thumbprint = parse_thumbprint(thumbprint);
+          if (!user.certificate_thumbprint) {
+            ctx.error(u.path_of("certificate_thumbprint"),
+                      "not a SHA-1 thumbprint (40 hexadecimal digits, optionally separated by ':')");
+          }
+        }
+        if (!u.has("password_hash") && !u.has("certificate_thumbprint")) {
+          ctx.error(u.path(), "a user needs password_hash, certificate_thumbprint or both");
+        }
+        std::vector<std::string> roles;
+        if (u.read("roles", roles)) {
+          user.roles = role::kAuthenticatedUser;  // every authenticated user has it (Part 3 §4.8.2)
+          for (const auto& name : roles) {
+            const auto bit = role_bit(name);
+            if (!bit) {
+              ctx.error(u.path_of("roles"),
+                        "unknown role \"" + name + "\" (the well-known roles of Part 3 §4.8.2)");
+            } else if (*bit == role::kAnonymous) {
+              ctx.error(u.path_of("roles"), "the Anonymous role belongs to anonymous sessions, not to users");
+            } else {
+              user.roles |= *bit;
+            }
+          }
         }
         for (const auto& other : c.users) {
           if (other.name == user.name) ctx.error(u.path_of("name"), "duplicate user \"" + user.name + "\"");
+          if (user.certificate_thumbprint && other.certificate_thumbprint == user.certificate_thumbprint) {
+            ctx.error(u.path_of("certificate_thumbprint"),
+                      "the same certificate as user \"" + other.name + "\"");
+          }
         }
         c.users.push_back(std::move(user));
       }
@@ -308,6 +442,29 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   }
   check_references(result);
   return result;
+}
+
+std::vector<std::string> security_warnings(const ServerConfig& c) {
+  std::vector<std::string> out;
+  bool none_endpoint = false;
+  for (const auto& e : c.endpoints) {
+    for (const auto& offer : e.offers) {
+      const security::Policy& p = security::policy(offer.policy);
+      none_endpoint |= offer.mode == SecurityMode::None;
+      if (p.deprecated) {
+        out.push_back("endpoint " + e.url + " offers the deprecated SecurityPolicy " + std::string(p.name) +
+                      " (security.allow_deprecated_policies)");
+      }
+    }
+  }
+  bool passwords = false;
+  for (const auto& u : c.users) passwords |= !u.password_hash.empty();
+  if (c.security.allow_plaintext_passwords && passwords && none_endpoint) {
+    out.push_back(
+        "INSECURE: security.allow_plaintext_passwords lets clients send passwords in clear on SecurityPolicy "
+        "None endpoints");
+  }
+  return out;
 }
 
 LoadResult load_config(const std::filesystem::path& server_file) {

@@ -206,9 +206,11 @@ struct FileParser {
     const bool is_variable = d.kind == NodeKind::Variable || d.kind == NodeKind::Property;
     if (is_variable) variable(r, d, ns);
     if (!is_variable) {
-      for (const char* k : {"data_type", "value_rank", "array_dimensions", "value", "access", "minimum_sampling_interval",
-                            "historizing", "engineering_units", "eu_range", "simulation"}) {
-        if (r.member(k)) ctx.error(r.path_of(k), "only variables and properties have \"" + std::string(k) + "\"");
+      for (const char* k :
+           {"data_type", "value_rank", "array_dimensions", "value", "access", "minimum_sampling_interval",
+            "historizing", "engineering_units", "eu_range", "simulation", "read_roles", "write_roles"}) {
+        if (r.member(k))
+          ctx.error(r.path_of(k), "only variables and properties have \"" + std::string(k) + "\"");
       }
     }
     if (in_type && d.count) ctx.error(r.path_of("count"), "bulk declarations are not allowed in object types");
@@ -232,6 +234,24 @@ struct FileParser {
         }
       }
     }
+  }
+
+  // read_roles / write_roles: the well-known roles (Part 3 §4.8.2) whose sessions may read / write the
+  // Value; absent: everyone whom the access level lets.
+  void roles(ObjectReader& r, const char* key, RoleSet& out) {
+    std::vector<std::string> names;
+    if (!r.read(key, names)) return;
+    out = 0;
+    for (const auto& name : names) {
+      const auto bit = role_bit(name);
+      if (!bit) {
+        ctx.error(r.path_of(key), "unknown role \"" + name + "\" (the well-known roles of Part 3 §4.8.2)");
+      } else {
+        out |= *bit;
+      }
+    }
+    if (names.empty())
+      ctx.error(r.path_of(key), "an empty list would lock everyone out: omit the key instead");
   }
 
   void variable(ObjectReader& r, NodeDecl& d, uint16_t ns) {
@@ -274,6 +294,8 @@ struct FileParser {
         }
       }
     }
+    roles(r, "read_roles", d.read_roles);
+    roles(r, "write_roles", d.write_roles);
     r.read("minimum_sampling_interval", d.minimum_sampling_interval);
     r.read("historizing", d.historizing);
     if (const Json* v = r.member("value"); v && dt_index != kNoNode) {

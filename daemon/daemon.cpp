@@ -32,7 +32,9 @@ Daemon::~Daemon() { shutdown(); }
 
 bool Daemon::start() {
   control_participant_ = space_.reclaimer().register_participant();
-  const auto errors = config::build_address_space(config_, space_, *control_participant_, build_info());
+  config::RoleTable roles;
+  const auto errors =
+      config::build_address_space(config_, space_, *control_participant_, build_info(), &roles);
   if (!errors.empty()) {
     for (const auto& e : errors) log::error("{}", e.to_string());
     return false;
@@ -42,6 +44,16 @@ bool Daemon::start() {
   shards_ = std::make_unique<transport::ShardPool>(
       config_.threads, transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
   services_ = std::make_unique<services::Server>(space_, config_);
+  services_->set_role_table(std::move(roles));
+  // The daemon's PKI sets the server identity and the user certificate validator here
+  // (services_->set_identity(), set_user_certificate_validator()); without them every secure endpoint and
+  // every encrypted password is impossible, which stops the start (docs/CONFIGURATION.md, "Endpoint
+  // security").
+  for (const auto& w : config::security_warnings(config_)) log::warn("security: {}", w);
+  if (const auto problems = services_->security_problems(); !problems.empty()) {
+    for (const auto& p : problems) log::error("security: {}", p);
+    return false;
+  }
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
   simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
   for (const auto& problem : shards_->start()) log::warn("scheduling: {}", problem);
@@ -71,7 +83,7 @@ bool Daemon::start() {
 }
 
 bool Daemon::listen(const config::Endpoint& endpoint) {
-  // The configuration has validated the URL and its security (config/loader.cpp): only None is served.
+  // The configuration has validated the URL and its security (config/loader.cpp).
   const char* reason = nullptr;
   const auto url = ua::parse_endpoint_url(endpoint.url, &reason);
   if (!url) {

@@ -22,7 +22,7 @@ enum Attr : uint32_t {
 
 // `now` is the request's server timestamp: one clock read per Read, shared by all its values.
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
-              ua::DateTime now, ua::DataValue& out) {
+              ua::DateTime now, const UserAccess& user, ua::DataValue& out) {
   out = ua::DataValue{};
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) {
@@ -47,7 +47,7 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
       out.status = status::BadDataEncodingInvalid;
       return;
     }
-    out.status = read_plain_attribute(store, n, item.attribute_id, out.value);
+    out.status = read_plain_attribute(store, n, item.attribute_id, out.value, user);
     if (out.status.is_good() && range) out.status = read_range(ua::Variant(out.value), *range, out.value);
     if (!out.status.is_good()) out.value.clear();
     if (timestamps == ua::TimestampsToReturn::Server || timestamps == ua::TimestampsToReturn::Both) {
@@ -61,7 +61,7 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
       out.status = status::BadNotReadable;
       return;
     }
-    if (!(var->user_access_level & addressspace::access::kCurrentRead)) {
+    if (!(user_access_level(store, n, *var, user) & addressspace::access::kCurrentRead)) {
       out.status = status::BadUserAccessDenied;
       return;
     }
@@ -147,7 +147,10 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   if (item.attribute_id != kValue || cls != NodeClass::Variable) return status::BadNotWritable;
   const auto* var = store.variable(n);
   if (!(var->access_level & addressspace::access::kCurrentWrite)) return status::BadNotWritable;
-  if (!(var->user_access_level & addressspace::access::kCurrentWrite)) return status::BadUserAccessDenied;
+  // Roles and security.anonymous_write (Part 3 §4.8): BadUserAccessDenied, as for UserAccessLevel.
+  if (!(user_access_level(store, n, *var, call.session->access) & addressspace::access::kCurrentWrite)) {
+    return status::BadUserAccessDenied;
+  }
   const ua::DataValue& in = item.value;
   // Part 4 §5.10.4: status and timestamps are written only where the node allows it.
   if (in.status.value() != 0 && !(var->access_level & addressspace::access::kStatusWrite)) {
@@ -214,7 +217,8 @@ bool has_attribute(NodeClass c, uint32_t a) noexcept {
   }
 }
 
-ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_t a, ua::Variant& out) {
+ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_t a, ua::Variant& out,
+                                    const UserAccess& user) {
   const auto& rec = store.record(n);
   const auto* var = store.variable(n);
   switch (a) {
@@ -224,7 +228,10 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
     case kDisplayName: out = store.display_name(n); return status::Good;
     case kDescription: out = store.description(n); return status::Good;
     case kWriteMask: out = rec.write_mask; return status::Good;
-    case kUserWriteMask: out = rec.write_mask; return status::Good;
+    // No attribute but Value is writable here; a user who may not write gets none of the WriteMask.
+    case kUserWriteMask:
+      out = user.may_write ? rec.write_mask : uint32_t{0};
+      return status::Good;
     case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
     case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
     case kInverseName: {
@@ -247,7 +254,9 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
       return status::Good;
     }
     case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
-    case kUserAccessLevel: out = var ? var->user_access_level : uint8_t{0}; return status::Good;
+    case kUserAccessLevel:
+      out = var ? user_access_level(store, n, *var, user) : uint8_t{0};
+      return status::Good;
     case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
     case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
     case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
@@ -285,7 +294,8 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
   const ua::DateTime now = resp->response_header.timestamp;
   for (size_t i = 0; i < req->nodes_to_read.size(); ++i) {
-    read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, resp->results[i]);
+    read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, call.session->access,
+             resp->results[i]);
   }
   call.channel.send(call.request_id, *resp);
 }

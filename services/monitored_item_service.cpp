@@ -123,8 +123,8 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
 
 bool valid_mode(ua::MonitoringMode m) { return static_cast<uint32_t>(m) <= 2; }
 
-ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValueId& rv, NodeIndex& n,
-                                     std::optional<IndexRange>& range) {
+ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValueId& rv,
+                                     const UserAccess& user, NodeIndex& n, std::optional<IndexRange>& range) {
   n = store.find(rv.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
   if (!has_attribute(store.node_class(n), rv.attribute_id)) return status::BadAttributeIdInvalid;
@@ -140,7 +140,9 @@ ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValue
   if (rv.attribute_id == kValue && store.node_class(n) == addressspace::NodeClass::Variable) {
     const auto* var = store.variable(n);
     if (!(var->access_level & addressspace::access::kCurrentRead)) return status::BadNotReadable;
-    if (!(var->user_access_level & addressspace::access::kCurrentRead)) return status::BadUserAccessDenied;
+    // The session's roles (read_roles, Part 3 §4.8), as Read checks them.
+    if (!(user_access_level(store, n, *var, user) & addressspace::access::kCurrentRead))
+      return status::BadUserAccessDenied;
   }
   return status::Good;
 }
@@ -150,7 +152,9 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
                 bool exception_based, ItemRoom& room, ua::MonitoredItemCreateResult& out) {
   NodeIndex n = addressspace::kNoNode;
   std::optional<IndexRange> range;
-  out.status_code = check_item_to_monitor(store, in.item_to_monitor, n, range);
+  out.status_code =
+      check_item_to_monitor(store, in.item_to_monitor,
+                            sub.session() ? sub.session()->access : UserAccess{0, false, nullptr}, n, range);
   if (!out.status_code.is_good()) return;
   if (!valid_mode(in.monitoring_mode)) {
     out.status_code = status::BadMonitoringModeInvalid;

@@ -35,6 +35,7 @@
 #include "services/scratch.hpp"
 #include "services/session.hpp"
 #include "transport/secure_channel.hpp"
+#include "transport/security/identity.hpp"
 #include "transport/service_handler.hpp"
 #include "ua/generated/types.hpp"
 
@@ -106,6 +107,31 @@ class Server final : public transport::ServiceHandler {
   void on_channel_closed(transport::SecureChannel& channel) override;
 
   const config::ServerConfig& config() const noexcept { return config_; }
+
+  // Security wiring (the daemon, from its PKI; tests). REQUIRES: called before the first request, and
+  // `identity` outlives the Server. Without an identity the server has no certificate: secure endpoints
+  // and encrypted user tokens cannot be offered (security_problems() says so).
+  void set_identity(const security::ServerIdentity* identity) noexcept { identity_ = identity; }
+  const security::ServerIdentity* identity() const noexcept { return identity_; }
+  // Validates X509IdentityToken certificates against the user trust list (Part 4 §7.41.5); unset: X509
+  // user tokens are neither offered nor accepted.
+  void set_user_certificate_validator(security::CertificateValidator v) { user_validator_ = std::move(v); }
+  const security::CertificateValidator& user_certificate_validator() const noexcept {
+    return user_validator_;
+  }
+  // What makes the configured security impossible with this wiring (a secure endpoint, or users whose
+  // passwords must be encrypted, without a server certificate): the daemon refuses to start when any.
+  std::vector<std::string> security_problems() const;
+  // The user token policies of one endpoint offer (Part 4 §7.42), and the one `policy_id` names there.
+  std::vector<ua::UserTokenPolicy> user_token_policies(const config::SecurityOffer& offer,
+                                                       bool allow_anonymous) const;
+  // The secure policy that encrypts secrets on endpoints that do not (None, Sign): the strongest
+  // non-deprecated policy any endpoint offers, else Basic256Sha256.
+  const security::Policy& user_token_policy() const noexcept;
+  // The read_roles / write_roles of the address space's variables (config::build_address_space() fills
+  // it). REQUIRES: set before the first request; read without a lock by every shard afterwards.
+  void set_role_table(config::RoleTable roles) { roles_ = std::move(roles); }
+  const config::RoleTable& role_table() const noexcept { return roles_; }
   addressspace::AddressSpace& space() noexcept { return space_; }
   uint32_t session_count() const noexcept { return session_count_.load(std::memory_order_relaxed); }
   // Shard i's sampler, in attach order (diagnostics and tests; touch it on that shard's thread only).
@@ -159,7 +185,10 @@ class Server final : public transport::ServiceHandler {
 
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;
-  CellWatch watch_;  // which shards watch which value cells (exception-based items)
+  const security::ServerIdentity* identity_ = nullptr;
+  security::CertificateValidator user_validator_;
+  config::RoleTable roles_;
+  CellWatch watch_;          // which shards watch which value cells (exception-based items)
   const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
   std::vector<std::unique_ptr<ShardState>> shards_;
   AddressCounter unactivated_;
@@ -207,11 +236,19 @@ void handle_set_triggering(Server&, Call&, ua::Decoder& body);
 // `then(status, user)`: at once for anonymous and malformed tokens, later (on `shard`, from the
 // LoginVerifier's threads) for a user name and password. activate_session() then binds the session, which
 // is on this shard, to the channel as `user`.
+// `server_nonce` is the session's last nonce, which an encrypted password must end with (Part 4 §7.41.2.2)
+// and an X509 token's signature cover. check_client_signature() verifies the application's signature over
+// serverCertificate + serverNonce on a secured channel (Good on None).
 using IdentityDone = std::function<void(ua::StatusCode, std::string user)>;
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
-                      const ua::ExtensionObject& token, IdentityDone then);
-void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
-                      Session& session, const ua::ActivateSessionRequest& request, std::string user);
+                      const ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
+                      IdentityDone then);
+ua::StatusCode check_client_signature(const Server& server, const transport::SecureChannel& channel,
+                                      const ua::SignatureData& signature,
+                                      std::span<const uint8_t> server_nonce);
+void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel,
+                      uint32_t request_id, Session& session, const ua::ActivateSessionRequest& request,
+                      std::string user);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "addressspace/node_store.hpp"
+#include "config/roles.hpp"
 #include "services/address_counter.hpp"
 #include "services/subscription.hpp"
 #include "ua/node_id.hpp"
@@ -34,6 +35,14 @@ struct BrowseContinuation {
   uint32_t max_references = 0;
 };
 
+// What a session's user may do with Values (Part 3 §4.8): its well-known roles, and whether it may write at
+// all (security.anonymous_write). The default (everyone, writing) is for callers without a session.
+struct UserAccess {
+  config::RoleSet roles = config::role::kEveryone;
+  bool may_write = true;
+  const config::RoleTable* table = nullptr;  // the server's (Server::role_table()); read-only while it runs
+};
+
 struct Session {
   ua::NodeId session_id;
   ua::NodeId authentication_token;  // secret: never logged
@@ -46,7 +55,10 @@ struct Session {
   AddressCounter::Ticket unactivated;
   std::chrono::steady_clock::time_point last_activity;
   bool activated = false;
-  std::string user;                  // empty for anonymous
+  std::string user;                                   // empty for anonymous
+  UserAccess access{config::role::kAnonymous, true};  // set at each activation from the user's roles
+  // The last nonce sent (CreateSession, then each ActivateSession, Part 4 §5.6.3): the next activation's
+  // client signature and encrypted password must be over it.
   ua::ByteString server_nonce;
   uint32_t max_response_message_size = 0;
   // Who the client said it is and where it came from, at CreateSession: TransferSubscriptions between

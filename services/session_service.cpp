@@ -7,6 +7,7 @@
 
 #include "config/password.hpp"
 #include "services/request.hpp"
+#include "services/user_token.hpp"
 
 namespace opcuad::services {
 
@@ -40,26 +41,149 @@ std::optional<ua::Guid> random_guid() {
 
 }  // namespace
 
+namespace {
+
+bool secured(const transport::SecureChannel& channel) {
+  return channel.security_policy().id != security::PolicyId::None;
+}
+
+std::vector<uint8_t> concat(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  std::vector<uint8_t> out(a.begin(), a.end());
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+// What the endpoint(s) the channel came through allow: the configured offers with the channel's policy and
+// mode. The transport does not tell which listener accepted the channel, so anonymous access holds only if
+// every endpoint with this pair allows it (docs/CONFIGURATION.md, endpoints[].allow_anonymous).
+struct ChannelEndpoint {
+  bool found = false;
+  bool allow_anonymous = true;
+  config::SecurityOffer offer;
+};
+
+ChannelEndpoint channel_endpoint(const Server& server, const transport::SecureChannel& channel) {
+  ChannelEndpoint out;
+  out.offer = {channel.security_policy().id, static_cast<config::SecurityMode>(channel.security_mode())};
+  for (const auto& e : server.config().endpoints) {
+    for (const auto& offer : e.offers) {
+      if (offer != out.offer) continue;
+      out.found = true;
+      out.allow_anonymous &= e.allow_anonymous;
+    }
+  }
+  out.allow_anonymous &= out.found;
+  return out;
+}
+
+// The user token policy of `type` with this id that the channel's endpoint offers, and the SecurityPolicy
+// that protects its secret (Part 4 §7.41: the token policy's, or the channel's when it names none).
+const security::Policy* token_policy(const Server& server, const ChannelEndpoint& ep,
+                                     const transport::SecureChannel& channel, ua::UserTokenType type,
+                                     std::string_view policy_id) {
+  if (!ep.found) return nullptr;
+  for (const auto& tp : server.user_token_policies(ep.offer, ep.allow_anonymous)) {
+    if (tp.token_type != type || tp.policy_id.view() != policy_id) continue;
+    if (tp.security_policy_uri.empty()) return &channel.security_policy();
+    return security::find_policy(tp.security_policy_uri.view());
+  }
+  return nullptr;
+}
+
+ua::StatusCode check_x509_user(const Server& server, const security::Policy& policy,
+                               const ua::X509IdentityToken& token, const ua::SignatureData& signature,
+                               std::span<const uint8_t> server_nonce, std::string& user) {
+  const auto& validate = server.user_certificate_validator();
+  const security::ServerIdentity* identity = server.identity();
+  if (!validate || !identity) return status::BadIdentityTokenInvalid;
+  const std::span<const uint8_t> leaf = leaf_certificate(token.certificate_data.bytes());
+  if (leaf.empty()) return status::BadIdentityTokenInvalid;
+  // The validator's own status (untrusted, expired, revoked, ...) is for the log; the client learns only
+  // that the token was refused (Part 4 §5.6.3).
+  security::CertificateVerdict verdict = validate(token.certificate_data.bytes(), policy);
+  if (!verdict.status.is_good()) return status::BadIdentityTokenRejected;
+  // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
+  security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : certificate_public_key(leaf);
+  if (!key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
+      !security::asymmetric_verify(policy, key.get(), concat(identity->certificate, server_nonce),
+                                   signature.signature.bytes())) {
+    return status::BadUserSignatureInvalid;
+  }
+  const auto thumbprint = security::sha1(leaf);
+  for (const auto& u : server.config().users) {
+    if (u.certificate_thumbprint == thumbprint) {
+      user = u.name;
+      return status::Good;
+    }
+  }
+  return status::BadIdentityTokenRejected;  // trusted, but nobody's certificate
+}
+
+}  // namespace
+
+ua::StatusCode check_client_signature(const Server& server, const transport::SecureChannel& channel,
+                                      const ua::SignatureData& signature,
+                                      std::span<const uint8_t> server_nonce) {
+  if (!secured(channel)) return status::Good;  // Part 4 §5.6.3: no signature on SecurityPolicy None
+  const security::Policy& policy = channel.security_policy();
+  const security::ServerIdentity* identity = server.identity();
+  EVP_PKEY* key = channel.client_public_key();
+  if (!identity || !key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
+      !security::asymmetric_verify(policy, key, concat(identity->certificate, server_nonce),
+                                   signature.signature.bytes())) {
+    return status::BadApplicationSignatureInvalid;
+  }
+  return status::Good;
+}
+
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
-                      const ua::ExtensionObject& token, IdentityDone then) {
-  const auto& cfg = server.config();
+                      const ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
+                      IdentityDone then) {
+  const ua::ExtensionObject& token = request.user_identity_token;
+  const ChannelEndpoint ep = channel_endpoint(server, channel);
   if (token.is_empty()) {
     // Part 4 §5.6.3: a null token means anonymous.
-    if (!cfg.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
+    if (!ep.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
     return then(status::Good, {});
   }
   if (const auto* anon = token.get<ua::AnonymousIdentityToken>()) {
-    if (!cfg.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
-    if (!anon->policy_id.empty() && anon->policy_id.view() != "anonymous") return then(status::BadIdentityTokenInvalid, {});
+    if (!ep.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
+    if (!anon->policy_id.empty() && anon->policy_id.view() != "anonymous")
+      return then(status::BadIdentityTokenInvalid, {});
     return then(status::Good, {});
   }
   if (const auto* login = token.get<ua::UserNameIdentityToken>()) {
-    if (cfg.users.empty() || login->policy_id.view() != "username") return then(status::BadIdentityTokenInvalid, {});
-    // With SecurityPolicy None the password arrives unencrypted; encrypted secrets come with security.
-    if (!login->encryption_algorithm.empty()) return then(status::BadIdentityTokenInvalid, {});
+    const security::Policy* policy =
+        token_policy(server, ep, channel, ua::UserTokenType::UserName, login->policy_id.view());
+    if (!policy) return then(status::BadIdentityTokenInvalid, {});
+    std::string password;
+    if (policy->id == security::PolicyId::None) {
+      // Offered only with security.allow_plaintext_passwords on a None endpoint (discovery_service.cpp).
+      if (!login->encryption_algorithm.empty()) return then(status::BadIdentityTokenInvalid, {});
+      password.assign(login->password.view());
+    } else {
+      // Part 4 §7.41: the secret is encrypted with the token policy's algorithm; a plaintext password (no
+      // encryptionAlgorithm) or another algorithm is refused before anything is decrypted.
+      const security::ServerIdentity* identity = server.identity();
+      if (!identity || login->encryption_algorithm.view() != policy->asymmetric_encryption_uri) {
+        return then(status::BadIdentityTokenInvalid, {});
+      }
+      const ua::StatusCode s = decrypt_legacy_secret(*policy, identity->private_key.get(),
+                                                     login->password.bytes(), server_nonce, password);
+      if (!s.is_good()) return then(s, {});
+    }
     // The password check runs on the verifier's threads; `then` comes back to this shard.
     return server.logins().submit(channel.peer_address(), std::string(login->user_name.view()),
-                                  std::string(login->password.view()), *shard.context, std::move(then));
+                                  std::move(password), *shard.context, std::move(then));
+  }
+  if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
+    const security::Policy* policy =
+        token_policy(server, ep, channel, ua::UserTokenType::Certificate, x509->policy_id.view());
+    if (!policy || policy->id == security::PolicyId::None) return then(status::BadIdentityTokenInvalid, {});
+    std::string user;
+    const ua::StatusCode s =
+        check_x509_user(server, *policy, *x509, request.user_token_signature, server_nonce, user);
+    return then(s, s.is_good() ? std::move(user) : std::string());
   }
   then(status::BadIdentityTokenInvalid, {});
 }
@@ -68,6 +192,26 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   ua::CreateSessionRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t handle = req.request_header.request_handle;
+  const security::ServerIdentity* identity = server.identity();
+  const bool secure = secured(call.channel);
+  if (secure) {
+    // Part 4 §5.6.2: on a secured channel the client proves it holds the channel's certificate: its nonce
+    // (32..128 bytes), its certificate (the same as the channel's) and its ApplicationUri (the
+    // certificate's) are checked before anything is reserved or signed.
+    if (req.client_nonce.size() < 32 || req.client_nonce.size() > 128) {
+      return call.channel.send_fault(call.request_id, handle, status::BadNonceInvalid);
+    }
+    const std::span<const uint8_t> leaf = leaf_certificate(req.client_certificate.bytes());
+    const std::span<const uint8_t> channel_leaf = call.channel.client_certificate();
+    if (leaf.empty() || !std::equal(leaf.begin(), leaf.end(), channel_leaf.begin(), channel_leaf.end())) {
+      return call.channel.send_fault(call.request_id, handle, status::BadSecurityChecksFailed);
+    }
+    const auto uri = certificate_application_uri(leaf);
+    if (!uri || *uri != req.client_description.application_uri.view()) {
+      return call.channel.send_fault(call.request_id, handle, status::BadCertificateUriInvalid);
+    }
+    if (!identity) return call.channel.send_fault(call.request_id, handle, status::BadSecurityChecksFailed);
+  }
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
@@ -102,14 +246,27 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.authentication_token = s->authentication_token;
   resp.revised_session_timeout = s->timeout_ms;
   resp.server_nonce = s->server_nonce;
-  resp.server_certificate = ua::ByteString();
+  resp.server_certificate = identity ? ua::ByteString::from_bytes(identity->certificate) : ua::ByteString();
+  if (secure) {
+    // serverSignature: clientCertificate + clientNonce signed with the channel policy's algorithm.
+    const security::Policy& policy = call.channel.security_policy();
+    std::vector<uint8_t> signature(security::rsa_key_bytes(identity->private_key.get()));
+    if (signature.empty() ||
+        !security::asymmetric_sign(policy, identity->private_key.get(),
+                                   concat(req.client_certificate.bytes(), req.client_nonce.bytes()),
+                                   signature)) {
+      return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
+    }
+    resp.server_signature.algorithm = ua::String(std::string(policy.asymmetric_signature_uri));
+    resp.server_signature.signature = ua::ByteString::from_bytes(signature);
+  }
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
   server.add_session(shard, std::move(s));
   call.channel.send(call.request_id, resp);
 }
 
-void activate_session(Server&, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
+void activate_session(Server& server, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
                       Session& s, const ua::ActivateSessionRequest& req, std::string user) {
   const uint32_t handle = req.request_header.request_handle;
   // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
@@ -124,6 +281,14 @@ void activate_session(Server&, ShardState&, transport::SecureChannel& channel, u
   if (!nonce) return channel.send_fault(request_id, handle, status::BadInternalError);
   if (s.activated && s.channel_id != channel.id()) reject_publishes_from_other_channels(s, channel.id());
   s.channel_id = channel.id();  // (re)binds the session to this channel
+  // Roles (Part 3 §4.8.2): anonymous sessions have Anonymous; a user AuthenticatedUser and its own.
+  s.access =
+      UserAccess{config::role::kAnonymous, server.config().security.anonymous_write, &server.role_table()};
+  if (!user.empty()) {
+    for (const auto& u : server.config().users) {
+      if (u.name == user) s.access = UserAccess{u.roles, true, &server.role_table()};
+    }
+  }
   s.user = std::move(user);
   s.activated = true;
   s.unactivated.reset();
@@ -144,22 +309,35 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
     return call.channel.send_fault(call.request_id, req->request_header.request_handle,
                                    status::BadSecureChannelIdInvalid);
   }
+  // Part 4 §5.6.3: the client signs serverCertificate + the last serverNonce; the user token is checked
+  // against that nonce as well. A new nonce is issued only by a successful activation.
+  const ua::ByteString nonce = call.session->server_nonce;
+  const ua::StatusCode signed_ok =
+      check_client_signature(server, call.channel, req->client_signature, nonce.bytes());
+  if (!signed_ok.is_good()) {
+    return call.channel.send_fault(call.request_id, req->request_header.request_handle, signed_ok);
+  }
   ShardState& shard = call.shard;
   const uint32_t request_id = call.request_id;
   std::weak_ptr<transport::SecureChannel> weak = call.channel.weak_from_this();
-  resolve_identity(server, shard, call.channel, req->user_identity_token,
-                   [&server, &shard, weak, request_id, req](ua::StatusCode identity, std::string user) {
-                     auto channel = weak.lock();
-                     if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
-                     const uint32_t handle = req->request_header.request_handle;
-                     if (!identity.is_good()) return channel->send_fault(request_id, handle, identity);
-                     // The session may have ended or moved while the password was checked.
-                     auto it = shard.sessions.find(req->request_header.authentication_token);
-                     if (it == shard.sessions.end()) {
-                       return channel->send_fault(request_id, handle, status::BadSessionIdInvalid);
-                     }
-                     activate_session(server, shard, *channel, request_id, *it->second, *req, std::move(user));
-                   });
+  resolve_identity(
+      server, shard, call.channel, *req, nonce.bytes(),
+      [&server, &shard, weak, request_id, req, nonce](ua::StatusCode identity, std::string user) {
+        auto channel = weak.lock();
+        if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
+        const uint32_t handle = req->request_header.request_handle;
+        if (!identity.is_good()) return channel->send_fault(request_id, handle, identity);
+        // The session may have ended or moved while the password was checked.
+        auto it = shard.sessions.find(req->request_header.authentication_token);
+        if (it == shard.sessions.end()) {
+          return channel->send_fault(request_id, handle, status::BadSessionIdInvalid);
+        }
+        // Another activation used this nonce meanwhile: this one's proof is stale.
+        if (it->second->server_nonce != nonce) {
+          return channel->send_fault(request_id, handle, status::BadIdentityTokenRejected);
+        }
+        activate_session(server, shard, *channel, request_id, *it->second, *req, std::move(user));
+      });
 }
 
 void handle_close_session(Server& server, Call& call, ua::Decoder& body) {

@@ -136,6 +136,15 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   ua::MessageSecurityMode security_mode() const noexcept { return mode_; }
   std::span<const uint8_t> client_certificate() const noexcept { return client_certificate_; }
   EVP_PKEY* client_public_key() const noexcept { return client_key_.get(); }
+  // Test-only: the state a secured OPN leaves, without the handshake, so the session services can be
+  // tested on a "secured" channel whose chunks still travel unsecured.
+  void set_security_for_test(const security::Policy& policy, ua::MessageSecurityMode mode,
+                             std::vector<uint8_t> client_certificate, security::Pkey client_key) {
+    policy_ = &policy;
+    mode_ = mode;
+    client_certificate_ = std::move(client_certificate);
+    client_key_ = std::move(client_key);
+  }
   const OutputWriter& writer() const noexcept { return writer_; }
   asio::io_context& context() noexcept { return ctx_; }
 

@@ -68,7 +68,7 @@ TEST_CASE("config: the built-in default configuration", "[config]") {
   REQUIRE(c.endpoints.size() == 1);
   CHECK(c.endpoints[0].url == "opc.tcp://0.0.0.0:4840");
   CHECK(c.endpoints[0].security_policies == std::vector<std::string>{"None"});
-  CHECK(c.allow_anonymous);
+  CHECK(c.security.allow_anonymous);
   CHECK(c.namespaces == std::vector<std::string>{"http://opcfoundation.org/UA/", "urn:opcuad:server", "urn:opcuad:demo"});
   // Every built-in type 1..21 and ExtensionObject has a writable demo variable.
   std::set<uint32_t> types;
@@ -111,12 +111,24 @@ TEST_CASE("config: every example configuration loads and builds", "[config][exam
   CHECK(plant.config.limits.operations.max_nodes_per_read == 5000);
   CHECK(plant.config.users.size() == 1);
   CHECK(verify_password("secret", plant.config.users[0].password_hash));
+  // A real secure endpoint (Basic256Sha256 and Aes256_Sha256_RsaPss, SignAndEncrypt) without anonymous
+  // access.
+  REQUIRE(plant.config.endpoints.size() == 2);
+  CHECK(plant.config.endpoints[0].offers.size() == 2);
+  CHECK(plant.config.endpoints[0].offers[0].mode == SecurityMode::SignAndEncrypt);
+  CHECK(!plant.config.endpoints[0].allow_anonymous);
+  CHECK(!plant.config.security.anonymous_write);
+  CHECK(plant.config.users[0].roles == (role::kAuthenticatedUser | role::kOperator));
   addressspace::AddressSpace space;
   auto* p = space.reclaimer().register_participant();
-  REQUIRE(build_address_space(plant.config, space, *p).empty());
+  RoleTable roles;
+  REQUIRE(build_address_space(plant.config, space, *p, {}, &roles).empty());
   const auto& s = *space.current();
   CHECK(s.find(ua::NodeId(2, "Line1.Sensors.Sensor1000")) != addressspace::kNoNode);
   CHECK(s.find(ua::NodeId(2, 1001)) != addressspace::kNoNode);
+  REQUIRE(roles.count(ua::NodeId(2, "Line1.Pump1.Running")));
+  CHECK(roles[ua::NodeId(2, "Line1.Pump1.Running")].write == (role::kOperator | role::kSupervisor));
+  CHECK(roles[ua::NodeId(2, "Line1.Pump1.Running")].read == role::kEveryone);
   const auto pump = s.find(ua::NodeId(2, "Line1.Pump1"));
   const auto pump_type = s.find(ua::NodeId(2, "PumpType"));
   REQUIRE(pump_type != addressspace::kNoNode);
@@ -383,43 +395,6 @@ TEST_CASE("config: endpoint URLs go through the one URL parser", "[config][valid
             .starts_with("s.json: /advertised_hostname: not a host name or address: "));
   CHECK(only_error(load_config_text(R"({"advertised_hostname": "gw/x"})", "s.json", ".")) ==
         "s.json: /advertised_hostname: not a host name or address: it contains '/'");
-}
-
-// Until signing and encryption exist, a setting that asks for them is refused, never served in plain
-// text or silently ignored (docs/CONFIGURATION.md, "Not supported yet").
-TEST_CASE("config: security settings this version cannot honour are rejected",
-          "[config][validation][security]") {
-  CHECK(only_error(load_config_text(
-            R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4843", "security_policies": ["Basic256Sha256"]}]})",
-            "s.json", ".")) ==
-        "s.json: /endpoints/0/security_policies: SecurityPolicy Basic256Sha256 is not supported by this "
-        "version (only None)");
-  CHECK(only_error(load_config_text(
-            R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4843", "security_modes": ["SignAndEncrypt"]}]})",
-            "s.json", ".")) ==
-        "s.json: /endpoints/0/security_modes: MessageSecurityMode SignAndEncrypt is not supported by this "
-        "version (only None)");
-  const LoadResult both = load_config_text(R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4840"},
-      {"url": "opc.tcp://0.0.0.0:4843", "security_policies": ["None", "Aes256_Sha256_RsaPss"],
-       "security_modes": ["None", "Sign"]}]})",
-                                           "s.json", ".");
-  REQUIRE(both.errors.size() == 2);
-  CHECK(both.errors[0].path == "/endpoints/1/security_policies");
-  CHECK(both.errors[1].path == "/endpoints/1/security_modes");
-  CHECK(only_error(load_config_text(
-            R"({"endpoints": [{"url": "opc.tcp://h", "security_policies": ["Basic999"]}]})", "s.json",
-            ".")) == "s.json: /endpoints/0/security_policies: unknown security policy \"Basic999\"");
-  CHECK(only_error(
-            load_config_text(R"({"security": {"pki_directory": "/var/lib/opcuad/pki"}})", "s.json", ".")) ==
-        "s.json: /security/pki_directory: security.pki_directory is not supported by this version (no "
-        "certificates "
-        "until signing and encryption exist)");
-  CHECK(load_config_text(R"({"security": {"allow_anonymous": false}})", "s.json", ".").ok());
-  CHECK(
-      load_config_text(
-          R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4840", "security_policies": ["None"], "security_modes": ["None"]}]})",
-          "s.json", ".")
-          .ok());
 }
 
 TEST_CASE("config: logging settings", "[config][logging]") {

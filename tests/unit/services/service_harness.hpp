@@ -22,12 +22,16 @@ using namespace opcuad::transport::test;
 
 inline const char* kServerJson = R"({
   "application_uri": "urn:test:server",
-  "endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}],
   "limits": {"max_sessions": 3, "max_nodes_per_read": 5, "max_browse_continuation_points": 2,
              "min_session_timeout_ms": 50},
-  "users": [{"name": "alice", "password_hash": "HASH"}],
   "namespaces": ["urn:test"]
 })";
+// The harness's users and security unless a test gives its own (`members`). Passwords in clear, so the
+// tests of other services log in without a server certificate; tests/unit/services/session_security_test.cpp
+// covers the encrypted ones.
+inline const char* kDefaultEndpoints = R"("endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}])";
+inline const char* kDefaultUsers = R"("users": [{"name": "alice", "password_hash": "HASH"}])";
+inline const char* kDefaultSecurity = R"("security": {"allow_plaintext_passwords": true})";
 
 inline const char* kNodesJson = R"({
   "namespaces": ["urn:test"],
@@ -80,9 +84,20 @@ Resp decode_response(const ServerMessage& m, ua::StatusCode* fault = nullptr,
 struct ServiceHarness {
   // `extra_limits`: more members of the server file's "limits" object ("\"key\": 1, ..."); `extra_nodes`: a
   // second node file.
-  explicit ServiceHarness(std::string_view extra_limits = "", std::string_view extra_nodes = "") {
+  // `members`: more top-level members of the server file; "endpoints", "users" and "security" there
+  // replace the harness's (HASH in them becomes the hash of "secret").
+  explicit ServiceHarness(std::string_view extra_limits = "", std::string_view extra_nodes = "",
+                          std::string_view members = "") {
     std::string server_json = kServerJson;
-    server_json.replace(server_json.find("HASH"), 4, config::hash_password_with_salt("secret", "0123456789abcdef", 1000));
+    std::string more(members);
+    if (more.find("\"users\"") == std::string::npos)
+      more += std::string(more.empty() ? "" : ", ") + kDefaultUsers;
+    if (more.find("\"security\"") == std::string::npos) more += std::string(", ") + kDefaultSecurity;
+    if (more.find("\"endpoints\"") == std::string::npos) more += std::string(", ") + kDefaultEndpoints;
+    server_json.insert(server_json.find("\"namespaces\""), more + ",\n  ");
+    for (size_t at; (at = server_json.find("HASH")) != std::string::npos;) {
+      server_json.replace(at, 4, config::hash_password_with_salt("secret", "0123456789abcdef", 1000));
+    }
     if (!extra_limits.empty()) {
       // After the harness's own limits: for a key given twice the last one counts.
       const std::string_view last = "\"min_session_timeout_ms\": 50";
@@ -95,9 +110,11 @@ struct ServiceHarness {
     for (const auto& e : loaded.errors) UNSCOPED_INFO(e.to_string());
     REQUIRE(loaded.errors.empty());
     participant = space.reclaimer().register_participant();
-    REQUIRE(config::build_address_space(loaded.config, space, *participant).empty());
+    config::RoleTable roles;
+    REQUIRE(config::build_address_space(loaded.config, space, *participant, {}, &roles).empty());
     space.reclaimer().go_offline(*participant);
     server = std::make_unique<services::Server>(space, loaded.config);
+    server->set_role_table(std::move(roles));
     server->attach_shard(ctx);
     channel = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, tconfig, *server, ids);
     channel->start();
@@ -245,8 +262,8 @@ struct ServiceHarness {
 };
 
 inline ua::ExtensionObject user(const char* name, const char* password) {
-  return ua::ExtensionObject::make(
-      ua::UserNameIdentityToken{ua::String("username"), ua::String(name), ua::ByteString(password), ua::String()});
+  return ua::ExtensionObject::make(ua::UserNameIdentityToken{ua::String("username_None"), ua::String(name),
+                                                             ua::ByteString(password), ua::String()});
 }
 
 // A second shard with its own channel to the harness's server. REQUIRES: `ctx` outlives the server (it
