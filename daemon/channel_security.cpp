@@ -6,19 +6,8 @@ namespace opcuad {
 
 std::vector<transport::SecurityOffer> security_offers(const config::Endpoint& endpoint) {
   std::vector<transport::SecurityOffer> offers;
-  for (const auto& name : endpoint.security_policies) {
-    const security::Policy* p = security::find_policy(name);
-    if (p == nullptr) continue;
-    for (const auto& mode : endpoint.security_modes) {
-      if (p->id == security::PolicyId::None && mode == "None") {
-        offers.push_back({p, ua::MessageSecurityMode::None});
-      } else if (p->id != security::PolicyId::None && mode == "Sign") {
-        offers.push_back({p, ua::MessageSecurityMode::Sign});
-      } else if (p->id != security::PolicyId::None && mode == "SignAndEncrypt") {
-        offers.push_back({p, ua::MessageSecurityMode::SignAndEncrypt});
-      }
-    }
-  }
+  for (const config::SecurityOffer& o : endpoint.offers)
+    offers.push_back({&security::policy(o.policy), static_cast<ua::MessageSecurityMode>(o.mode)});
   return offers;
 }
 

@@ -11,8 +11,7 @@
 
 namespace opcuad {
 
-// The pairs of an endpoint's `security_policies` x `security_modes` that make sense: None with None, every
-// other policy with Sign and SignAndEncrypt (the loader has refused anything else).
+// The policy and mode pairs the endpoint offers, as the channel checks them.
 std::vector<transport::SecurityOffer> security_offers(const config::Endpoint& endpoint);
 
 // The server's identity as the channel and the session services use it (the PKI keeps ownership).

@@ -96,14 +96,14 @@ ua::StatusCode check_x509_user(const Server& server, const security::Policy& pol
   const auto& validate = server.user_certificate_validator();
   const security::ServerIdentity* identity = server.identity();
   if (!validate || !identity) return status::BadIdentityTokenInvalid;
-  const std::span<const uint8_t> leaf = leaf_certificate(token.certificate_data.bytes());
+  const std::span<const uint8_t> leaf = security::leaf_certificate(token.certificate_data.bytes());
   if (leaf.empty()) return status::BadIdentityTokenInvalid;
   // The validator's own status (untrusted, expired, revoked, ...) is for the log; the client learns only
   // that the token was refused (Part 4 §5.6.3).
   security::CertificateVerdict verdict = validate(token.certificate_data.bytes(), policy);
   if (!verdict.status.is_good()) return status::BadIdentityTokenRejected;
   // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
-  security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : certificate_public_key(leaf);
+  security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : security::certificate_public_key(leaf);
   if (!key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
       !security::asymmetric_verify(policy, key.get(), concat(identity->certificate, server_nonce),
                                    signature.signature.bytes())) {
@@ -201,7 +201,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     if (req.client_nonce.size() < 32 || req.client_nonce.size() > 128) {
       return call.channel.send_fault(call.request_id, handle, status::BadNonceInvalid);
     }
-    const std::span<const uint8_t> leaf = leaf_certificate(req.client_certificate.bytes());
+    const std::span<const uint8_t> leaf = security::leaf_certificate(req.client_certificate.bytes());
     const std::span<const uint8_t> channel_leaf = call.channel.client_certificate();
     if (leaf.empty() || !std::equal(leaf.begin(), leaf.end(), channel_leaf.begin(), channel_leaf.end())) {
       return call.channel.send_fault(call.request_id, handle, status::BadSecurityChecksFailed);

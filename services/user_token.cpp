@@ -59,19 +59,11 @@ struct X509Free {
 };
 using X509Ptr = std::unique_ptr<X509, X509Free>;
 
-X509Ptr parse(std::span<const uint8_t> der, size_t* used = nullptr) {
+X509Ptr parse(std::span<const uint8_t> der) {
   const unsigned char* p = der.data();
-  X509Ptr x(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
-  if (x && used) *used = static_cast<size_t>(p - der.data());
-  return x;
+  return X509Ptr(d2i_X509(nullptr, &p, static_cast<long>(der.size())));
 }
 }  // namespace
-
-std::span<const uint8_t> leaf_certificate(std::span<const uint8_t> chain) {
-  size_t used = 0;
-  if (chain.empty() || !parse(chain, &used)) return {};
-  return chain.first(used);
-}
 
 std::optional<std::string> certificate_application_uri(std::span<const uint8_t> der) {
   X509Ptr x = parse(der);
@@ -89,12 +81,6 @@ std::optional<std::string> certificate_application_uri(std::span<const uint8_t> 
   }
   GENERAL_NAMES_free(names);
   return uri;
-}
-
-security::Pkey certificate_public_key(std::span<const uint8_t> der) {
-  X509Ptr x = parse(der);
-  if (!x) return nullptr;
-  return security::Pkey(X509_get_pubkey(x.get()));
 }
 
 }  // namespace opcuad::services

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "transport/security/asymmetric.hpp"
 #include "transport/security/crypto.hpp"
 #include "transport/security/policy.hpp"
 #include "ua/status_code.hpp"
@@ -26,12 +27,7 @@ inline constexpr size_t kMaxSecretBytes = 4096;
                                                    std::span<const uint8_t> server_nonce,
                                                    std::string& password);
 
-// The first DER certificate of a chain (Part 6 §6.2.3: certificates concatenated), or empty if the bytes
-// do not start with one.
-std::span<const uint8_t> leaf_certificate(std::span<const uint8_t> chain);
 // The URI of a certificate's subjectAltName (Part 6 §6.2.2: the ApplicationUri), or nullopt.
 std::optional<std::string> certificate_application_uri(std::span<const uint8_t> der);
-// The certificate's public key, or null.
-security::Pkey certificate_public_key(std::span<const uint8_t> der);
 
 }  // namespace opcuad::services

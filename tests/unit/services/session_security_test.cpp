@@ -342,10 +342,10 @@ TEST_CASE("session security: certificate helpers", "[services][security]") {
   const auto& c = test_certificate("urn:test:client");
   CHECK(services::certificate_application_uri(c.der) == "urn:test:client");
   const auto chain = bytes_of(c.der, test_certificate("urn:test:other").der);
-  CHECK(services::leaf_certificate(chain).size() == c.der.size());
-  CHECK(services::leaf_certificate(std::span(c.der).first(c.der.size() - 1)).empty());
+  CHECK(security::leaf_certificate(chain).size() == c.der.size());
+  CHECK(security::leaf_certificate(std::span(c.der).first(c.der.size() - 1)).empty());
   CHECK(!services::certificate_application_uri(std::span(c.der).first(10)));
-  CHECK(services::certificate_public_key(c.der));
+  CHECK(security::certificate_public_key(c.der));
 }
 
 TEST_CASE("session security: X509 user tokens", "[services][security][session]") {
@@ -368,7 +368,7 @@ TEST_CASE("session security: X509 user tokens", "[services][security][session]")
   s.h.server->set_user_certificate_validator([&](std::span<const uint8_t> chain, const security::Policy&) {
     ++validations;
     security::CertificateVerdict v;
-    const auto leaf = services::leaf_certificate(chain);
+    const auto leaf = security::leaf_certificate(chain);
     const bool is_untrusted = std::equal(leaf.begin(), leaf.end(), untrusted.der.begin(), untrusted.der.end());
     v.status = is_untrusted ? status::BadCertificateUntrusted : status::Good;
     return v;

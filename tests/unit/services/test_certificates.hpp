@@ -29,7 +29,7 @@ inline const TestCertificate& test_certificate(const std::string& uri) {
   auto it = cache.find(uri);
   if (it != cache.end()) return it->second;
   TestCertificate c;
-  c.key = security::Pkey(EVP_RSA_gen(2048));
+  c.key = security::adopt(EVP_RSA_gen(2048));
   REQUIRE(c.key);
   X509* x = X509_new();
   X509_set_version(x, 2);
