@@ -409,11 +409,6 @@ TEST_CASE("config: security settings this version cannot honour are rejected",
   CHECK(only_error(load_config_text(
             R"({"endpoints": [{"url": "opc.tcp://h", "security_policies": ["Basic999"]}]})", "s.json",
             ".")) == "s.json: /endpoints/0/security_policies: unknown security policy \"Basic999\"");
-  CHECK(only_error(
-            load_config_text(R"({"security": {"pki_directory": "/var/lib/opcuad/pki"}})", "s.json", ".")) ==
-        "s.json: /security/pki_directory: security.pki_directory is not supported by this version (no "
-        "certificates "
-        "until signing and encryption exist)");
   CHECK(load_config_text(R"({"security": {"allow_anonymous": false}})", "s.json", ".").ok());
   CHECK(
       load_config_text(
