@@ -139,6 +139,22 @@ struct Scheduling {
   int realtime_priority = 0;  // 1..99: SCHED_FIFO at this priority; 0: the normal scheduler
 };
 
+// The PKI: own certificate and trust lists (docs/CONFIGURATION.md, "security"; docs/SECURITY.md,
+// "Certificates and trust"). config::pki_settings() turns it into security::PkiSettings.
+struct PkiConfig {
+  // Resolved by the loader: security.pki_directory relative to the server file, else
+  // $STATE_DIRECTORY/pki, else pki beside the server file (built-in configuration: the XDG state folder).
+  std::filesystem::path directory;
+  uint32_t key_bits = 2048;         // 2048..4096
+  uint32_t lifetime_days = 1825;    // 1..7300
+  bool trust_on_first_use = false;  // labs only; warned at every start
+  uint32_t max_rejected_certificates = 100;
+  // Added to the subjectAltName of a newly generated certificate, after the endpoints' host names and
+  // addresses (gethostname() for a wildcard listening address).
+  std::vector<std::string> dns_names;
+  std::vector<std::string> ip_addresses;
+};
+
 struct Logging {
   std::string level = "info";  // trace, debug, info, warn, error
   std::string file;            // empty: standard error
@@ -202,6 +218,7 @@ struct ServerConfig {
   Limits limits;
   Connections connections;
   Security security;
+  PkiConfig pki;
   std::vector<User> users;
   Logging logging;
   Diagnostics diagnostics;

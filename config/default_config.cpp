@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "config/config.hpp"
+#include "config/pki_settings.hpp"
 
 namespace opcuad::config {
 
@@ -86,6 +87,7 @@ ServerConfig default_config() {
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.to_string().c_str());
     std::abort();
   }
+  r.config.pki.directory = built_in_pki_directory();
   return std::move(r.config);
 }
 

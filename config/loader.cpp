@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
 #include "config/password.hpp"
+#include "config/pki_settings.hpp"
 #include "config/type_names.hpp"
 #include "ua/endpoint_url.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -237,6 +238,35 @@ void read_security_offers(ObjectReader& e, Endpoint& ep) {
   }
 }
 
+// The PKI keys of the security section; pki_directory is resolved by load_config_text(), which knows
+// the server file's folder.
+void read_pki(ObjectReader& sr, PkiConfig& p) {
+  Context& ctx = sr.context();
+  std::string dir;
+  if (sr.read("pki_directory", dir)) {
+    if (dir.empty()) ctx.error(sr.path_of("pki_directory"), "must not be empty");
+    p.directory = dir;
+  }
+  int64_t v = 0;
+  if (sr.read_int("certificate_key_bits", v, 2048, 4096)) {
+    if (v % 1024 != 0) ctx.error(sr.path_of("certificate_key_bits"), "must be 2048, 3072 or 4096");
+    p.key_bits = static_cast<uint32_t>(v);
+  }
+  if (sr.read_int("certificate_lifetime_days", v, 1, 7300)) p.lifetime_days = static_cast<uint32_t>(v);
+  sr.read("trust_on_first_use", p.trust_on_first_use);
+  if (sr.read_int("max_rejected_certificates", v, 0, 100000)) p.max_rejected_certificates = static_cast<uint32_t>(v);
+  if (sr.read("certificate_dns_names", p.dns_names)) {
+    for (const auto& name : p.dns_names) {
+      if (!is_dns_name(name)) ctx.error(sr.path_of("certificate_dns_names"), "not a DNS name: \"" + name + "\"");
+    }
+  }
+  if (sr.read("certificate_ip_addresses", p.ip_addresses)) {
+    for (const auto& ip : p.ip_addresses) {
+      if (!is_ip_address(ip)) ctx.error(sr.path_of("certificate_ip_addresses"), "not an IP address: \"" + ip + "\"");
+    }
+  }
+}
+
 void read_server(ObjectReader& r, ServerConfig& c) {
   Context& ctx = r.context();
   r.read("application_uri", c.application_uri);
@@ -283,12 +313,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   read_connections(r, c.connections);
   if (const Json* s = r.member("security")) {
     ObjectReader sr(ctx, *s, r.path_of("security"));
-    // Without signing and encryption there are no certificates to keep: the setting would do nothing.
-    if (sr.member("pki_directory")) {
-      ctx.error(sr.path_of("pki_directory"),
-                "security.pki_directory is not supported by this version (no certificates until signing and "
-                "encryption exist)");
-    }
+    read_pki(sr, c.pki);
     sr.read("allow_anonymous", c.security.allow_anonymous);
     sr.read("allow_plaintext_passwords", c.security.allow_plaintext_passwords);
     sr.read("allow_deprecated_policies", c.security.allow_deprecated_policies);
@@ -425,6 +450,8 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
     ObjectReader r(ctx, j, "");
     read_server(r, result.config);
   }
+  auto& pki_dir = result.config.pki.directory;
+  pki_dir = pki_dir.empty() ? default_pki_directory(base_dir) : pki_dir.is_relative() ? base_dir / pki_dir : pki_dir;
   for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
     const auto& pattern = result.config.node_file_patterns[i];
     const auto files = expand_glob(base_dir, pattern);

@@ -7,6 +7,7 @@
 
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
+#include "config/pki_settings.hpp"
 #include "config/transport_settings.hpp"
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
@@ -60,6 +61,7 @@ bool Daemon::start() {
   simulator_->start();
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
 
+  if (!open_pki()) return false;
   for (const auto& e : config_.endpoints) {
     if (!listen(e)) return false;
   }
@@ -79,6 +81,25 @@ bool Daemon::start() {
               config::kCounterRefreshMs);
     tick_counters();
   }
+  return true;
+}
+
+// The own certificate and the trust lists (docs/SECURITY.md, "Certificates and trust"): created on the
+// first start, opened before any listener so that the first OPN finds them.
+bool Daemon::open_pki() {
+  security::PkiSettings settings = config::pki_settings(config_);
+  settings.warn = [](std::string_view message) { log::warn("pki: {}", message); };
+  const security::PkiOpenResult opened = pki_.open(settings);
+  for (const auto& n : opened.notices) log::info("pki: {}", n);
+  for (const auto& w : opened.warnings) log::warn("pki: {}", w);
+  if (!opened.ok()) {
+    log::error("pki: {}: {}", settings.directory.string(), opened.error);
+    return false;
+  }
+  log::info("pki: {}; own certificate {} (SHA-1 thumbprint {}), valid until {}",
+            settings.directory.string(), pki_.paths().own_certificate.string(), pki_.thumbprint_hex(),
+            security::iso_time(pki_.info().not_after));
+  transport_config_.pki = &pki_;
   return true;
 }
 
@@ -118,6 +139,7 @@ void Daemon::await_hangup() {
     } else {
       log::info("SIGHUP: log file reopened");
     }
+    log::info("SIGHUP: {}", pki_.reload());
     await_hangup();
   });
 }

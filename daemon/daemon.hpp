@@ -2,7 +2,7 @@
 // Daemon: wires the layers for one run of opcuad. Loads nothing itself: it is given a validated
 // configuration, builds the address space from it, starts the shards, the services and one listener per
 // endpoint, and runs until SIGINT or SIGTERM, then shuts everything down in order (stop accepting, close
-// the channels, join the shards). SIGHUP reopens the log file and does nothing else (yet).
+// the channels, join the shards). SIGHUP reopens the log file and reloads the trust lists.
 
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
@@ -17,6 +17,7 @@
 #include "daemon/simulator.hpp"
 #include "services/server.hpp"
 #include "transport/listener.hpp"
+#include "transport/security/pki.hpp"
 #include "transport/shard_pool.hpp"
 
 namespace opcuad {
@@ -32,6 +33,7 @@ class Daemon {
   int run();
 
  private:
+  bool open_pki();
   bool listen(const config::Endpoint& endpoint);
   void shutdown();
   void tick_server_status();
@@ -40,6 +42,7 @@ class Daemon {
 
   const config::ServerConfig& config_;
   transport::TransportConfig transport_config_;
+  security::Pki pki_;  // before the listeners; transport_config_.pki points here
   addressspace::AddressSpace space_;
   // The shards (their io_contexts) outlive the services, which keep timers on them.
   std::unique_ptr<transport::ShardPool> shards_;

@@ -179,8 +179,18 @@ std::optional<SystemTime> asn1_time(const ASN1_TIME* t) {
   return std::chrono::system_clock::from_time_t(timegm(&tm));
 }
 
+std::string iso_time(SystemTime t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 std::string san_uri(X509* cert) {
-  GeneralNamesPtr names(static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  GeneralNamesPtr names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   if (!names) return {};
   for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
     const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
@@ -254,8 +264,8 @@ GeneratedCertificate make_application_certificate(const OwnCertificateRequest& r
   X509_NAME* name = X509_get_subject_name(cert.get());
   auto add_name = [name](const char* field, const std::string& value) {
     return value.empty() ||
-           X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(value.c_str()),
-                                      -1, -1, 0) == 1;
+           X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
+                                      reinterpret_cast<const unsigned char*>(value.c_str()), -1, -1, 0) == 1;
   };
   // A few minutes back, so that a peer whose clock is slightly behind does not see a certificate from
   // the future (BadCertificateTimeInvalid) right after the first start.
@@ -272,8 +282,9 @@ GeneratedCertificate make_application_certificate(const OwnCertificateRequest& r
   X509V3_CTX ctx;
   X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
   ok = add_extension(cert.get(), &ctx, NID_basic_constraints, "critical,CA:FALSE") &&
-       add_extension(cert.get(), &ctx, NID_key_usage,
-                     "critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment,keyCertSign") &&
+       add_extension(
+           cert.get(), &ctx, NID_key_usage,
+           "critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment,keyCertSign") &&
        add_extension(cert.get(), &ctx, NID_ext_key_usage, "serverAuth,clientAuth") &&
        add_extension(cert.get(), &ctx, NID_subject_key_identifier, "hash") &&
        add_extension(cert.get(), &ctx, NID_authority_key_identifier, "keyid:always");

@@ -50,9 +50,9 @@ X509Ptr read_certificate_file(const std::filesystem::path& file);
 X509CrlPtr read_crl_file(const std::filesystem::path& file);
 
 std::vector<uint8_t> to_der(X509* cert);
-std::array<uint8_t, 20> thumbprint(X509* cert);  // SHA-1 of the DER form (Part 6 §6.2.3)
+std::array<uint8_t, 20> thumbprint(X509* cert);      // SHA-1 of the DER form (Part 6 §6.2.3)
 std::string to_hex(std::span<const uint8_t> bytes);  // lower case
-bool is_thumbprint_hex(std::string_view s);             // 40 hex digits
+bool is_thumbprint_hex(std::string_view s);          // 40 hex digits
 
 struct CertificateInfo {
   std::string subject;  // RFC 2253 form
@@ -69,6 +69,7 @@ CertificateInfo describe(X509* cert);
 std::string name_text(const X509_NAME* name);
 std::string san_uri(X509* cert);  // empty when absent
 std::optional<SystemTime> asn1_time(const ASN1_TIME* t);
+std::string iso_time(SystemTime t);  // 2026-12-01T22:10:00Z
 
 // True when the certificate is its own issuer and its signature verifies with its own key.
 bool is_self_signed(X509* cert);

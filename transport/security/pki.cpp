@@ -78,9 +78,9 @@ EvpPkeyPtr read_private_key(const fs::path& file) {
 }  // namespace
 
 std::string create_layout(const PkiPaths& p) {
-  for (const fs::path* dir : {&p.own_certs, &p.own_private, &p.trusted_certs, &p.trusted_crl, &p.issuers_certs,
-                              &p.issuers_crl, &p.rejected_certs, &p.user_trusted_certs, &p.user_trusted_crl,
-                              &p.user_issuers_certs, &p.user_issuers_crl}) {
+  for (const fs::path* dir : {&p.own_certs, &p.own_private, &p.trusted_certs, &p.trusted_crl,
+                              &p.issuers_certs, &p.issuers_crl, &p.rejected_certs, &p.user_trusted_certs,
+                              &p.user_trusted_crl, &p.user_issuers_certs, &p.user_issuers_crl}) {
     if (auto e = make_dirs(*dir); !e.empty()) return e;
   }
   return {};
@@ -203,8 +203,9 @@ PkiOpenResult Pki::open(const PkiSettings& settings) {
     r.warnings.push_back("the own certificate expired; run `opcuad pki regenerate`");
   }
   if (settings.trust_on_first_use) {
-    r.warnings.push_back("security.trust_on_first_use is on: any self-signed client certificate is trusted at "
-                         "its first connection; for labs only");
+    r.warnings.push_back(
+        "security.trust_on_first_use is on: any self-signed client certificate is trusted at "
+        "its first connection; for labs only");
   }
   const auto store = rebuild();
   for (const auto& p : store->problems) r.warnings.push_back(p);
@@ -229,12 +230,13 @@ void Pki::maybe_reload() {
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
   int64_t last = last_check_ns_.load(std::memory_order_relaxed);
-  const int64_t interval = std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.trust_check_interval).count();
+  const int64_t interval =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(settings_.trust_check_interval).count();
   if (last != 0 && now - last < interval) return;
   // One thread looks; the others go on with the current snapshot.
   if (!last_check_ns_.compare_exchange_strong(last, now, std::memory_order_relaxed)) return;
   const auto store = current_store();
-  if (store && same_stamps(store->stamps, folder_stamps(*paths_))) return;
+  if (store && !is_racy(*store) && same_stamps(store->stamps, folder_stamps(*paths_))) return;
   const auto fresh = rebuild();
   for (const auto& p : fresh->problems) warn(p);
 }
@@ -245,9 +247,10 @@ std::string Pki::reload() {
   for (const auto& p : store->problems) warn(p);
   return "trust lists reloaded: " + std::to_string(store->application.trusted.size()) + " trusted, " +
          std::to_string(store->application.issuers.size()) + " issuer(s), " +
-         std::to_string(store->application.crls.size()) + " CRL(s); user: " +
-         std::to_string(store->user.trusted.size()) + " trusted, " + std::to_string(store->user.issuers.size()) +
-         " issuer(s), " + std::to_string(store->user.crls.size()) + " CRL(s)";
+         std::to_string(store->application.crls.size()) +
+         " CRL(s); user: " + std::to_string(store->user.trusted.size()) + " trusted, " +
+         std::to_string(store->user.issuers.size()) + " issuer(s), " +
+         std::to_string(store->user.crls.size()) + " CRL(s)";
 }
 
 void Pki::warn(std::string_view message) const {

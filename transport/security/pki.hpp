@@ -41,8 +41,8 @@ struct PkiSettings {
   std::string organization;      // subject O (empty: none)
   std::vector<std::string> dns_names;
   std::vector<std::string> ip_addresses;
-  int key_bits = 2048;             // 2048..4096
-  uint32_t lifetime_days = 1825;   // 5 years
+  int key_bits = 2048;                      // 2048..4096
+  uint32_t lifetime_days = 1825;            // 5 years
   std::string certificate_name = "opcuad";  // file name of own/certs/<name>.der and own/private/<name>.pem
   // Labs only: an untrusted self-signed application certificate that passes every other check is
   // copied to trusted/certs and accepted, with a warning each time.
@@ -73,7 +73,7 @@ struct CertificateRequirements {
 
 struct CertificateVerdict {
   ua::StatusCode status{ua::status::BadCertificateInvalid};
-  std::string reason;  // for the log; never sent to the client
+  std::string reason;                    // for the log; never sent to the client
   std::array<uint8_t, 20> thumbprint{};  // of the leaf; zero when it did not parse
   std::string thumbprint_hex;
   std::string application_uri;  // the leaf's subjectAltName URI
@@ -100,7 +100,8 @@ struct PkiPaths {
 std::string create_layout(const PkiPaths& paths);
 // Writes a file through a temporary opened with O_CREAT|O_EXCL and the given mode, then renames it into
 // place, so the file is never visible with wider permissions or half written. An error text, or empty.
-std::string write_file_atomically(const std::filesystem::path& file, std::span<const uint8_t> bytes, unsigned mode);
+std::string write_file_atomically(const std::filesystem::path& file, std::span<const uint8_t> bytes,
+                                  unsigned mode);
 // A new own certificate and key written to paths.own_certificate / own_key (which must not exist).
 std::string generate_own_certificate(const PkiSettings& settings, const PkiPaths& paths);
 

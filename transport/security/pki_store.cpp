@@ -1,6 +1,8 @@
 // Loading the trust folders into one immutable TrustStore.
 #include "transport/security/pki_store.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 
 namespace opcuad::security {
@@ -22,7 +24,8 @@ std::vector<fs::path> folder_files(const fs::path& dir, std::vector<std::string>
     if (name.empty() || name[0] == '.' || name.find(".tmp-") != std::string::npos) continue;
     if (!entry.is_regular_file(ec)) continue;
     if (files.size() == kMaxFilesPerFolder) {
-      problems.push_back(dir.string() + ": more than " + std::to_string(kMaxFilesPerFolder) + " files; the rest ignored");
+      problems.push_back(dir.string() + ": more than " + std::to_string(kMaxFilesPerFolder) +
+                         " files; the rest ignored");
       break;
     }
     files.push_back(entry.path());
@@ -56,9 +59,9 @@ void load_crls(const fs::path& dir, std::vector<X509CrlPtr>& into, std::vector<s
 
 FolderStamps folder_stamps(const PkiPaths& p) {
   FolderStamps s{};
-  const fs::path* dirs[kTrustFolderCount] = {&p.trusted_certs,      &p.trusted_crl,      &p.issuers_certs,
-                                             &p.issuers_crl,        &p.user_trusted_certs, &p.user_trusted_crl,
-                                             &p.user_issuers_certs, &p.user_issuers_crl};
+  const fs::path* dirs[kTrustFolderCount] = {
+      &p.trusted_certs,      &p.trusted_crl,      &p.issuers_certs,      &p.issuers_crl,
+      &p.user_trusted_certs, &p.user_trusted_crl, &p.user_issuers_certs, &p.user_issuers_crl};
   for (size_t i = 0; i < kTrustFolderCount; ++i) {
     struct stat st {};
     if (::stat(dirs[i]->c_str(), &st) == 0) s[i] = st.st_mtim;
@@ -73,9 +76,20 @@ bool same_stamps(const FolderStamps& a, const FolderStamps& b) {
   return true;
 }
 
+bool is_racy(const TrustStore& store) {
+  // Two coarse ticks (the kernel's file timestamps advance by up to 10 ms) before the load.
+  constexpr int64_t kMargin = 20'000'000;
+  const int64_t loaded = int64_t{store.loaded_at.tv_sec} * 1'000'000'000 + store.loaded_at.tv_nsec;
+  for (const auto& s : store.stamps) {
+    if (int64_t{s.tv_sec} * 1'000'000'000 + s.tv_nsec >= loaded - kMargin) return true;
+  }
+  return false;
+}
+
 std::shared_ptr<const TrustStore> load_trust_store(const PkiPaths& p) {
   auto store = std::make_shared<TrustStore>();
   // The stamps first: a change made while the files are read shows at the next check.
+  ::clock_gettime(CLOCK_REALTIME, &store->loaded_at);
   store->stamps = folder_stamps(p);
   auto& problems = store->problems;
   load_certs(p.trusted_certs, store->application.trusted, problems);

@@ -26,11 +26,16 @@ struct TrustStore {
   TrustList application;
   TrustList user;
   FolderStamps stamps{};
+  // When the folders were read. A folder modified within a clock tick of this may have changed again
+  // without its mtime moving (timestamps are as coarse as the kernel's tick), so such a snapshot is
+  // rebuilt at the next check even if the stamps agree.
+  struct timespec loaded_at {};
   std::vector<std::string> problems;  // files that are not certificates or CRLs
 };
 
 FolderStamps folder_stamps(const PkiPaths& paths);
 bool same_stamps(const FolderStamps& a, const FolderStamps& b);
+bool is_racy(const TrustStore& store);
 std::shared_ptr<const TrustStore> load_trust_store(const PkiPaths& paths);
 
 }  // namespace opcuad::security

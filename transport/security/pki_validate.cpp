@@ -32,7 +32,9 @@ std::string label(X509* cert) {
   return "\"" + name_text(X509_get_subject_name(cert)) + "\"";
 }
 
-bool same_certificate(X509* a, X509* b) { return X509_cmp(a, b) == 0; }
+bool same_certificate(X509* a, X509* b) {
+  return X509_cmp(a, b) == 0;
+}
 
 bool contains(const std::vector<X509Ptr>& list, X509* cert) {
   for (const auto& c : list) {
@@ -58,7 +60,8 @@ X509* find_issuer(X509* cert, const std::vector<X509*>& candidates, bool* name_m
 // policies; never MD5 or weaker.
 const char* signature_problem(X509* cert, bool allow_sha1) {
   int md = NID_undef, pk = NID_undef;
-  if (OBJ_find_sigid_algs(X509_get_signature_nid(cert), &md, &pk) != 1) return "an unknown signature algorithm";
+  if (OBJ_find_sigid_algs(X509_get_signature_nid(cert), &md, &pk) != 1)
+    return "an unknown signature algorithm";
   if (pk == NID_rsassaPss) return nullptr;  // RSA-PSS names its hash in the parameters, all SHA-2 here
   if (pk != NID_rsaEncryption) return "a signature algorithm that is not RSA";
   switch (md) {
@@ -102,10 +105,10 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   // 1: structure.
   const auto parsed = parse_der_chain(der_chain, kMaxChainLength);
   if (parsed.empty()) {
-    return fail(st::BadCertificateInvalid, der_chain.empty() ? "no certificate"
-                                                             : "not a sequence of at most " +
-                                                                   std::to_string(kMaxChainLength) +
-                                                                   " DER certificates");
+    return fail(st::BadCertificateInvalid,
+                der_chain.empty()
+                    ? "no certificate"
+                    : "not a sequence of at most " + std::to_string(kMaxChainLength) + " DER certificates");
   }
   X509* leaf = parsed.front().get();
   v.thumbprint = security::thumbprint(leaf);
@@ -115,6 +118,7 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
 
   maybe_reload();
   const auto store = current_store();
+  if (!store) return fail(st::BadInternalError, "the PKI is not open");
   const TrustList& lists = req.use == CertificateUse::User ? store->user : store->application;
 
   // 2 and 3: the chain up to a self-signed root, each link's signature checked.
@@ -132,13 +136,15 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
       // unless a CA of the same name signed it (rare; looked for below).
     }
     if (chain.size() == kMaxChainLength) {
-      return fail(st::BadCertificateChainIncomplete, who + ": chain longer than " + std::to_string(kMaxChainLength));
+      return fail(st::BadCertificateChainIncomplete,
+                  who + ": chain longer than " + std::to_string(kMaxChainLength));
     }
     bool name_matched = false;
     X509* issuer = find_issuer(cert, candidates, &name_matched);
     if (!issuer) {
       if (name_matched || own_name) {
-        return fail(st::BadCertificateInvalid, label(cert) + ": its signature does not verify with its issuer's key");
+        return fail(st::BadCertificateInvalid,
+                    label(cert) + ": its signature does not verify with its issuer's key");
       }
       return fail(st::BadCertificateChainIncomplete,
                   label(cert) + ": issuer \"" + name_text(X509_get_issuer_name(cert)) +
@@ -159,9 +165,9 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   }
   const int bits = EVP_PKEY_get_bits(leaf_key);
   if (bits < req.min_key_bits || bits > req.max_key_bits) {
-    return fail(st::BadCertificatePolicyCheckFailed, who + ": a " + std::to_string(bits) + "-bit key, the policy needs " +
-                                                         std::to_string(req.min_key_bits) + ".." +
-                                                         std::to_string(req.max_key_bits));
+    return fail(st::BadCertificatePolicyCheckFailed,
+                who + ": a " + std::to_string(bits) + "-bit key, the policy needs " +
+                    std::to_string(req.min_key_bits) + ".." + std::to_string(req.max_key_bits));
   }
   for (size_t i = 0; i < n; ++i) {
     // A root's signature over itself proves nothing anyone relies on; the leaf's always counts.
@@ -174,12 +180,13 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   // 5: trust. The leaf itself or one CA of its chain must be in trusted/certs.
   bool trusted = false;
   for (X509* c : chain) trusted = trusted || contains(lists.trusted, c);
-  const bool first_use = !trusted && settings_.trust_on_first_use && req.use == CertificateUse::Application && n == 1;
+  const bool first_use =
+      !trusted && settings_.trust_on_first_use && req.use == CertificateUse::Application && n == 1;
   if (!trusted && !first_use) {
     if (req.use == CertificateUse::Application) save_rejected(leaf, v.thumbprint_hex);
-    return fail(st::BadCertificateUntrusted, who + ": neither it nor a CA of its chain is in " +
-                                                 std::string(req.use == CertificateUse::User ? "user/trusted/certs"
-                                                                                              : "trusted/certs"));
+    return fail(st::BadCertificateUntrusted,
+                who + ": neither it nor a CA of its chain is in " +
+                    std::string(req.use == CertificateUse::User ? "user/trusted/certs" : "trusted/certs"));
   }
 
   // 6: validity period of every certificate.
@@ -206,12 +213,15 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   const uint32_t ku = X509_get_key_usage(leaf);
   const bool has_ku = (X509_get_extension_flags(leaf) & EXFLAG_KUSAGE) != 0;
   if (!has_ku) return fail(st::BadCertificateUseNotAllowed, who + ": no keyUsage extension");
-  if ((ku & KU_DIGITAL_SIGNATURE) == 0) return fail(st::BadCertificateUseNotAllowed, who + ": keyUsage lacks digitalSignature");
+  if ((ku & KU_DIGITAL_SIGNATURE) == 0)
+    return fail(st::BadCertificateUseNotAllowed, who + ": keyUsage lacks digitalSignature");
   if (req.use == CertificateUse::Application) {
     if ((ku & (KU_KEY_ENCIPHERMENT | KU_DATA_ENCIPHERMENT)) == 0) {
-      return fail(st::BadCertificateUseNotAllowed, who + ": keyUsage lacks keyEncipherment and dataEncipherment");
+      return fail(st::BadCertificateUseNotAllowed,
+                  who + ": keyUsage lacks keyEncipherment and dataEncipherment");
     }
-    if ((X509_get_extension_flags(leaf) & EXFLAG_XKUSAGE) != 0 && (X509_get_extended_key_usage(leaf) & XKU_SSL_CLIENT) == 0) {
+    if ((X509_get_extension_flags(leaf) & EXFLAG_XKUSAGE) != 0 &&
+        (X509_get_extended_key_usage(leaf) & XKU_SSL_CLIENT) == 0) {
       return fail(st::BadCertificateUseNotAllowed, who + ": extendedKeyUsage lacks clientAuth");
     }
   }
@@ -219,7 +229,8 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     X509* ca = chain[i];
     const bool ca_ku = (X509_get_extension_flags(ca) & EXFLAG_KUSAGE) != 0;
     if (X509_check_ca(ca) < 1 || (ca_ku && (X509_get_key_usage(ca) & KU_KEY_CERT_SIGN) == 0)) {
-      return fail(st::BadCertificateIssuerUseNotAllowed, label(ca) + ": not a CA allowed to sign certificates");
+      return fail(st::BadCertificateIssuerUseNotAllowed,
+                  label(ca) + ": not a CA allowed to sign certificates");
     }
   }
 
