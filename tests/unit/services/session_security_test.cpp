@@ -309,8 +309,8 @@ TEST_CASE("session security: encrypted passwords over a None endpoint, and every
 
 TEST_CASE("session security: the legacy encrypted secret's bounds", "[services][security]") {
   const auto id = test_identity();
-  const std::string nonce(32, 'n');
-  const auto nb = ua::ByteString(nonce).bytes();
+  const ua::ByteString nonce(std::string(32, 'n'));
+  const auto nb = nonce.bytes();
   std::string out;
   const auto good = encrypt_secret(b256(), id.public_key.get(), "pw", nb);
   CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), good, nb, out).is_good());
