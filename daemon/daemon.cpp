@@ -11,6 +11,7 @@
 #include "config/transport_settings.hpp"
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
+#include "daemon/channel_security.hpp"
 #include "daemon/log.hpp"
 #include "ua/endpoint_url.hpp"
 
@@ -44,12 +45,20 @@ bool Daemon::start() {
 
   shards_ = std::make_unique<transport::ShardPool>(
       config_.threads, transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
+  if (!open_pki()) return false;
   services_ = std::make_unique<services::Server>(space_, config_);
   services_->set_role_table(std::move(roles));
-  // The daemon's PKI sets the server identity and the user certificate validator here
-  // (services_->set_identity(), set_user_certificate_validator()); without them every secure endpoint and
-  // every encrypted password is impossible, which stops the start (docs/CONFIGURATION.md, "Endpoint
-  // security").
+  // The server's certificate for session signatures and encrypted passwords, and the user trust list for
+  // X509 identity tokens (docs/SECURITY.md).
+  services_->set_identity(&identity_);
+  services_->set_user_certificate_validator([this](std::span<const uint8_t> chain, const security::Policy& p) {
+    security::CertificateRequirements req;
+    req.min_key_bits = static_cast<int>(p.min_key_bits);
+    req.max_key_bits = static_cast<int>(p.max_key_bits);
+    req.allow_sha1 = p.sha1_certificates;
+    req.use = security::CertificateUse::User;
+    return pki_.validate(chain, req);
+  });
   for (const auto& w : config::security_warnings(config_)) log::warn("security: {}", w);
   if (const auto problems = services_->security_problems(); !problems.empty()) {
     for (const auto& p : problems) log::error("security: {}", p);
@@ -61,7 +70,9 @@ bool Daemon::start() {
   simulator_->start();
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
 
-  if (!open_pki()) return false;
+  // RSA work of secure channel handshakes, off the shard threads (docs/SECURITY.md, "Secure conversation").
+  handshakes_ = std::make_unique<transport::HandshakePool>(
+      std::max(1u, std::thread::hardware_concurrency() / 2), kMaxQueuedHandshakes);
   for (const auto& e : config_.endpoints) {
     if (!listen(e)) return false;
   }
@@ -99,7 +110,7 @@ bool Daemon::open_pki() {
   log::info("pki: {}; own certificate {} (SHA-1 thumbprint {}), valid until {}",
             settings.directory.string(), pki_.paths().own_certificate.string(), pki_.thumbprint_hex(),
             security::iso_time(pki_.info().not_after));
-  transport_config_.pki = &pki_;
+  identity_ = server_identity(pki_);
   return true;
 }
 
@@ -117,7 +128,14 @@ bool Daemon::listen(const config::Endpoint& endpoint) {
         resolver.resolve(std::string(url->host), std::to_string(url->port),
                          asio::ip::tcp::resolver::passive | asio::ip::tcp::resolver::numeric_service);
     const asio::ip::tcp::endpoint ep = *results.begin();
-    auto l = std::make_unique<transport::Listener>(control_, ep, *shards_, transport_config_, *services_, ids_);
+    // Each endpoint's channels accept the policy and mode pairs that endpoint offers.
+    auto config = std::make_unique<transport::TransportConfig>(transport_config_);
+    config->security_offers = security_offers(endpoint);
+    config->identity = &identity_;
+    config->validate_certificate = application_certificate_validator(pki_);
+    config->handshakes = handshakes_.get();
+    auto l = std::make_unique<transport::Listener>(control_, ep, *shards_, *config, *services_, ids_);
+    endpoint_configs_.push_back(std::move(config));
     l->start();
     // The actual port (a configured port 0 picks a free one; tests read it from this line).
     log::info("listening on {} for {}", ua::format_endpoint_url(ep.address().to_string(), l->port(), ""),
@@ -209,6 +227,9 @@ void Daemon::shutdown() {
   signals_.cancel(ignored);
   hangup_.cancel(ignored);
   for (auto& l : listeners_) l->stop();  // stop accepting first
+  // Handshakes in progress finish (their results are posted to shards that still run), queued ones are
+  // dropped with their channels.
+  if (handshakes_) handshakes_->stop();
   if (shards_) {
     if (simulator_) asio::post(shards_->shard(0).context(), [s = simulator_.get()] { s->stop(); });
     if (services_) services_->detach_shards();

@@ -16,6 +16,7 @@
 #include "config/config.hpp"
 #include "daemon/simulator.hpp"
 #include "services/server.hpp"
+#include "transport/handshake_pool.hpp"
 #include "transport/listener.hpp"
 #include "transport/security/pki.hpp"
 #include "transport/shard_pool.hpp"
@@ -42,7 +43,12 @@ class Daemon {
 
   const config::ServerConfig& config_;
   transport::TransportConfig transport_config_;
-  security::Pki pki_;  // before the listeners; transport_config_.pki points here
+  security::Pki pki_;  // opened before the services and listeners, which use identity_
+  security::ServerIdentity identity_;
+  // At most this many handshakes wait for the pool; a channel beyond gets ERR BadTcpNotEnoughResources.
+  static constexpr size_t kMaxQueuedHandshakes = 256;
+  std::unique_ptr<transport::HandshakePool> handshakes_;
+  std::vector<std::unique_ptr<transport::TransportConfig>> endpoint_configs_;  // one per listener
   addressspace::AddressSpace space_;
   // The shards (their io_contexts) outlive the services, which keep timers on them.
   std::unique_ptr<transport::ShardPool> shards_;

@@ -12,10 +12,6 @@
 #include "ua/decoder.hpp"
 #include "ua/generated/types_enums.hpp"
 
-namespace opcuad::security {
-class Pki;
-}
-
 namespace opcuad::transport {
 
 class HandshakePool;
@@ -68,9 +64,6 @@ struct TransportConfig {
   HandshakePool* handshakes = nullptr;
   // Limits for decoding request bodies.
   ua::DecodeLimits decode_limits{};
-  // The own certificate and the trust lists (transport/security/pki.hpp); owned by the daemon, opened
-  // before the first listener starts. Null when no endpoint needs certificates (tests).
-  security::Pki* pki = nullptr;
   // Where the transport reports conditions an operator should see (accept failures); may be empty.
   // Called on the listener's thread.
   std::function<void(std::string_view)> warn;

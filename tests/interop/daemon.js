@@ -25,9 +25,6 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
     // sessions not yet activated.
     limits: { max_sessions: 200, max_unactivated_sessions: 200, max_unactivated_sessions_per_address: 200, ...limits },
     users: users.map(([name, password]) => ({ name, password_hash: hashPassword(password) })),
-    // Until the daemon loads its certificate from the PKI, passwords can only travel in clear; with a
-    // certificate the encrypted UserName policy comes first and node-opcua uses it.
-    security: { allow_plaintext_passwords: true },
     namespaces: ["urn:opcuad:interop:nodes"],
     node_files: [path.join(__dirname, "nodes.json")],
   };
