@@ -254,15 +254,18 @@ void read_pki(ObjectReader& sr, PkiConfig& p) {
   }
   if (sr.read_int("certificate_lifetime_days", v, 1, 7300)) p.lifetime_days = static_cast<uint32_t>(v);
   sr.read("trust_on_first_use", p.trust_on_first_use);
-  if (sr.read_int("max_rejected_certificates", v, 0, 100000)) p.max_rejected_certificates = static_cast<uint32_t>(v);
+  if (sr.read_int("max_rejected_certificates", v, 0, 100000))
+    p.max_rejected_certificates = static_cast<uint32_t>(v);
   if (sr.read("certificate_dns_names", p.dns_names)) {
     for (const auto& name : p.dns_names) {
-      if (!is_dns_name(name)) ctx.error(sr.path_of("certificate_dns_names"), "not a DNS name: \"" + name + "\"");
+      if (!is_dns_name(name))
+        ctx.error(sr.path_of("certificate_dns_names"), "not a DNS name: \"" + name + "\"");
     }
   }
   if (sr.read("certificate_ip_addresses", p.ip_addresses)) {
     for (const auto& ip : p.ip_addresses) {
-      if (!is_ip_address(ip)) ctx.error(sr.path_of("certificate_ip_addresses"), "not an IP address: \"" + ip + "\"");
+      if (!is_ip_address(ip))
+        ctx.error(sr.path_of("certificate_ip_addresses"), "not an IP address: \"" + ip + "\"");
     }
   }
 }
@@ -451,7 +454,9 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
     read_server(r, result.config);
   }
   auto& pki_dir = result.config.pki.directory;
-  pki_dir = pki_dir.empty() ? default_pki_directory(base_dir) : pki_dir.is_relative() ? base_dir / pki_dir : pki_dir;
+  pki_dir = pki_dir.empty()         ? default_pki_directory(base_dir)
+            : pki_dir.is_relative() ? base_dir / pki_dir
+                                    : pki_dir;
   for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
     const auto& pattern = result.config.node_file_patterns[i];
     const auto files = expand_glob(base_dir, pattern);

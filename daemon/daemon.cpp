@@ -107,8 +107,8 @@ bool Daemon::open_pki() {
     log::error("pki: {}: {}", settings.directory.string(), opened.error);
     return false;
   }
-  log::info("pki: {}; own certificate {} (SHA-1 thumbprint {}), valid until {}",
-            settings.directory.string(), pki_.paths().own_certificate.string(), pki_.thumbprint_hex(),
+  log::info("pki: {}; own certificate {} (SHA-1 thumbprint {}), valid until {}", settings.directory.string(),
+            pki_.paths().own_certificate.string(), pki_.thumbprint_hex(),
             security::iso_time(pki_.info().not_after));
   identity_ = server_identity(pki_);
   return true;

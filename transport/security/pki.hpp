@@ -67,7 +67,7 @@ struct CertificateRequirements {
   int max_key_bits = 4096;
   bool allow_sha1 = false;  // only for the deprecated policies (Basic128Rsa15, Basic256)
   // Non-empty: the subjectAltName URI must equal it (Part 4 §6.1.3 step "URI").
-  std::string_view expected_application_uri;
+  std::string_view expected_application_uri{};
   CertificateUse use = CertificateUse::Application;
 };
 

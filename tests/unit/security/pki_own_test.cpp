@@ -158,7 +158,7 @@ TEST_CASE("open() warns at every start while trust on first use is on", "[pki]")
   }
 }
 
-TEST_CASE("the own key signs and decrypts concurrently with per-call contexts", "[pki]") {
+TEST_CASE("the own key signs with a per-call context and the own certificate verifies it", "[pki]") {
   test::TempDir dir;
   Pki pki;
   REQUIRE(pki.open(test::test_settings(dir.path)).ok());
