@@ -601,7 +601,8 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<uint8_t> ch
     return false;
   }
   size_t body_end = chunk.size();
-  if (mode_ != ua::MessageSecurityMode::None && !unseal_symmetric(chunk, *token, body_end)) {
+  // A secured channel's tokens carry their keys (set up by the OPN); a None channel's carry none.
+  if (token->keys && !unseal_symmetric(chunk, *token, body_end)) {
     close(status::BadSecurityChecksFailed, "the chunk's signature, encryption or padding is invalid");
     return false;
   }
@@ -825,7 +826,7 @@ void SecureChannel::stamp(OutboundChunk& chunk) {
   const uint32_t seq = next_send_sequence_;
   next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
   put_u32(chunk.buffer.data() + chunk.sequence_offset, seq);
-  if (chunk.kind == ChunkKind::Symmetric && mode_ != ua::MessageSecurityMode::None) seal_symmetric(chunk.buffer);
+  if (chunk.kind == ChunkKind::Symmetric && tokens_[0].keys) seal_symmetric(chunk.buffer);
 }
 
 void SecureChannel::seal_symmetric(ua::ByteBuffer& buf) {

@@ -40,7 +40,7 @@ struct SecureHarness {
               ua::MessageSecurityMode mode = ua::MessageSecurityMode::SignAndEncrypt,
               const std::string& client_uri = "urn:test:client") {
     const TestCertificate& c = test_certificate(client_uri);
-    h.channel->set_security_for_test(p, mode, c.der, security::share(c.key.get()));
+    h.channel->set_security_for_test(p, mode, c.der, c.key);
   }
   // CreateSession as a well-behaved client on that channel.
   ua::CreateSessionResponse create(ua::StatusCode* s, const std::string& cert_uri = "urn:test:client",

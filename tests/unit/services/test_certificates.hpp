@@ -65,8 +65,8 @@ inline security::ServerIdentity test_identity(const std::string& uri = "urn:test
   security::ServerIdentity id;
   id.certificate = c.der;
   id.thumbprint = c.thumbprint;
-  id.private_key = security::share(c.key.get());
-  id.public_key = security::share(c.key.get());
+  id.private_key = c.key;
+  id.public_key = c.key;
   return id;
 }
 
