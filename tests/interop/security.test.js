@@ -9,7 +9,7 @@ const os = require("node:os");
 const path = require("node:path");
 const {
   OPCUAClient, OPCUACertificateManager, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
-  StatusCodes, ClientSubscription, ClientMonitoredItem, TimestampsToReturn,
+  StatusCodes, ClientSubscription, ClientMonitoredItem, TimestampsToReturn, UserTokenType,
 } = require("node-opcua");
 const { startDaemon, until } = require("./daemon");
 
@@ -42,6 +42,7 @@ test.before(async () => {
   });
   await certificateManager.initialize();
   daemon = await startDaemon({
+    users: [["alice", "wonderland"]],
     endpoint: {
       security_policies: ["None", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"],
       security_modes: ["None", "Sign", "SignAndEncrypt"],
@@ -50,6 +51,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
+  if (process.env.OPCUAD_DEBUG) console.log(daemon.output());
   if (certificateManager) await certificateManager.dispose();
   if (daemon) {
     const { code } = await daemon.stop();
@@ -68,6 +70,8 @@ test("an unknown client certificate is refused, saved to rejected/, and accepted
   assert.match(file, /^[0-9a-f]{40}\.der$/i);
   assert.match(daemon.output(), /BadCertificateUntrusted/);
   fs.renameSync(path.join(rejected, file), path.join(daemon.pki, "trusted", "certs", file));
+  // opcuad looks at the trust folders at most once a second: the change is picked up without a restart.
+  await new Promise((resolve) => setTimeout(resolve, 1200));
   const again = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);
   await again.connect(daemon.url);
   const session = await again.createSession();
@@ -118,4 +122,29 @@ for (const policy of POLICIES) {
       }
     });
   }
+}
+
+// The password never travels in clear: on None the user token policy names a secure policy and node-opcua
+// encrypts the secret with the server certificate (Part 4 §7.41); on SignAndEncrypt the channel carries it.
+for (const [policy, mode] of [[SecurityPolicy.None, MessageSecurityMode.None],
+  [SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt]]) {
+  test(`user name login over ${MessageSecurityMode[mode]}: right password in, wrong password out`, async () => {
+    const client = newClient(policy, mode);
+    await client.connect(daemon.url);
+    try {
+      const endpoints = await client.getEndpoints();
+      const none = endpoints.find((e) => e.securityMode === MessageSecurityMode.None);
+      const username = none.userIdentityTokens.find((t) => t.tokenType === UserTokenType.UserName);
+      // The strongest policy the server offers protects the password.
+      assert.equal(username.securityPolicyUri, SecurityPolicy.Aes256_Sha256_RsaPss, "the password policy encrypts");
+      const session = await client.createSession({ type: UserTokenType.UserName, userName: "alice", password: "wonderland" });
+      const v = await session.read({ nodeId: "ns=0;i=2259", attributeId: AttributeIds.Value });
+      assert.equal(v.statusCode, StatusCodes.Good);
+      await session.close();
+      await assert.rejects(client.createSession({ type: UserTokenType.UserName, userName: "alice", password: "wrong" }));
+    } finally {
+      await client.disconnect();
+    }
+    assert.ok(!daemon.output().includes("wonderland"), "the password never appears in the log");
+  });
 }
