@@ -287,7 +287,7 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   for (size_t i = 0; i < req->nodes_to_read.size(); ++i) {
     read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, resp->results[i]);
   }
-  call.channel.send(call.request_id, *resp);
+  call.send(*resp);
 }
 
 void handle_write(Server& server, Call& call, ua::Decoder& body) {
@@ -309,7 +309,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
     resp->results.push_back(write_one(call, server.space(), store, item, now, cell));
     if (cell) written->push_back(cell);
   }
-  call.channel.send(call.request_id, *resp);
+  call.send(*resp);
   // Exception-based monitored items watching these cells sample now, on whichever shard they live
   // (one post per interested shard for the whole request; nothing when nobody watches).
   if (!written->empty()) server.notify_written(&call.shard, *written);

@@ -17,11 +17,6 @@ using addressspace::NodeStore;
 
 constexpr uint32_t kValue = 13;
 
-Subscription* find_subscription(Call& call, uint32_t id) {
-  auto it = call.session->subscriptions.find(id);
-  return it == call.session->subscriptions.end() ? nullptr : it->second.get();
-}
-
 // Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
 // the node's MinimumSamplingInterval, the configured minimum or the engine's fastest rate. 0 asks for
 // exception-based sampling: granted for the Value of a Variable whose cell only the Write service
@@ -225,7 +220,7 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
 // The request-level checks every service of this set starts with; answers the fault itself.
 template <class Req>
 Subscription* subscription_for(Call& call, const Req& req) {
-  Subscription* sub = find_subscription(call, req.subscription_id);
+  Subscription* sub = find_subscription(*call.session, req.subscription_id);
   if (!sub) {
     call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadSubscriptionIdInvalid);
   }
@@ -268,7 +263,7 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
     create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return,
                call.shard.sampler->exception_based(), room, resp.results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body) {
@@ -290,7 +285,7 @@ void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body
     modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return,
                call.shard.sampler->exception_based(), resp.results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body) {
@@ -306,7 +301,7 @@ void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body
   for (uint32_t id : req.monitored_item_ids) {
     resp.results.push_back(sub->remove_item(id) ? status::Good : status::BadMonitoredItemIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
@@ -328,7 +323,7 @@ void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
     if (item) sub->set_mode(*item, req.monitoring_mode);
     resp.results.push_back(item ? status::Good : status::BadMonitoredItemIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
@@ -365,7 +360,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
     resp.add_results.push_back(status::Good);
   }
   trigger->drop_unneeded_extras();
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 }  // namespace opcuad::services
