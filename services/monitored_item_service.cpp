@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "addressspace/attributes.hpp"
+#include "addressspace/eu_range.hpp"
 #include "services/attribute_read.hpp"
 #include "services/request.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
 
@@ -15,7 +18,7 @@ namespace status = ua::status;
 using addressspace::NodeIndex;
 using addressspace::NodeStore;
 
-constexpr uint32_t kValue = 13;
+using addressspace::attr::kValue;
 
 // Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
 // the node's MinimumSamplingInterval, the configured minimum or the engine's fastest rate. 0 asks for
@@ -95,7 +98,7 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
   if (out.deadband == ua::DeadbandType::None) return status::Good;
   // A deadband needs a numeric variable (Part 4 §7.22.2).
   const auto* var = store.variable(n);
-  const NodeIndex number = store.find(ua::NodeId(0, 26));
+  const NodeIndex number = store.find(ua::NodeId(0, ua::id::Number));
   if (!var || !store.is_data_type_subtype(var->data_type, number)) return status::BadFilterNotAllowed;
   if (!(f->deadband_value >= 0)) return status::BadDeadbandFilterInvalid;  // negative or NaN
   if (out.deadband == ua::DeadbandType::Absolute) {
@@ -104,13 +107,7 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
   }
   // Percent of the EURange (Part 8 §6.2): only for a variable with an EURange property.
   if (f->deadband_value > 100) return status::BadDeadbandFilterInvalid;
-  const NodeIndex range_node = store.child(n, 0, "EURange");
-  const auto* rv = range_node == addressspace::kNoNode ? nullptr : store.variable(range_node);
-  if (!rv || !rv->cell) return status::BadDeadbandFilterInvalid;
-  ua::DataValue dv;
-  addressspace::ValueStore::read(*rv->cell, dv);
-  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
-  const ua::Range* range = eo ? eo->get<ua::Range>() : nullptr;
+  const std::optional<ua::Range> range = addressspace::eu_range(store, n);
   if (!range) return status::BadDeadbandFilterInvalid;
   out.absolute = f->deadband_value / 100.0 * (range->high - range->low);
   return status::Good;
