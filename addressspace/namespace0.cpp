@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "addressspace/generated/ns0_parts.hpp"
+#include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::addressspace {
@@ -54,7 +55,7 @@ void add_rows(NodeStoreBuilder& b, std::span<const NodeRow> nodes, std::span<con
     spec.executable = (r.flags & flag::kExecutable) != 0;
     spec.inverse_name = r.inverse_name ? ua::LocalizedText{ua::String(), ua::String(r.inverse_name)}
                                        : ua::LocalizedText{};
-    spec.data_type = ua::NodeId(0, r.data_type ? r.data_type : 24);
+    spec.data_type = ua::NodeId(0, r.data_type ? r.data_type : ua::id::BaseDataType);
     spec.value_rank = r.value_rank;
     spec.array_dimensions = parse_dims(r.array_dimensions);
     spec.access_level = r.node_class == NodeClass::Variable ? r.access_or_events : access::kCurrentRead;

@@ -5,14 +5,9 @@
 
 #include <functional>
 
-namespace opcuad::addressspace {
+#include "ua/generated/node_ids.hpp"
 
-namespace {
-constexpr uint32_t kHasSubtype = 45;
-constexpr uint32_t kHierarchicalReferences = 33;
-constexpr uint32_t kBaseDataType = 24;
-constexpr uint32_t kNumber = 26, kInteger = 27, kUInteger = 28, kEnumeration = 29;
-}  // namespace
+namespace opcuad::addressspace {
 
 NodeStoreBuilder::NodeStoreBuilder(ValueStore& values, EpochReclaimer::Participant& p, const NodeStore* previous)
     : values_(values), participant_(p), previous_(previous), store_(std::make_unique<NodeStore>()) {
@@ -241,8 +236,8 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
 
 void NodeStoreBuilder::close_hierarchies(std::vector<std::string>& errors) {
   NodeStore& s = *store_;
-  const NodeIndex has_subtype = s.find(ua::NodeId(0, kHasSubtype));
-  const NodeIndex hierarchical = s.find(ua::NodeId(0, kHierarchicalReferences));
+  const NodeIndex has_subtype = s.find(ua::NodeId(0, ua::id::HasSubtype));
+  const NodeIndex hierarchical = s.find(ua::NodeId(0, ua::id::HierarchicalReferences));
   if (has_subtype != kNoNode && s.nodes_[has_subtype].node_class == NodeClass::ReferenceType) {
     s.has_subtype_ = static_cast<uint16_t>(s.nodes_[has_subtype].detail);
   }
@@ -283,11 +278,13 @@ void NodeStoreBuilder::close_hierarchies(std::vector<std::string>& errors) {
       const ua::NodeId& id = s.ids_[n];
       if (id.namespace_index() != 0 || id.type() != ua::IdType::Numeric) continue;
       const uint32_t v = id.numeric();
-      if (v == kEnumeration) {
+      if (v == ua::id::Enumeration) {
         builtin = n == d.node ? 0 : static_cast<uint8_t>(ua::BuiltinType::Int32);
         break;
       }
-      if (v == kBaseDataType || v == kNumber || v == kInteger || v == kUInteger) break;
+      if (v == ua::id::BaseDataType || v == ua::id::Number || v == ua::id::Integer || v == ua::id::UInteger) {
+        break;
+      }
       if (v >= 1 && v <= ua::kMaxBuiltinType) {
         builtin = static_cast<uint8_t>(v);
         break;

@@ -1,8 +1,11 @@
 // Attribute service set (Part 4 §5.10): Read and Write.
+#include "addressspace/attributes.hpp"
+#include "addressspace/eu_range.hpp"
 #include "addressspace/type_check.hpp"
 #include "services/attribute_read.hpp"
 #include "services/index_range.hpp"
 #include "services/request.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
 
@@ -13,12 +16,7 @@ using addressspace::NodeClass;
 using addressspace::NodeIndex;
 using addressspace::NodeStore;
 
-enum Attr : uint32_t {
-  kNodeId = 1, kNodeClass, kBrowseName, kDisplayName, kDescription, kWriteMask, kUserWriteMask, kIsAbstract,
-  kSymmetric, kInverseName, kContainsNoLoops, kEventNotifier, kValue, kDataType, kValueRank, kArrayDimensions,
-  kAccessLevel, kUserAccessLevel, kMinimumSamplingInterval, kHistorizing, kExecutable, kUserExecutable,
-  kDataTypeDefinition, kRolePermissions, kUserRolePermissions, kAccessRestrictions, kAccessLevelEx,
-};
+using namespace addressspace::attr;
 
 // `now` is the request's server timestamp: one clock read per Read, shared by all its values.
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
@@ -110,14 +108,7 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
 
 // BadOutOfRange when a numeric value lies outside the EURange property of its variable (Part 8 §5.3.2).
 ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Variant& value) {
-  const NodeIndex range_node = store.child(n, 0, "EURange");
-  if (range_node == addressspace::kNoNode) return status::Good;
-  const auto* rv = store.variable(range_node);
-  if (!rv || !rv->cell) return status::Good;
-  ua::DataValue dv;
-  addressspace::ValueStore::read(*rv->cell, dv);
-  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
-  const ua::Range* range = eo ? eo->get<ua::Range>() : nullptr;
+  const std::optional<ua::Range> range = addressspace::eu_range(store, n);
   if (!range) return status::Good;
   bool inside = true;
   auto check = [&](double x) { inside &= x >= range->low && x <= range->high; };
@@ -241,7 +232,9 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
     }
     case kContainsNoLoops: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
     case kEventNotifier: out = rec.event_notifier; return status::Good;
-    case kDataType: out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type) : ua::NodeId(0, 24);
+    case kDataType:
+      out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type)
+                                                           : ua::NodeId(0, ua::id::BaseDataType);
       return status::Good;
     case kValueRank: out = var ? var->value_rank : -2; return status::Good;
     case kArrayDimensions: {
@@ -297,7 +290,7 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
     read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, call.session->access,
              resp->results[i]);
   }
-  call.channel.send(call.request_id, *resp);
+  call.send(*resp);
 }
 
 void handle_write(Server& server, Call& call, ua::Decoder& body) {
@@ -319,7 +312,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
     resp->results.push_back(write_one(call, server.space(), store, item, now, cell));
     if (cell) written->push_back(cell);
   }
-  call.channel.send(call.request_id, *resp);
+  call.send(*resp);
   // Exception-based monitored items watching these cells sample now, on whichever shard they live
   // (one post per interested shard for the whole request; nothing when nobody watches).
   if (!written->empty()) server.notify_written(&call.shard, *written);

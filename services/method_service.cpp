@@ -1,9 +1,172 @@
-// Method service set (Part 4 §5.11): Call. No method has an implementation yet, so each call is
-// answered per operation: BadNodeIdUnknown for an unknown object, BadMethodInvalid for something that is
-// not a method, BadNotImplemented for a real method.
+// Method service set (Part 4 §5.11): Call. Each operation is checked in the order of Part 4 §5.11.2.3's
+// result codes: the object (BadNodeIdUnknown, BadNodeIdInvalid), the method and that it belongs to the
+// object (BadMethodInvalid), its Executable and UserExecutable attributes (BadNotExecutable,
+// BadUserAccessDenied), an implementation (BadNotImplemented), then the input arguments against the
+// method's InputArguments (BadArgumentsMissing, BadTooManyArguments, BadInvalidArgument with a
+// BadTypeMismatch per wrong argument in inputArgumentResults) before the method runs.
+//
+// Implemented: the Server object's GetMonitoredItems and ResendData (Part 5 §9.1, §9.2).
+#include <array>
+#include <span>
+
 #include "services/request.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
+
+namespace {
+
+namespace status = ua::status;
+using addressspace::NodeIndex;
+using addressspace::NodeStore;
+
+// The subscription `id` for a method called in `session`'s context (Part 5 §9.1, §9.2): one of another
+// session is BadUserAccessDenied ("not called in the context of the Session that owns the
+// Subscription"), an id nobody holds BadSubscriptionIdInvalid.
+Subscription* own_subscription(Server& server, Session& session, uint32_t id, ua::StatusCode& refused) {
+  if (Subscription* sub = find_subscription(session, id)) return sub;
+  refused = server.subscription_shard(id) ? status::BadUserAccessDenied : status::BadSubscriptionIdInvalid;
+  return nullptr;
+}
+
+// Part 5 §9.1: GetMonitoredItems(subscriptionId) -> (serverHandles UInt32[], clientHandles UInt32[]).
+ua::StatusCode get_monitored_items(Server& server, Call& call, std::span<const ua::Variant> in,
+                                   std::vector<ua::Variant>& out) {
+  ua::StatusCode refused = status::Good;
+  Subscription* sub = own_subscription(server, *call.session, *in[0].get_if<uint32_t>(), refused);
+  if (!sub) return refused;
+  std::vector<uint32_t> server_handles, client_handles;
+  server_handles.reserve(sub->item_count());
+  client_handles.reserve(sub->item_count());
+  sub->for_each_item([&](MonitoredItem& item) {
+    server_handles.push_back(item.id);
+    client_handles.push_back(item.client_handle);
+  });
+  out.emplace_back(std::move(server_handles));
+  out.emplace_back(std::move(client_handles));
+  return status::Good;
+}
+
+// Part 5 §9.2: ResendData(subscriptionId): the current value of every Reporting data item is queued, so
+// the subscription's next Publish carries them all (Part 4 §5.13.1.1 lists it as a way to refresh).
+ua::StatusCode resend_data(Server& server, Call& call, std::span<const ua::Variant> in,
+                           std::vector<ua::Variant>&) {
+  ua::StatusCode refused = status::Good;
+  Subscription* sub = own_subscription(server, *call.session, *in[0].get_if<uint32_t>(), refused);
+  if (!sub) return refused;
+  sub->queue_current_values();
+  return status::Good;
+}
+
+// An implemented method. The inputs mirror the method's InputArguments property in namespace 0 (each a
+// scalar of the given built-in type); `type_method` is the same method on the object's ObjectType, which
+// Part 4 §5.11.2.2 lets a client call on the object too.
+struct MethodImpl {
+  uint32_t object;
+  uint32_t method;
+  uint32_t type_method;
+  std::span<const ua::BuiltinType> inputs;
+  ua::StatusCode (*run)(Server&, Call&, std::span<const ua::Variant> in, std::vector<ua::Variant>& out);
+};
+
+constexpr std::array<ua::BuiltinType, 1> kSubscriptionIdInput{ua::BuiltinType::UInt32};
+
+constexpr MethodImpl kMethods[] = {
+    {ua::id::Server, ua::id::Server_GetMonitoredItems, ua::id::ServerType_GetMonitoredItems,
+     kSubscriptionIdInput, get_monitored_items},
+    {ua::id::Server, ua::id::Server_ResendData, ua::id::ServerType_ResendData, kSubscriptionIdInput,
+     resend_data},
+};
+
+const MethodImpl* find_method(const ua::NodeId& object, const ua::NodeId& method) noexcept {
+  for (const MethodImpl& impl : kMethods) {
+    if (object.is_ns0(impl.object) && (method.is_ns0(impl.method) || method.is_ns0(impl.type_method)))
+      return &impl;
+  }
+  return nullptr;
+}
+
+// Whether `node` has a forward HasComponent reference to `method` (Part 3 §5.7: a method belongs to the
+// object or type that has it as a component).
+bool has_component(const NodeStore& store, NodeIndex node, NodeIndex method) noexcept {
+  const NodeIndex has_component = store.find(ua::NodeId(0, ua::id::HasComponent));
+  const int type = has_component == addressspace::kNoNode ? -1 : store.reference_type_index(has_component);
+  if (type < 0) return false;
+  for (const auto& r : store.references(node)) {
+    if (!r.is_inverse && r.target == method && r.type == type) return true;
+  }
+  return false;
+}
+
+// Part 4 §5.11.2.2: the method must be a component of the object or of the object's ObjectType.
+bool belongs_to(const NodeStore& store, NodeIndex object, NodeIndex method) noexcept {
+  if (has_component(store, object, method)) return true;
+  const NodeIndex has_type_definition = store.find(ua::NodeId(0, ua::id::HasTypeDefinition));
+  if (has_type_definition == addressspace::kNoNode) return false;
+  const NodeIndex type = store.forward_target(object, has_type_definition);
+  return type != addressspace::kNoNode && has_component(store, type, method);
+}
+
+// Part 4 §5.11.2.3: the argument count first, then each argument's type; a wrong one is BadTypeMismatch in
+// inputArgumentResults and the operation BadInvalidArgument.
+ua::StatusCode check_arguments(const MethodImpl& impl, const std::vector<ua::Variant>& args,
+                               ua::CallMethodResult& r) {
+  if (args.size() < impl.inputs.size()) return status::BadArgumentsMissing;
+  if (args.size() > impl.inputs.size()) return status::BadTooManyArguments;
+  bool all_good = true;
+  r.input_argument_results.resize(args.size(), status::Good);
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i].is_scalar() || args[i].type() != impl.inputs[i]) {
+      r.input_argument_results[i] = status::BadTypeMismatch;
+      all_good = false;
+    }
+  }
+  if (all_good) {
+    r.input_argument_results.clear();  // only reported when something is wrong
+    return status::Good;
+  }
+  return status::BadInvalidArgument;
+}
+
+ua::CallMethodResult call_method(Server& server, Call& call, const NodeStore& store,
+                                 const ua::CallMethodRequest& m) {
+  ua::CallMethodResult r;
+  const NodeIndex object = store.find(m.object_id);
+  if (object == addressspace::kNoNode) {
+    r.status_code = status::BadNodeIdUnknown;
+    return r;
+  }
+  const auto object_class = store.node_class(object);
+  if (object_class != addressspace::NodeClass::Object &&
+      object_class != addressspace::NodeClass::ObjectType) {
+    r.status_code = status::BadNodeIdInvalid;
+    return r;
+  }
+  const NodeIndex method = store.find(m.method_id);
+  if (method == addressspace::kNoNode || store.node_class(method) != addressspace::NodeClass::Method ||
+      !belongs_to(store, object, method)) {
+    r.status_code = status::BadMethodInvalid;
+    return r;
+  }
+  if (!store.has_flag(method, addressspace::flag::kExecutable)) {
+    r.status_code = status::BadNotExecutable;
+    return r;
+  }
+  if (!store.has_flag(method, addressspace::flag::kUserExecutable)) {
+    r.status_code = status::BadUserAccessDenied;
+    return r;
+  }
+  const MethodImpl* impl = find_method(m.object_id, m.method_id);
+  if (!impl) {
+    r.status_code = status::BadNotImplemented;
+    return r;
+  }
+  r.status_code = check_arguments(*impl, m.input_arguments, r);
+  if (r.status_code.is_good()) r.status_code = impl->run(server, call, m.input_arguments, r.output_arguments);
+  return r;
+}
+
+}  // namespace
 
 void handle_call(Server& server, Call& call, ua::Decoder& body) {
   const uint32_t limit = server.config().limits.operations.max_nodes_per_method_call;
@@ -14,20 +177,9 @@ void handle_call(Server& server, Call& call, ua::Decoder& body) {
   const auto& store = *server.space().current();
   ua::CallResponse resp;
   set_response_header(resp.response_header, req.request_header);
-  for (const auto& m : req.methods_to_call) {
-    ua::CallMethodResult r;
-    const auto object = store.find(m.object_id);
-    const auto method = store.find(m.method_id);
-    if (object == addressspace::kNoNode) {
-      r.status_code = ua::status::BadNodeIdUnknown;
-    } else if (method == addressspace::kNoNode || store.node_class(method) != addressspace::NodeClass::Method) {
-      r.status_code = ua::status::BadMethodInvalid;
-    } else {
-      r.status_code = ua::status::BadNotImplemented;
-    }
-    resp.results.push_back(std::move(r));
-  }
-  call.channel.send(call.request_id, resp);
+  resp.results.reserve(req.methods_to_call.size());
+  for (const auto& m : req.methods_to_call) resp.results.push_back(call_method(server, call, store, m));
+  call.send(resp);
 }
 
 }  // namespace opcuad::services

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "addressspace/attributes.hpp"
 #include "services/attribute_read.hpp"
 #include "services/subscription.hpp"
 #include "ua/codec.hpp"
@@ -19,7 +20,7 @@ using addressspace::ValueSnapshot;
 using addressspace::ValueStore;
 using ua::BuiltinType;
 
-constexpr uint32_t kValue = 13;
+using addressspace::attr::kValue;
 
 // The numbers of a numeric scalar or array, for the deadband; false for anything else.
 bool numbers(const ua::Variant& v, std::vector<double>& out) {

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "addressspace/attributes.hpp"
+#include "addressspace/eu_range.hpp"
 #include "services/attribute_read.hpp"
 #include "services/request.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
 
@@ -15,12 +18,7 @@ namespace status = ua::status;
 using addressspace::NodeIndex;
 using addressspace::NodeStore;
 
-constexpr uint32_t kValue = 13;
-
-Subscription* find_subscription(Call& call, uint32_t id) {
-  auto it = call.session->subscriptions.find(id);
-  return it == call.session->subscriptions.end() ? nullptr : it->second.get();
-}
+using addressspace::attr::kValue;
 
 // Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
 // the node's MinimumSamplingInterval, the configured minimum or the engine's fastest rate. 0 asks for
@@ -100,7 +98,7 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
   if (out.deadband == ua::DeadbandType::None) return status::Good;
   // A deadband needs a numeric variable (Part 4 §7.22.2).
   const auto* var = store.variable(n);
-  const NodeIndex number = store.find(ua::NodeId(0, 26));
+  const NodeIndex number = store.find(ua::NodeId(0, ua::id::Number));
   if (!var || !store.is_data_type_subtype(var->data_type, number)) return status::BadFilterNotAllowed;
   if (!(f->deadband_value >= 0)) return status::BadDeadbandFilterInvalid;  // negative or NaN
   if (out.deadband == ua::DeadbandType::Absolute) {
@@ -109,13 +107,7 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
   }
   // Percent of the EURange (Part 8 §6.2): only for a variable with an EURange property.
   if (f->deadband_value > 100) return status::BadDeadbandFilterInvalid;
-  const NodeIndex range_node = store.child(n, 0, "EURange");
-  const auto* rv = range_node == addressspace::kNoNode ? nullptr : store.variable(range_node);
-  if (!rv || !rv->cell) return status::BadDeadbandFilterInvalid;
-  ua::DataValue dv;
-  addressspace::ValueStore::read(*rv->cell, dv);
-  const auto* eo = dv.value.get_if<ua::ExtensionObject>();
-  const ua::Range* range = eo ? eo->get<ua::Range>() : nullptr;
+  const std::optional<ua::Range> range = addressspace::eu_range(store, n);
   if (!range) return status::BadDeadbandFilterInvalid;
   out.absolute = f->deadband_value / 100.0 * (range->high - range->low);
   return status::Good;
@@ -229,7 +221,7 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
 // The request-level checks every service of this set starts with; answers the fault itself.
 template <class Req>
 Subscription* subscription_for(Call& call, const Req& req) {
-  Subscription* sub = find_subscription(call, req.subscription_id);
+  Subscription* sub = find_subscription(*call.session, req.subscription_id);
   if (!sub) {
     call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadSubscriptionIdInvalid);
   }
@@ -272,7 +264,7 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
     create_one(server, *sub, store, req.items_to_create[i], req.timestamps_to_return,
                call.shard.sampler->exception_based(), room, resp.results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body) {
@@ -294,7 +286,7 @@ void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body
     modify_one(server, *sub, store, req.items_to_modify[i], req.timestamps_to_return,
                call.shard.sampler->exception_based(), resp.results[i]);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body) {
@@ -310,7 +302,7 @@ void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body
   for (uint32_t id : req.monitored_item_ids) {
     resp.results.push_back(sub->remove_item(id) ? status::Good : status::BadMonitoredItemIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
@@ -332,7 +324,7 @@ void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
     if (item) sub->set_mode(*item, req.monitoring_mode);
     resp.results.push_back(item ? status::Good : status::BadMonitoredItemIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
@@ -369,7 +361,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
     resp.add_results.push_back(status::Good);
   }
   trigger->drop_unneeded_extras();
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 }  // namespace opcuad::services

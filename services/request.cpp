@@ -1,6 +1,17 @@
 #include "services/request.hpp"
 
+#include "transport/uatcp.hpp"
+
 namespace opcuad::services {
+
+void Call::send_encoded(ua::ByteBuffer buf, ua::StatusCode encoded, uint32_t request_handle) const {
+  ua::StatusCode refused = encoded;
+  if (refused.is_good() && buf.size() - transport::kSymmetricPrefix > max_response_body()) {
+    refused = ua::status::BadResponseTooLarge;
+  }
+  if (!refused.is_good()) return channel.send_fault(request_id, request_handle, refused);
+  channel.send_response(request_id, std::move(buf));
+}
 
 void skip_node_id(ua::Decoder& d) noexcept {
   const uint8_t encoding = d.read_u8();

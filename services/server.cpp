@@ -397,9 +397,28 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
   return true;
 }
 
-void Server::on_channel_closed(transport::SecureChannel&) {
-  // Sessions outlive their channel (Part 4 §5.6): a client may reactivate them on a new channel
-  // before they time out. Nothing to do until subscriptions need their channel.
+void Server::on_channel_closed(transport::SecureChannel& channel) {
+  // An activated session outlives its channel (Part 4 §5.6): its client may re-activate it on a new
+  // channel before it times out. One never activated cannot be: its first ActivateSession must come on
+  // the channel that created it (Part 4 §5.6.3), so it is dropped now instead of holding its slot and its
+  // ticket against max_unactivated_sessions until unactivated_session_timeout_ms. Such sessions are few
+  // (that limit), so the shard's table is walked only while some exist anywhere.
+  if (unactivated_session_count() == 0) return;
+  ShardState& shard = shard_of(channel);
+  const uint32_t id = channel.id();
+  for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
+    const Session& s = *it->second;
+    if (s.activated || s.channel_id != id) {
+      ++it;
+      continue;
+    }
+    {
+      std::lock_guard lock(owners_mutex_);
+      owners_.erase(it->first);
+    }
+    it = shard.sessions.erase(it);
+    release_session();
+  }
 }
 
 namespace {

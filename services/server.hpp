@@ -78,6 +78,22 @@ struct Call {
     }
     return limit;
   }
+
+  // Answers with `response`, or with ServiceFault BadResponseTooLarge when its encoded body is larger
+  // than max_response_body() (Part 4 §5.6.2 maxResponseMessageSize, Part 6 §6.7.2.2). Handlers answer
+  // through here (or send_encoded() for what they encode themselves), so the client's limits hold for
+  // every service; the check is one comparison after the encoding.
+  template <class T>
+  void send(const T& response) const {
+    ua::ByteBuffer buf = channel.acquire_buffer();
+    ua::Encoder e(buf);
+    ua::encode(e, ua::NodeId(0, T::binary_encoding_id));
+    ua::encode(e, response);
+    send_encoded(std::move(buf), e.status(), response.response_header.request_handle);
+  }
+  // `buf` from channel.acquire_buffer(), holding the encoded type id and response; `encoded` is the
+  // encoder's status (a failed encoding is answered with it in a ServiceFault).
+  void send_encoded(ua::ByteBuffer buf, ua::StatusCode encoded, uint32_t request_handle) const;
 };
 
 class Server final : public transport::ServiceHandler {

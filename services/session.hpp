@@ -83,4 +83,10 @@ struct Session {
   }
 };
 
+// The session's own subscription `id`, or nullptr (one of another session is not found here).
+inline Subscription* find_subscription(Session& session, uint32_t id) noexcept {
+  auto it = session.subscriptions.find(id);
+  return it == session.subscriptions.end() ? nullptr : it->second.get();
+}
+
 }  // namespace opcuad::services

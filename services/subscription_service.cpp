@@ -27,11 +27,6 @@ uint32_t new_subscription_id(Server& server, ShardState& shard) {
   }
 }
 
-Subscription* find_subscription(Session& session, uint32_t id) {
-  auto it = session.subscriptions.find(id);
-  return it == session.subscriptions.end() ? nullptr : it->second.get();
-}
-
 }  // namespace
 
 void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
@@ -56,7 +51,7 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
   resp.revised_publishing_interval = params.publishing_interval_ms;
   resp.revised_lifetime_count = params.lifetime_count;
   resp.revised_max_keep_alive_count = params.max_keep_alive_count;
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
@@ -76,7 +71,7 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
   resp.revised_publishing_interval = params.publishing_interval_ms;
   resp.revised_lifetime_count = params.lifetime_count;
   resp.revised_max_keep_alive_count = params.max_keep_alive_count;
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_set_publishing_mode(Server& server, Call& call, ua::Decoder& body) {
@@ -94,7 +89,7 @@ void handle_set_publishing_mode(Server& server, Call& call, ua::Decoder& body) {
     if (sub) sub->set_publishing_enabled(req.publishing_enabled);
     resp.results.push_back(sub ? status::Good : status::BadSubscriptionIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_delete_subscriptions(Server& server, Call& call, ua::Decoder& body) {
@@ -111,7 +106,7 @@ void handle_delete_subscriptions(Server& server, Call& call, ua::Decoder& body) 
   for (uint32_t id : req.subscription_ids) {
     resp.results.push_back(session.subscriptions.erase(id) ? status::Good : status::BadSubscriptionIdInvalid);
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
   drop_idle_publishes(session);
 }
 
@@ -151,7 +146,7 @@ void handle_republish(Server&, Call& call, ua::Decoder& body) {
   ua::encode(e, ua::NodeId(0, ua::RepublishResponse::binary_encoding_id));
   ua::encode(e, response_header(req.request_header));
   e.write_raw(message.data(), message.size());
-  call.channel.send_response(call.request_id, std::move(buf));
+  call.send_encoded(std::move(buf), e.status(), req.request_header.request_handle);
 }
 
 }  // namespace opcuad::services

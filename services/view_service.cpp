@@ -314,7 +314,7 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
       result.targets.push_back(ua::BrowsePathTarget{ua::ExpandedNodeId{store.node_id(n), {}, 0}, UINT32_MAX});
     }
   }
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
@@ -328,7 +328,7 @@ void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
   ua::RegisterNodesResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.registered_node_ids = std::move(req.nodes_to_register);
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 void handle_unregister_nodes(Server& server, Call& call, ua::Decoder& body) {
@@ -339,7 +339,7 @@ void handle_unregister_nodes(Server& server, Call& call, ua::Decoder& body) {
   if (!check_operation_count(call, req.request_header, req.nodes_to_unregister.size(), limit)) return;
   ua::UnregisterNodesResponse resp;
   set_response_header(resp.response_header, req.request_header);
-  call.channel.send(call.request_id, resp);
+  call.send(resp);
 }
 
 }  // namespace opcuad::services

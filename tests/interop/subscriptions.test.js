@@ -195,3 +195,37 @@ test("TransferSubscriptions to a session of a second connection", async () => {
     await client2.disconnect();
   }
 });
+
+test("Call: GetMonitoredItems returns the handles, ResendData resends the current values", async () => {
+  const subscription = await subscribe();
+  try {
+    const nodeId = id("Scalar.Double");
+    const { item, values } = await monitor(subscription, nodeId, 20, 10);
+    await until(() => values.length >= 1, "the initial value");
+    const call = (methodId, subscriptionId, dataType = DataType.UInt32) => session.call({
+      objectId: "ns=0;i=2253", methodId,
+      inputArguments: [{ dataType, value: subscriptionId }],
+    });
+    const got = await call("ns=0;i=11492", subscription.subscriptionId);
+    assert.equal(got.statusCode, StatusCodes.Good);
+    assert.equal(got.outputArguments.length, 2);
+    assert.deepEqual(Array.from(got.outputArguments[0].value), [item.monitoredItemId]);
+    assert.deepEqual(Array.from(got.outputArguments[1].value), [item.monitoringParameters.clientHandle]);
+
+    const wrongType = await call("ns=0;i=11492", subscription.subscriptionId, DataType.Double);
+    assert.equal(wrongType.statusCode, StatusCodes.BadInvalidArgument);
+    assert.equal(wrongType.inputArgumentResults[0], StatusCodes.BadTypeMismatch);
+
+    // Nothing changes, yet ResendData makes the next Publish carry the current value again.
+    const before = values.length;
+    const resent = await call("ns=0;i=12873", subscription.subscriptionId);
+    assert.equal(resent.statusCode, StatusCodes.Good);
+    await until(() => values.length > before, "the resent value");
+    assert.equal(values[values.length - 1].value.value, values[before - 1].value.value);
+
+    const unknown = await call("ns=0;i=12873", 12345);
+    assert.equal(unknown.statusCode, StatusCodes.BadSubscriptionIdInvalid);
+  } finally {
+    await subscription.terminate();
+  }
+});

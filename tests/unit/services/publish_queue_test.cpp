@@ -102,15 +102,19 @@ TEST_CASE("publish queue: a message over maxResponseMessageSize is split with Mo
               .response_header.service_result.is_good());
 
   const uint32_t sub = subscribe(h, 20).subscription_id;
-  ua::CreateMonitoredItemsRequest r;
-  r.subscription_id = sub;
-  r.timestamps_to_return = ua::TimestampsToReturn::Both;
   constexpr uint32_t kCount = 200;  // about 40 bytes each: 8,000 bytes of initial values
-  for (uint32_t i = 1; i <= kCount; ++i) {
-    r.items_to_create.push_back(item_request({plant(".Item" + std::to_string(i % 5 + 1)), i, 1000}));
+  // In requests of 40 items: the CreateMonitoredItems response (23 bytes per result) must fit the
+  // session's maxResponseMessageSize too.
+  for (uint32_t first = 1; first <= kCount; first += 40) {
+    ua::CreateMonitoredItemsRequest r;
+    r.subscription_id = sub;
+    r.timestamps_to_return = ua::TimestampsToReturn::Both;
+    for (uint32_t i = first; i < first + 40; ++i) {
+      r.items_to_create.push_back(item_request({plant(".Item" + std::to_string(i % 5 + 1)), i, 1000}));
+    }
+    for (const auto& res : h.call<ua::CreateMonitoredItemsResponse>(r).results)
+      REQUIRE(res.status_code.is_good());
   }
-  for (const auto& res : h.call<ua::CreateMonitoredItemsResponse>(r).results)
-    REQUIRE(res.status_code.is_good());
 
   std::map<uint32_t, int> seen;
   int messages = 0;
@@ -177,11 +181,12 @@ TEST_CASE("publish queue: a message over the channel's MaxMessageSize is split w
   r.subscription_id = sub;
   r.timestamps_to_return = ua::TimestampsToReturn::Both;
   constexpr uint32_t kCount = 400;  // about 40 bytes each: 16,000 bytes of initial values
-  for (uint32_t first = 1; first <= kCount; first += 200) {
+  // In requests of 100 items, whose CreateMonitoredItems responses fit the client's MaxMessageSize.
+  for (uint32_t first = 1; first <= kCount; first += 100) {
     ua::CreateMonitoredItemsRequest r;
     r.subscription_id = sub;
     r.timestamps_to_return = ua::TimestampsToReturn::Both;
-    for (uint32_t i = first; i < first + 200; ++i) {
+    for (uint32_t i = first; i < first + 100; ++i) {
       r.items_to_create.push_back(item_request({plant(".Item" + std::to_string(i % 5 + 1)), i, 1000}));
     }
     for (const auto& res : h.call<ua::CreateMonitoredItemsResponse>(r).results) {

@@ -187,6 +187,32 @@ TEST_CASE("Browse: a response past the client's maxResponseMessageSize stops enc
   CHECK_FALSE(ok.results.at(0).references.empty());
 }
 
+TEST_CASE("Any response past the client's maxResponseMessageSize is BadResponseTooLarge",
+          "[services][hardening]") {
+  // Part 4 §5.6.2: maxResponseMessageSize bounds the body of every response of the session, not only
+  // Browse and Publish; here a Read of a 40 KB array by a client that accepts 8 KiB.
+  ServiceHarness h;
+  REQUIRE(h.login({}, 60000, 8192).is_good());
+  REQUIRE(h.write(plant(".Table"), ua::Variant(std::vector<int32_t>(10000, 7))).is_good());
+  ua::ReadRequest read;
+  read.nodes_to_read.push_back(ua::ReadValueId{plant(".Table"), 13, {}, {}});
+  ua::StatusCode fault;
+  h.call<ua::ReadResponse>(read, &fault);
+  CHECK(fault == ua::status::BadResponseTooLarge);
+  // What fits still goes out, on the same session.
+  auto part = h.read(plant(".Table"), 13, "0:99");
+  CHECK(part.status.is_good());
+  CHECK(part.value.array_length() == 100);
+
+  // Without a limit (0) the whole array is read.
+  ServiceHarness roomy;
+  REQUIRE(roomy.login().is_good());
+  REQUIRE(roomy.write(plant(".Table"), ua::Variant(std::vector<int32_t>(10000, 7))).is_good());
+  auto whole = roomy.call<ua::ReadResponse>(read, &fault);
+  CHECK(fault == ua::status::Good);
+  CHECK(whole.results.at(0).value.array_length() == 10000);
+}
+
 TEST_CASE("Operation limits are checked from the array length, before decoding", "[services][hardening]") {
   ServiceHarness h;  // max_nodes_per_read: 5
   REQUIRE(h.login().is_good());

@@ -266,11 +266,12 @@ inline ua::ExtensionObject user(const char* name, const char* password) {
                                                              ua::ByteString(password), ua::String()});
 }
 
-// A second shard with its own channel to the harness's server. REQUIRES: `ctx` outlives the server (it
-// keeps timers there), so declare it before the ServiceHarness.
+// A second shard with its own channel to the harness's server; given the harness's own `h.ctx`, a second
+// channel on the harness's shard. REQUIRES: `ctx` outlives the server (it keeps timers there), so declare
+// it before the ServiceHarness.
 struct SecondShard {
   SecondShard(ServiceHarness& harness, asio::io_context& context) : h(harness), ctx(context) {
-    h.server->attach_shard(ctx);
+    if (&ctx != &h.ctx) h.server->attach_shard(ctx);
     ch = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, h.tconfig, *h.server, h.ids);
     ch->start();
     feed(hello());
@@ -339,6 +340,12 @@ struct SecondShard {
     ServerMessage m;
     REQUIRE(wait_response(send(std::move(req)), m));
     return decode_response<Resp>(m, fault);
+  }
+
+  // The client closes its channel (CloseSecureChannel, Part 4 §5.5.3).
+  void close_channel() {
+    feed(symmetric_chunk("CLO", 'F', channel_id, token_id, sequence++, ++handle,
+                         encode_request(ua::CloseSecureChannelRequest{})));
   }
 
   // An anonymous session created and activated on this shard's channel.

@@ -18,47 +18,6 @@ ua::CreateSessionRequest create_request() {
   return create;
 }
 
-// A second SecureChannel on the harness's own shard, for requests on the wrong channel.
-struct OtherChannel {
-  explicit OtherChannel(ServiceHarness& h) : h(h) {
-    ch = std::make_shared<SecureChannel>(h.ctx, sink, events, h.pool, h.stats, h.tconfig, *h.server, h.ids);
-    ch->start();
-    feed(hello());
-    feed(open_request(1, 1));
-    std::vector<ServerMessage> m;
-    REQUIRE(parse_output(sink.out, m));
-    sink.out.clear();
-    ua::OpenSecureChannelResponse opened;
-    REQUIRE(decode_body(m.back(), opened));
-    channel_id = opened.security_token.channel_id;
-    token_id = opened.security_token.token_id;
-  }
-  ~OtherChannel() { ch->detach(); }
-  void feed(const std::string& bytes) {
-    auto space = ch->receive_space();
-    REQUIRE(space.size() >= bytes.size());
-    std::memcpy(space.data(), bytes.data(), bytes.size());
-    ch->on_received(bytes.size());
-    h.run_for(std::chrono::milliseconds(2));
-  }
-  template <class Resp, class Req>
-  Resp call(Req req, const ua::NodeId& token, ua::StatusCode* fault) {
-    req.request_header.authentication_token = token;
-    req.request_header.request_handle = ++handle;
-    feed(symmetric_chunk("MSG", 'F', channel_id, token_id, sequence++, handle, encode_request(req)));
-    std::vector<ServerMessage> m;
-    REQUIRE(parse_output(sink.out, m));
-    sink.out.clear();
-    REQUIRE(!m.empty());
-    return decode_response<Resp>(m.back(), fault);
-  }
-  ServiceHarness& h;
-  MemorySink sink{h.ctx};
-  MemoryEvents events;
-  std::shared_ptr<SecureChannel> ch;
-  uint32_t channel_id = 0, token_id = 0, sequence = 2, handle = 500;
-};
-
 }  // namespace
 
 TEST_CASE("Sessions not yet activated are capped per address and expire quickly", "[services][session][hardening]") {
@@ -91,20 +50,56 @@ TEST_CASE("Sessions not yet activated are capped per address and expire quickly"
 
 TEST_CASE("The first ActivateSession and CloseSession must come on the session's channel", "[services][session][hardening]") {
   ServiceHarness h;
-  OtherChannel other(h);
+  SecondShard other(h, h.ctx);  // a second channel on the same shard
   ua::StatusCode s;
   auto created = h.call<ua::CreateSessionResponse>(create_request(), &s);
   REQUIRE(s.is_good());
-  other.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, created.authentication_token, &s);
+  other.token = created.authentication_token;
+  other.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
   CHECK(s == ua::status::BadSecureChannelIdInvalid);
   // The failed attempt disturbed nothing: the right channel activates it.
   h.token = created.authentication_token;
   h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
   REQUIRE(s.is_good());
-  other.call<ua::CloseSessionResponse>(ua::CloseSessionRequest{}, created.authentication_token, &s);
+  other.call<ua::CloseSessionResponse>(ua::CloseSessionRequest{}, &s);
   CHECK(s == ua::status::BadSecureChannelIdInvalid);
   CHECK(h.server->session_count() == 1);
   CHECK(h.read(ua::NodeId(0, 2258)).status.is_good());
+}
+
+TEST_CASE("A session never activated is dropped when its channel closes", "[services][session][hardening]") {
+  ServiceHarness h;
+  SecondShard other(h, h.ctx);  // a second channel on the same shard
+  SecondShard third(h, h.ctx);
+  ua::StatusCode s;
+  // On `other`: one session left unactivated, one activated.
+  auto unactivated = other.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  other.login();
+  const ua::NodeId activated = other.token;
+  // On `third`: one unactivated that must not go with `other`'s channel.
+  auto bystander = third.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  REQUIRE(h.server->session_count() == 3);
+  REQUIRE(h.server->unactivated_session_count() == 2);
+
+  other.close_channel();
+  // Its first ActivateSession could only have come on that channel (Part 4 §5.6.3): gone at once, not
+  // after unactivated_session_timeout_ms (10 s here).
+  CHECK(h.server->unactivated_session_count() == 1);
+  CHECK(h.server->session_count() == 2);
+  h.token = unactivated.authentication_token;
+  h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  CHECK(s == ua::status::BadSessionIdInvalid);
+  // The activated one outlives its channel: re-activated on a new one.
+  h.token = activated;
+  h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  CHECK(s.is_good());
+  // The other channel's unactivated session is still there and can be activated on its channel.
+  third.token = bystander.authentication_token;
+  third.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  CHECK(s.is_good());
+  CHECK(h.server->unactivated_session_count() == 0);
 }
 
 TEST_CASE("A first activation from another shard is refused and moves nothing", "[services][session][hardening]") {
