@@ -40,6 +40,13 @@ std::optional<ua::Guid> random_guid() {
 
 }  // namespace
 
+void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                    uint32_t handle, ua::StatusCode result) {
+  stat_add(shard.stats.sessions_rejected);
+  if (transport::is_security_fault(result)) stat_add(shard.stats.sessions_security_rejected);
+  channel.send_fault(request_id, handle, result);
+}
+
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       const ua::ExtensionObject& token, IdentityDone then) {
   const auto& cfg = server.config();
@@ -57,9 +64,16 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     if (cfg.users.empty() || login->policy_id.view() != "username") return then(status::BadIdentityTokenInvalid, {});
     // With SecurityPolicy None the password arrives unencrypted; encrypted secrets come with security.
     if (!login->encryption_algorithm.empty()) return then(status::BadIdentityTokenInvalid, {});
-    // The password check runs on the verifier's threads; `then` comes back to this shard.
+    // The password check runs on the verifier's threads; `then` comes back to this shard, which counts
+    // a refused login (a full queue, BadServerTooBusy, is no verdict on the password).
     return server.logins().submit(channel.peer_address(), std::string(login->user_name.view()),
-                                  std::string(login->password.view()), *shard.context, std::move(then));
+                                  std::string(login->password.view()), *shard.context,
+                                  [&shard, then = std::move(then)](ua::StatusCode result, std::string user) {
+                                    if (!result.is_good() && !result.is(status::BadServerTooBusy)) {
+                                      stat_add(shard.stats.failed_logins);
+                                    }
+                                    then(result, std::move(user));
+                                  });
   }
   then(status::BadIdentityTokenInvalid, {});
 }
@@ -71,12 +85,17 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
-  if (!ticket) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!ticket)
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
   auto session_guid = random_guid();
   auto token_guid = random_guid();
   auto nonce = random_bytes(32);
-  if (!session_guid || !token_guid || !nonce) return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
-  if (!server.reserve_session()) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!session_guid || !token_guid || !nonce) {
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadInternalError);
+  }
+  if (!server.reserve_session()) {
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
+  }
   auto s = std::make_unique<Session>();
   ShardState& shard = call.shard;
   s->session_id = ua::NodeId(1, *session_guid);
@@ -106,22 +125,23 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
   server.add_session(shard, std::move(s));
+  stat_add(shard.stats.sessions_created);
   call.channel.send(call.request_id, resp);
 }
 
-void activate_session(Server&, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
+void activate_session(Server&, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                       Session& s, const ua::ActivateSessionRequest& req, std::string user) {
   const uint32_t handle = req.request_header.request_handle;
   // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
   // to a new channel needs the same user.
   if (!s.activated && s.channel_id != channel.id()) {
-    return channel.send_fault(request_id, handle, status::BadSecureChannelIdInvalid);
+    return refuse_session(shard, channel, request_id, handle, status::BadSecureChannelIdInvalid);
   }
   if (s.activated && s.channel_id != channel.id() && user != s.user) {
-    return channel.send_fault(request_id, handle, status::BadUserAccessDenied);
+    return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
   }
   auto nonce = random_bytes(32);
-  if (!nonce) return channel.send_fault(request_id, handle, status::BadInternalError);
+  if (!nonce) return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
   if (s.activated && s.channel_id != channel.id()) reject_publishes_from_other_channels(s, channel.id());
   s.channel_id = channel.id();  // (re)binds the session to this channel
   s.user = std::move(user);
@@ -141,8 +161,8 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   auto req = std::make_shared<ua::ActivateSessionRequest>();
   if (!decode_request(call, body, *req)) return;
   if (!call.session->activated && call.session->channel_id != call.channel.id()) {
-    return call.channel.send_fault(call.request_id, req->request_header.request_handle,
-                                   status::BadSecureChannelIdInvalid);
+    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle,
+                          status::BadSecureChannelIdInvalid);
   }
   ShardState& shard = call.shard;
   const uint32_t request_id = call.request_id;
@@ -152,11 +172,13 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
                      auto channel = weak.lock();
                      if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
                      const uint32_t handle = req->request_header.request_handle;
-                     if (!identity.is_good()) return channel->send_fault(request_id, handle, identity);
+                     if (!identity.is_good())
+                       return refuse_session(shard, *channel, request_id, handle, identity);
                      // The session may have ended or moved while the password was checked.
                      auto it = shard.sessions.find(req->request_header.authentication_token);
                      if (it == shard.sessions.end()) {
-                       return channel->send_fault(request_id, handle, status::BadSessionIdInvalid);
+                       return refuse_session(shard, *channel, request_id, handle,
+                                             status::BadSessionIdInvalid);
                      }
                      activate_session(server, shard, *channel, request_id, *it->second, *req, std::move(user));
                    });
@@ -176,6 +198,7 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
     close_subscriptions(*call.session, status::BadSessionClosed);
     server.remove_session(call.shard, req.request_header.authentication_token);
   }
+  stat_add(call.shard.stats.sessions_closed);
   call.channel.send(call.request_id, resp);
 }
 
