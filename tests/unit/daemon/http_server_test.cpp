@@ -79,8 +79,8 @@ TEST_CASE("HttpServer bounds: request size (431), connections (503), time (close
   const uint16_t port = server.port();
 
   // A head that never ends within the limit is refused once it fills the buffer.
-  CHECK(status_of(http_exchange(port, "GET /hello HTTP/1.1\r\nX-Filler: " + std::string(300, 'a') + "\r\n\r\n")) ==
-        431);
+  CHECK(status_of(http_exchange(
+            port, "GET /hello HTTP/1.1\r\nX-Filler: " + std::string(300, 'a') + "\r\n\r\n")) == 431);
   // Just inside the limit it is served.
   const std::string fits = "GET /hello HTTP/1.1\r\nX: " + std::string(256 - 28, 'a') + "\r\n\r\n";
   REQUIRE(fits.size() == 256);

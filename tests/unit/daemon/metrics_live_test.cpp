@@ -35,7 +35,8 @@ struct LoadClient {
     std::string rest(size - 8, '\0');
     asio::read(socket, asio::buffer(rest.data(), rest.size()));
     std::vector<transport::test::ServerMessage> m;
-    if (!transport::test::parse_output(header + rest, m) || m.size() != 1) throw std::runtime_error("malformed");
+    if (!transport::test::parse_output(header + rest, m) || m.size() != 1)
+      throw std::runtime_error("malformed");
     return m[0];
   }
   void open() {
@@ -84,8 +85,8 @@ TEST_CASE("metrics: /metrics scraped while clients load two shards; exact figure
   transport::TransportConfig tconfig;
   transport::ChannelIdSource ids;
   asio::io_context accept_ctx;
-  transport::Listener listener(accept_ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), pool, tconfig,
-                               server, ids);
+  transport::Listener listener(accept_ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), pool,
+                               tconfig, server, ids);
   const uint16_t port = listener.port();  // read here: the accept thread owns the acceptor from now on
   pool.start();
   listener.start();
