@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "addressspace/server_object.hpp"
@@ -133,6 +134,19 @@ struct Diagnostics {
 // How often the daemon refreshes those counters (also their MinimumSamplingInterval).
 inline constexpr double kCounterRefreshMs = 100;
 
+// The HTTP endpoint for health checks and Prometheus metrics (docs/CONFIGURATION.md, "http";
+// daemon/http_server.hpp). Absent from the server file: no endpoint. It is a network service too, so
+// every request is bounded.
+struct Http {
+  std::string listen = "127.0.0.1:9464";  // host:port, [v6 address]:port; loopback unless written otherwise
+  uint32_t max_connections = 4;           // concurrent connections; more get 503 at once
+  uint32_t max_request_bytes = 8192;      // request line and headers; larger: 431
+  uint32_t request_timeout_ms = 5000;     // from accept to the last byte of the answer
+  uint32_t health_max_age_ms = 2000;      // /healthz is 503 when a shard's loop has not turned for this long
+};
+// Splits "host:port" or "[v6]:port" (port 0..65535); false when it is neither.
+bool split_listen_address(std::string_view text, std::string& host, uint16_t& port);
+
 // How shard threads run (docs/CONFIGURATION.md, "scheduling"); transport::ShardScheduling applies it.
 struct Scheduling {
   bool pin_shards = false;     // shard k on the k-th CPU the daemon may use
@@ -222,6 +236,7 @@ struct ServerConfig {
   std::vector<User> users;
   Logging logging;
   Diagnostics diagnostics;
+  std::optional<Http> http;
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
   std::vector<std::string> node_file_patterns;
   std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted

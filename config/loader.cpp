@@ -270,6 +270,30 @@ void read_pki(ObjectReader& sr, PkiConfig& p) {
   }
 }
 
+void read_http(ObjectReader& parent, std::optional<Http>& out) {
+  const Json* j = parent.member("http");
+  if (!j) return;
+  ObjectReader r(parent.context(), *j, parent.path_of("http"));
+  Http h;
+  if (r.read("listen", h.listen)) {
+    std::string host;
+    uint16_t port = 0;
+    if (!split_listen_address(h.listen, host, port)) {
+      parent.context().error(r.path_of("listen"),
+                             "expected host:port or [address]:port, got \"" + h.listen + "\"");
+    }
+  }
+  // Each bound at least 1: a zero would refuse every scrape.
+  for (auto [key, value] : {std::pair{"max_connections", &h.max_connections},
+                            std::pair{"max_request_bytes", &h.max_request_bytes},
+                            std::pair{"request_timeout_ms", &h.request_timeout_ms},
+                            std::pair{"health_max_age_ms", &h.health_max_age_ms}}) {
+    int64_t v = 0;
+    if (r.read_int(key, v, 1, UINT32_MAX)) *value = static_cast<uint32_t>(v);
+  }
+  out = h;
+}
+
 void read_server(ObjectReader& r, ServerConfig& c) {
   Context& ctx = r.context();
   r.read("application_uri", c.application_uri);
@@ -410,6 +434,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
     ObjectReader dr(ctx, *d, r.path_of("diagnostics"));
     dr.read("counters", c.diagnostics.counters);
   }
+  read_http(r, c.http);
   c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};
   std::vector<std::string> extra;
   if (r.read("namespaces", extra)) {
@@ -420,6 +445,28 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   r.read("node_files", c.node_file_patterns);
 }
 }  // namespace
+
+bool split_listen_address(std::string_view text, std::string& host, uint16_t& port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size()) return false;
+  std::string_view h = text.substr(0, colon);
+  const std::string_view p = text.substr(colon + 1);
+  if (h.front() == '[') {
+    if (h.size() < 3 || h.back() != ']') return false;
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string_view::npos) {
+    return false;  // an IPv6 address needs its brackets
+  }
+  uint32_t value = 0;
+  for (char ch : p) {
+    if (ch < '0' || ch > '9' || value > 65535) return false;
+    value = value * 10 + static_cast<uint32_t>(ch - '0');
+  }
+  if (value > 65535) return false;
+  host = std::string(h);
+  port = static_cast<uint16_t>(value);
+  return true;
+}
 
 std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir, const std::string& pattern) {
   namespace fs = std::filesystem;

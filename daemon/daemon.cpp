@@ -76,6 +76,7 @@ bool Daemon::start() {
   for (const auto& e : config_.endpoints) {
     if (!listen(e)) return false;
   }
+  if (config_.http && !start_http(*config_.http)) return false;
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
   signals_.async_wait([this](std::error_code ec, int sig) {
@@ -148,6 +149,29 @@ bool Daemon::listen(const config::Endpoint& endpoint) {
   }
 }
 
+// The health and metrics endpoint (docs/CONFIGURATION.md, "http"), on its own thread.
+bool Daemon::start_http(const config::Http& http) {
+  std::string host;
+  uint16_t port = 0;
+  if (!config::split_listen_address(http.listen, host, port)) {  // the loader checked it already
+    log::error("http: cannot parse listen address {}", http.listen);
+    return false;
+  }
+  version_ = std::string(build_info().software_version.view());
+  const metrics::Sources sources{*shards_, *services_, daemon_counters_, started_at_, version_};
+  http_ = std::make_unique<HttpServer>(
+      HttpServer::Limits{http.max_connections, http.max_request_bytes,
+                         std::chrono::milliseconds(http.request_timeout_ms)},
+      metrics::http_routes(sources, std::chrono::milliseconds(http.health_max_age_ms)));
+  if (const auto failed = http_->start(host, port)) {
+    log::error("http: cannot listen on {}: {}", http.listen, *failed);
+    return false;
+  }
+  // The actual port (tests configure port 0 and read it from this line).
+  log::info("http: /healthz and /metrics on {}:{}", http_->endpoint().address().to_string(), http_->port());
+  return true;
+}
+
 // logrotate and its kin rename the file and send SIGHUP; later lines go to a new file at the old path.
 void Daemon::await_hangup() {
   hangup_.async_wait([this](std::error_code ec, int) {
@@ -165,11 +189,8 @@ void Daemon::await_hangup() {
 void Daemon::tick_server_status() {
   if (stopped_) return;
   // ServerStatus.CurrentTime needs no tick: it is a computed cell (addressspace/server_object.hpp).
-  // ServerDiagnosticsSummary (Part 5 §6.3.3): the counts the services keep. The cumulated and
-  // rejected counters are not kept yet and stay 0.
-  ua::ServerDiagnosticsSummaryDataType summary;
-  summary.current_session_count = services_->session_count();
-  summary.current_subscription_count = services_->subscription_count();
+  // ServerDiagnosticsSummary (Part 5 §12.9): the sums of the per-shard counters, as /metrics shows them.
+  const ua::ServerDiagnosticsSummaryDataType summary = metrics::diagnostics_summary(*shards_, *services_);
   if (!(summary == last_summary_)) {
     addressspace::update_server_diagnostics(*space_.current(), space_.values(), *control_participant_, summary);
     last_summary_ = summary;
@@ -227,6 +248,7 @@ void Daemon::shutdown() {
   signals_.cancel(ignored);
   hangup_.cancel(ignored);
   for (auto& l : listeners_) l->stop();  // stop accepting first
+  if (http_) http_->stop();              // it reads the shards' counters
   // Handshakes in progress finish (their results are posted to shards that still run), queued ones are
   // dropped with their channels.
   if (handshakes_) handshakes_->stop();

@@ -14,6 +14,8 @@
 #include "addressspace/address_space.hpp"
 #include "addressspace/server_object.hpp"
 #include "config/config.hpp"
+#include "daemon/http_server.hpp"
+#include "daemon/metrics.hpp"
 #include "daemon/simulator.hpp"
 #include "services/server.hpp"
 #include "transport/handshake_pool.hpp"
@@ -32,9 +34,12 @@ class Daemon {
   bool start();
   // Runs the control loop (accepting, signals) until a shutdown signal; returns the exit code.
   int run();
+  // What the daemon counts itself (reloads), for /metrics.
+  metrics::DaemonCounters& counters() noexcept { return daemon_counters_; }
 
  private:
   bool open_pki();
+  bool start_http(const config::Http& http);
   bool listen(const config::Endpoint& endpoint);
   void shutdown();
   void tick_server_status();
@@ -64,6 +69,10 @@ class Daemon {
   addressspace::CounterPublisher counters_;
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
   ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed
+  metrics::DaemonCounters daemon_counters_;
+  std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
+  std::string version_;               // opcuad_build_info's label (the Sources refer to it)
+  std::unique_ptr<HttpServer> http_;  // config "http" only; its own thread
   bool stopped_ = false;
 };
 

@@ -16,6 +16,7 @@ struct Server::Entry {
   uint32_t type_id;
   Needs needs;
   void (*handler)(Server&, Call&, ua::Decoder&);
+  std::string_view name;  // the service's name in metrics (Part 4 §5)
 };
 
 namespace {
@@ -25,6 +26,7 @@ using Entry = Server::Entry;
 // The dispatch table: request binary encoding id -> handler. Services not listed (NodeManagement,
 // Query, History, ...) get ServiceFault(BadServiceUnsupported) from the transport.
 const Server::Entry* find_entry(uint32_t type_id) noexcept;
+size_t entry_index(const Server::Entry* e) noexcept;
 
 }  // namespace
 
@@ -98,6 +100,8 @@ void Server::detach_shards() {
     ShardState* state = s.get();
     asio::post(*state->context, [state] {
       state->sweep->cancel();
+      // Sessions the server ends while they are open (SessionAbortCount, Part 5 §12.9).
+      stat_add(state->stats.sessions_aborted, state->sessions.size());
       state->parked.clear();
       state->sessions.clear();  // their subscriptions go with them
       state->sampler->stop();
@@ -158,6 +162,7 @@ void Server::sweep(ShardState& shard) {
       }
       it = shard.sessions.erase(it);
       release_session();
+      stat_add(shard.stats.sessions_timed_out);
     } else {
       ++it;
     }
@@ -212,6 +217,7 @@ bool Server::reserve_monitored_item() noexcept {
   do {
     if (n >= config_.limits.max_monitored_items) return false;
   } while (!monitored_item_count_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  monitored_items_created_.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -247,6 +253,16 @@ void Server::unregister_subscription(uint32_t id) noexcept {
   subscription_owners_.erase(id);
 }
 
+void Server::count_publishing_interval(double interval_ms, int delta) {
+  std::lock_guard lock(intervals_mutex_);
+  if (delta > 0) {
+    ++intervals_[interval_ms];
+  } else if (auto it = intervals_.find(interval_ms); it != intervals_.end() && --it->second == 0) {
+    intervals_.erase(it);
+  }
+  publishing_interval_count_.store(static_cast<uint32_t>(intervals_.size()), std::memory_order_relaxed);
+}
+
 ShardState* Server::subscription_shard(uint32_t id) {
   std::lock_guard lock(subscription_owners_mutex_);
   auto it = subscription_owners_.find(id);
@@ -263,7 +279,8 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
     if (it != owners_.end()) from = it->second;
   }
   if (!from || from == &to) {
-    return channel.send_fault(request_id, request.request_header.request_handle, status::BadSessionIdInvalid);
+    return refuse_session(to, channel, request_id, request.request_header.request_handle,
+                          status::BadSessionIdInvalid);
   }
   // Part 4 §5.6.3: the identity is checked first, here, and the session moves only when it belongs to
   // that user, so a failed attempt leaves the session where it was, untouched. The channel may close in
@@ -287,16 +304,16 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
       auto ch = weak.lock();
       if (!ch || ch->state() != transport::SecureChannel::State::Open) return;
       const uint32_t handle = req->request_header.request_handle;
-      if (!refused.is_good()) return ch->send_fault(request_id, handle, refused);
+      if (!refused.is_good()) return refuse_session(to, *ch, request_id, handle, refused);
       const ua::StatusCode signed_ok =
           check_client_signature(*this, *ch, req->client_signature, nonce.bytes());
-      if (!signed_ok.is_good()) return ch->send_fault(request_id, handle, signed_ok);
+      if (!signed_ok.is_good()) return refuse_session(to, *ch, request_id, handle, signed_ok);
       resolve_identity(
           *this, to, *ch, *req, nonce.bytes(),
           [this, from, &to, weak, request_id, req, nonce](ua::StatusCode identity, std::string user) {
             if (!identity.is_good()) {
               if (auto ch = weak.lock())
-                ch->send_fault(request_id, req->request_header.request_handle, identity);
+                refuse_session(to, *ch, request_id, req->request_header.request_handle, identity);
               return;
             }
             asio::post(*from->context, [this, from, &to, weak, request_id, req, nonce,
@@ -327,7 +344,7 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
                                        user = std::move(user)]() mutable {
                 auto ch = weak.lock();
                 if (!moving) {
-                  if (ch) ch->send_fault(request_id, req->request_header.request_handle, refused);
+                  if (ch) refuse_session(to, *ch, request_id, req->request_header.request_handle, refused);
                   return;
                 }
                 auto owned = std::make_unique<Session>(std::move(*moving));
@@ -348,6 +365,28 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
   const Entry* entry = find_entry(ctx.type_id);
   if (!entry) return false;
   ShardState& shard = shard_of(channel);
+  // Counted per service on the shard's own block: a fault sent while the handler ran shows as a step of
+  // the shard's fault counter, and the handler's time is one clock read more (the session check's read is
+  // the start). No allocation, no locked instruction.
+  const transport::TransportStats& transport_stats = channel.stats();
+  const uint64_t faults_before = transport::TransportStats::get(transport_stats.service_faults);
+  const auto start = std::chrono::steady_clock::now();
+  serve(*entry, channel, ctx, shard, body, start);
+  const auto took = std::chrono::steady_clock::now() - start;
+  const size_t service = entry_index(entry);
+  stat_add(shard.stats.requests[service]);
+  if (transport::TransportStats::get(transport_stats.service_faults) != faults_before) {
+    stat_add(shard.stats.faults[service]);
+  }
+  shard.stats.request_latency.record(took);
+  stat_add(shard.stats.busy_ns, static_cast<uint64_t>(std::chrono::nanoseconds(took).count()));
+  return true;
+}
+
+void Server::serve(const Entry& service, transport::SecureChannel& channel,
+                   const transport::RequestContext& ctx, ShardState& shard, ua::Decoder& body,
+                   std::chrono::steady_clock::time_point now) {
+  const Entry* entry = &service;
   Call call{channel, ctx.request_id, shard, nullptr};
   if (entry->needs != Needs::Nothing) {
     // Every request starts with its RequestHeader: read it once here for the session checks.
@@ -360,7 +399,7 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
     const uint32_t request_handle = peek.read_u32();
     if (!peek.ok()) {
       channel.send_fault(ctx.request_id, 0, status::BadDecodingError);
-      return true;
+      return;
     }
     auto it = shard.sessions.find(token);
     if (it == shard.sessions.end()) {
@@ -369,32 +408,31 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
         ua::ActivateSessionRequest request;
         ua::decode(body, request);
         if (!body.ok()) {
-          channel.send_fault(ctx.request_id, request_handle, status::BadDecodingError);
+          refuse_session(shard, channel, ctx.request_id, request_handle, status::BadDecodingError);
         } else {
           move_and_activate(channel, ctx.request_id, shard, std::move(request));
         }
-        return true;
+        return;
       }
       channel.send_fault(ctx.request_id, request_handle, status::BadSessionIdInvalid);
-      return true;
+      return;
     }
     Session& s = *it->second;
     if (entry->needs == Needs::ActivatedSession && !s.activated) {
       channel.send_fault(ctx.request_id, request_handle, status::BadSessionNotActivated);
-      return true;
+      return;
     }
     // The authentication token is bound to the secure channel the session was created or last activated
     // on: every request but ActivateSession (which rebinds it) must come there, CloseSession included
     // (Part 4 §5.6.3, §5.6.4).
     if (entry->handler != handle_activate_session && s.channel_id != channel.id()) {
       channel.send_fault(ctx.request_id, request_handle, status::BadSecureChannelIdInvalid);
-      return true;
+      return;
     }
-    s.last_activity = std::chrono::steady_clock::now();
+    s.last_activity = now;
     call.session = &s;
   }
   entry->handler(*this, call, body);
-  return true;
 }
 
 void Server::on_channel_closed(transport::SecureChannel& channel) {
@@ -424,33 +462,53 @@ void Server::on_channel_closed(transport::SecureChannel& channel) {
 namespace {
 
 constexpr Entry kEntries[] = {
-    {ua::GetEndpointsRequest::binary_encoding_id, Needs::Nothing, handle_get_endpoints},
-    {ua::FindServersRequest::binary_encoding_id, Needs::Nothing, handle_find_servers},
-    {ua::CreateSessionRequest::binary_encoding_id, Needs::Nothing, handle_create_session},
-    {ua::ActivateSessionRequest::binary_encoding_id, Needs::Session, handle_activate_session},
-    {ua::CloseSessionRequest::binary_encoding_id, Needs::Session, handle_close_session},
-    {ua::CancelRequest::binary_encoding_id, Needs::ActivatedSession, handle_cancel},
-    {ua::ReadRequest::binary_encoding_id, Needs::ActivatedSession, handle_read},
-    {ua::WriteRequest::binary_encoding_id, Needs::ActivatedSession, handle_write},
-    {ua::BrowseRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse},
-    {ua::BrowseNextRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse_next},
-    {ua::TranslateBrowsePathsToNodeIdsRequest::binary_encoding_id, Needs::ActivatedSession, handle_translate},
-    {ua::RegisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_register_nodes},
-    {ua::UnregisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_unregister_nodes},
-    {ua::CallRequest::binary_encoding_id, Needs::ActivatedSession, handle_call},
-    {ua::CreateSubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_subscription},
-    {ua::ModifySubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_subscription},
-    {ua::SetPublishingModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_publishing_mode},
-    {ua::DeleteSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_subscriptions},
-    {ua::TransferSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_transfer_subscriptions},
-    {ua::PublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_publish},
-    {ua::RepublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_republish},
-    {ua::CreateMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_monitored_items},
-    {ua::ModifyMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_monitored_items},
-    {ua::DeleteMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_monitored_items},
-    {ua::SetMonitoringModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_monitoring_mode},
-    {ua::SetTriggeringRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_triggering},
+    {ua::GetEndpointsRequest::binary_encoding_id, Needs::Nothing, handle_get_endpoints, "GetEndpoints"},
+    {ua::FindServersRequest::binary_encoding_id, Needs::Nothing, handle_find_servers, "FindServers"},
+    {ua::CreateSessionRequest::binary_encoding_id, Needs::Nothing, handle_create_session, "CreateSession"},
+    {ua::ActivateSessionRequest::binary_encoding_id, Needs::Session, handle_activate_session,
+     "ActivateSession"},
+    {ua::CloseSessionRequest::binary_encoding_id, Needs::Session, handle_close_session, "CloseSession"},
+    {ua::CancelRequest::binary_encoding_id, Needs::ActivatedSession, handle_cancel, "Cancel"},
+    {ua::ReadRequest::binary_encoding_id, Needs::ActivatedSession, handle_read, "Read"},
+    {ua::WriteRequest::binary_encoding_id, Needs::ActivatedSession, handle_write, "Write"},
+    {ua::BrowseRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse, "Browse"},
+    {ua::BrowseNextRequest::binary_encoding_id, Needs::ActivatedSession, handle_browse_next, "BrowseNext"},
+    {ua::TranslateBrowsePathsToNodeIdsRequest::binary_encoding_id, Needs::ActivatedSession, handle_translate,
+     "TranslateBrowsePathsToNodeIds"},
+    {ua::RegisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_register_nodes,
+     "RegisterNodes"},
+    {ua::UnregisterNodesRequest::binary_encoding_id, Needs::ActivatedSession, handle_unregister_nodes,
+     "UnregisterNodes"},
+    {ua::CallRequest::binary_encoding_id, Needs::ActivatedSession, handle_call, "Call"},
+    {ua::CreateSubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_create_subscription,
+     "CreateSubscription"},
+    {ua::ModifySubscriptionRequest::binary_encoding_id, Needs::ActivatedSession, handle_modify_subscription,
+     "ModifySubscription"},
+    {ua::SetPublishingModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_publishing_mode,
+     "SetPublishingMode"},
+    {ua::DeleteSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession, handle_delete_subscriptions,
+     "DeleteSubscriptions"},
+    {ua::TransferSubscriptionsRequest::binary_encoding_id, Needs::ActivatedSession,
+     handle_transfer_subscriptions, "TransferSubscriptions"},
+    {ua::PublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_publish, "Publish"},
+    {ua::RepublishRequest::binary_encoding_id, Needs::ActivatedSession, handle_republish, "Republish"},
+    {ua::CreateMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession,
+     handle_create_monitored_items, "CreateMonitoredItems"},
+    {ua::ModifyMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession,
+     handle_modify_monitored_items, "ModifyMonitoredItems"},
+    {ua::DeleteMonitoredItemsRequest::binary_encoding_id, Needs::ActivatedSession,
+     handle_delete_monitored_items, "DeleteMonitoredItems"},
+    {ua::SetMonitoringModeRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_monitoring_mode,
+     "SetMonitoringMode"},
+    {ua::SetTriggeringRequest::binary_encoding_id, Needs::ActivatedSession, handle_set_triggering,
+     "SetTriggering"},
 };
+
+static_assert(std::size(kEntries) <= kMaxServices, "ServiceStats has a slot per dispatch-table row");
+
+size_t entry_index(const Entry* e) noexcept {
+  return static_cast<size_t>(e - kEntries);
+}
 
 const Entry* find_entry(uint32_t type_id) noexcept {
   for (const Entry& e : kEntries) {
@@ -460,5 +518,23 @@ const Entry* find_entry(uint32_t type_id) noexcept {
 }
 
 }  // namespace
+
+size_t Server::service_count() noexcept {
+  return std::size(kEntries);
+}
+std::string_view Server::service_name(size_t i) noexcept {
+  return i < std::size(kEntries) ? kEntries[i].name : "";
+}
+
+ServiceTotals Server::totals() const noexcept {
+  ServiceTotals t;
+  for (const auto& shard : shards_) t.add(shard->stats);
+  t.monitored_items_created = monitored_items_created_.load(std::memory_order_relaxed);
+  t.current_sessions = session_count();
+  t.current_subscriptions = subscription_count();
+  t.current_monitored_items = monitored_item_count();
+  t.publishing_intervals = publishing_interval_count();
+  return t;
+}
 
 }  // namespace opcuad::services

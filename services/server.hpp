@@ -15,8 +15,9 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -33,6 +34,7 @@
 #include "services/login_verifier.hpp"
 #include "services/sampler.hpp"
 #include "services/scratch.hpp"
+#include "services/service_stats.hpp"
 #include "services/session.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/security/identity.hpp"
@@ -45,6 +47,9 @@ struct ShardState {
   asio::io_context* context = nullptr;
   unsigned index = 0;  // attach order; picks the shard's CellWatch bit
   addressspace::EpochReclaimer::Participant* participant = nullptr;
+  // Written by this shard only, read anywhere (service_stats.hpp). Declared before the sessions, whose
+  // queued Publish requests record their latency here when they are destroyed.
+  ServiceStats stats;
   // shard-local: the sampling timers of this shard's monitored items. Declared before `sessions`, so it
   // outlives them: a subscription unregisters its items when it is destroyed.
   std::unique_ptr<Sampler> sampler;
@@ -179,6 +184,12 @@ class Server final : public transport::ServiceHandler {
   // Any thread. REQUIRES: every shard attached.
   std::array<uint64_t, 4> sampling_lateness() const noexcept;
   uint32_t monitored_item_count() const noexcept { return monitored_item_count_.load(std::memory_order_relaxed); }
+  // Every shard's ServiceStats summed, with the current counts. Any thread. REQUIRES: every shard attached.
+  ServiceTotals totals() const noexcept;
+  // The dispatch table's services, in the order of ServiceStats::requests.
+  static size_t service_count() noexcept;
+  static std::string_view service_name(size_t i) noexcept;
+  size_t shard_count() const noexcept { return shards_.size(); }
   void add_session(ShardState& shard, std::unique_ptr<Session> session);
   void remove_session(ShardState& shard, const ua::NodeId& token);
   // Like remove_session(), but hands the session over instead of freeing it (nullptr: no such session).
@@ -192,11 +203,22 @@ class Server final : public transport::ServiceHandler {
   void register_subscription(uint32_t id, ShardState& shard);
   void unregister_subscription(uint32_t id) noexcept;
   ShardState* subscription_shard(uint32_t id);
+  // The live subscriptions' publishing intervals (PublishingIntervalCount, Part 5 §12.9: how many
+  // distinct ones the server serves now). `delta` +1 when a subscription takes `interval_ms`, -1 when it
+  // leaves it. Touched by create, modify and delete only.
+  void count_publishing_interval(double interval_ms, int delta);
+  uint32_t publishing_interval_count() const noexcept {
+    return publishing_interval_count_.load(std::memory_order_relaxed);
+  }
 
   struct Entry;  // a dispatch table row (server.cpp)
 
  private:
   ShardState& shard_of(transport::SecureChannel& channel);
+  // on_request() past the counters: the shared session checks, then the handler. `now` is the
+  // request's arrival (the session's last activity).
+  void serve(const Entry& entry, transport::SecureChannel& channel, const transport::RequestContext& ctx,
+             ShardState& shard, ua::Decoder& body, std::chrono::steady_clock::time_point now);
   void sweep(ShardState& shard);
 
   addressspace::AddressSpace& space_;
@@ -212,10 +234,14 @@ class Server final : public transport::ServiceHandler {
   std::atomic<uint32_t> session_count_{0};
   std::atomic<uint32_t> subscription_count_{0};
   std::atomic<uint32_t> monitored_item_count_{0};
+  std::atomic<uint64_t> monitored_items_created_{0};  // cumulated; bumped beside the reservation
   // Which shard holds each session. Touched only by CreateSession, CloseSession, expiry and a session
   // move, never on the request path (requests find their session in their shard's own table).
   std::mutex owners_mutex_;
   std::unordered_map<ua::NodeId, ShardState*> owners_;  // GUARDED_BY(owners_mutex_)
+  std::mutex intervals_mutex_;
+  std::map<double, uint32_t> intervals_;  // GUARDED_BY(intervals_mutex_): interval -> subscriptions
+  std::atomic<uint32_t> publishing_interval_count_{0};
   std::mutex subscription_owners_mutex_;
   std::unordered_map<uint32_t, ShardState*> subscription_owners_;  // GUARDED_BY(subscription_owners_mutex_)
 };
@@ -265,6 +291,10 @@ ua::StatusCode check_client_signature(const Server& server, const transport::Sec
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       uint32_t request_id, Session& session, const ua::ActivateSessionRequest& request,
                       std::string user);
+// Refuses a CreateSession or ActivateSession with `result`, counting it in the shard's RejectedSessionCount
+// (and SecurityRejectedSessionCount for a security reason, transport::is_security_fault).
+void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                    uint32_t handle, ua::StatusCode result);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

@@ -136,6 +136,13 @@ ua::StatusCode check_client_signature(const Server& server, const transport::Sec
   return status::Good;
 }
 
+void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                    uint32_t handle, ua::StatusCode result) {
+  stat_add(shard.stats.sessions_rejected);
+  if (transport::is_security_fault(result)) stat_add(shard.stats.sessions_security_rejected);
+  channel.send_fault(request_id, handle, result);
+}
+
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       const ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
                       IdentityDone then) {
@@ -172,9 +179,16 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
                                                      login->password.bytes(), server_nonce, password);
       if (!s.is_good()) return then(s, {});
     }
-    // The password check runs on the verifier's threads; `then` comes back to this shard.
+    // The password check runs on the verifier's threads; `then` comes back to this shard, which counts
+    // a refused login (a full queue, BadServerTooBusy, is no verdict on the password).
     return server.logins().submit(channel.peer_address(), std::string(login->user_name.view()),
-                                  std::move(password), *shard.context, std::move(then));
+                                  std::move(password), *shard.context,
+                                  [&shard, then = std::move(then)](ua::StatusCode result, std::string user) {
+                                    if (!result.is_good() && !result.is(status::BadServerTooBusy)) {
+                                      stat_add(shard.stats.failed_logins);
+                                    }
+                                    then(result, std::move(user));
+                                  });
   }
   if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
     const security::Policy* policy =
@@ -199,28 +213,33 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     // (32..128 bytes), its certificate (the same as the channel's) and its ApplicationUri (the
     // certificate's) are checked before anything is reserved or signed.
     if (req.client_nonce.size() < 32 || req.client_nonce.size() > 128) {
-      return call.channel.send_fault(call.request_id, handle, status::BadNonceInvalid);
+      return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadNonceInvalid);
     }
     const std::span<const uint8_t> leaf = security::leaf_certificate(req.client_certificate.bytes());
     const std::span<const uint8_t> channel_leaf = call.channel.client_certificate();
     if (leaf.empty() || !std::equal(leaf.begin(), leaf.end(), channel_leaf.begin(), channel_leaf.end())) {
-      return call.channel.send_fault(call.request_id, handle, status::BadSecurityChecksFailed);
+      return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadSecurityChecksFailed);
     }
     const auto uri = certificate_application_uri(leaf);
     if (!uri || *uri != req.client_description.application_uri.view()) {
-      return call.channel.send_fault(call.request_id, handle, status::BadCertificateUriInvalid);
+      return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadCertificateUriInvalid);
     }
-    if (!identity) return call.channel.send_fault(call.request_id, handle, status::BadSecurityChecksFailed);
+    if (!identity) return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadSecurityChecksFailed);
   }
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
-  if (!ticket) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!ticket)
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
   auto session_guid = random_guid();
   auto token_guid = random_guid();
   auto nonce = random_bytes(32);
-  if (!session_guid || !token_guid || !nonce) return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
-  if (!server.reserve_session()) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!session_guid || !token_guid || !nonce) {
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadInternalError);
+  }
+  if (!server.reserve_session()) {
+    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
+  }
   auto s = std::make_unique<Session>();
   ShardState& shard = call.shard;
   s->session_id = ua::NodeId(1, *session_guid);
@@ -263,22 +282,23 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
   server.add_session(shard, std::move(s));
+  stat_add(shard.stats.sessions_created);
   call.channel.send(call.request_id, resp);
 }
 
-void activate_session(Server& server, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
+void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                       Session& s, const ua::ActivateSessionRequest& req, std::string user) {
   const uint32_t handle = req.request_header.request_handle;
   // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
   // to a new channel needs the same user.
   if (!s.activated && s.channel_id != channel.id()) {
-    return channel.send_fault(request_id, handle, status::BadSecureChannelIdInvalid);
+    return refuse_session(shard, channel, request_id, handle, status::BadSecureChannelIdInvalid);
   }
   if (s.activated && s.channel_id != channel.id() && user != s.user) {
-    return channel.send_fault(request_id, handle, status::BadUserAccessDenied);
+    return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
   }
   auto nonce = random_bytes(32);
-  if (!nonce) return channel.send_fault(request_id, handle, status::BadInternalError);
+  if (!nonce) return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
   if (s.activated && s.channel_id != channel.id()) reject_publishes_from_other_channels(s, channel.id());
   s.channel_id = channel.id();  // (re)binds the session to this channel
   // Roles (Part 3 §4.8.2): anonymous sessions have Anonymous; a user AuthenticatedUser and its own.
@@ -306,8 +326,8 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   auto req = std::make_shared<ua::ActivateSessionRequest>();
   if (!decode_request(call, body, *req)) return;
   if (!call.session->activated && call.session->channel_id != call.channel.id()) {
-    return call.channel.send_fault(call.request_id, req->request_header.request_handle,
-                                   status::BadSecureChannelIdInvalid);
+    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle,
+                          status::BadSecureChannelIdInvalid);
   }
   // Part 4 §5.6.3: the client signs serverCertificate + the last serverNonce; the user token is checked
   // against that nonce as well. A new nonce is issued only by a successful activation.
@@ -315,7 +335,7 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   const ua::StatusCode signed_ok =
       check_client_signature(server, call.channel, req->client_signature, nonce.bytes());
   if (!signed_ok.is_good()) {
-    return call.channel.send_fault(call.request_id, req->request_header.request_handle, signed_ok);
+    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle, signed_ok);
   }
   ShardState& shard = call.shard;
   const uint32_t request_id = call.request_id;
@@ -326,15 +346,15 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
         auto channel = weak.lock();
         if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
         const uint32_t handle = req->request_header.request_handle;
-        if (!identity.is_good()) return channel->send_fault(request_id, handle, identity);
+        if (!identity.is_good()) return refuse_session(shard, *channel, request_id, handle, identity);
         // The session may have ended or moved while the password was checked.
         auto it = shard.sessions.find(req->request_header.authentication_token);
         if (it == shard.sessions.end()) {
-          return channel->send_fault(request_id, handle, status::BadSessionIdInvalid);
+          return refuse_session(shard, *channel, request_id, handle, status::BadSessionIdInvalid);
         }
         // Another activation used this nonce meanwhile: this one's proof is stale.
         if (it->second->server_nonce != nonce) {
-          return channel->send_fault(request_id, handle, status::BadIdentityTokenRejected);
+          return refuse_session(shard, *channel, request_id, handle, status::BadIdentityTokenRejected);
         }
         activate_session(server, shard, *channel, request_id, *it->second, *req, std::move(user));
       });
@@ -354,6 +374,7 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
     close_subscriptions(*call.session, status::BadSessionClosed);
     server.remove_session(call.shard, req.request_header.authentication_token);
   }
+  stat_add(call.shard.stats.sessions_closed);
   call.channel.send(call.request_id, resp);
 }
 

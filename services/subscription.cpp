@@ -38,13 +38,13 @@ std::shared_ptr<transport::SecureChannel> PendingPublish::open_channel() const {
 
 void PendingPublish::fault(ua::StatusCode result) noexcept {
   if (!owed_) return;
-  owed_ = false;
+  answered();
   if (auto ch = open_channel()) ch->send_fault(request_id_, request_handle_, result, stream_);
 }
 
 void PendingPublish::send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded) {
   if (!owed_) return;
-  owed_ = false;
+  answered();
   channel.send_response(request_id_, std::move(encoded), stream_);
 }
 
@@ -71,6 +71,7 @@ Subscription::Subscription(Server& server, ShardState& shard, Session& session, 
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
   server_.register_subscription(id_, shard);
+  server_.count_publishing_interval(params_.publishing_interval_ms, +1);
   index_in(shard);
 }
 
@@ -82,6 +83,7 @@ Subscription::~Subscription() {
   }
   server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
   server_.release_subscription();
+  server_.count_publishing_interval(params_.publishing_interval_ms, -1);
   server_.unregister_subscription(id_);
 }
 
@@ -147,6 +149,8 @@ void Subscription::start() {
 }
 
 void Subscription::modify(const Parameters& p) {
+  server_.count_publishing_interval(params_.publishing_interval_ms, -1);
+  server_.count_publishing_interval(p.publishing_interval_ms, +1);
   params_ = p;
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;

@@ -29,6 +29,7 @@
 
 #include "services/item_table.hpp"
 #include "services/monitored_item.hpp"
+#include "services/service_stats.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/generated/types.hpp"
 
@@ -94,12 +95,14 @@ class PendingPublish {
  public:
   PendingPublish() = default;
   PendingPublish(std::weak_ptr<transport::SecureChannel> channel, uint32_t request_id,
-                 uint32_t request_handle, uint64_t stream)
+                 uint32_t request_handle, uint64_t stream, PublishLatency* latency = nullptr)
       : channel_(std::move(channel)),
         request_id_(request_id),
         request_handle_(request_handle),
         stream_(stream),
-        owed_(true) {}
+        owed_(true),
+        latency_(latency),
+        queued_(latency ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
   PendingPublish(PendingPublish&& o) noexcept { take(o); }
   PendingPublish& operator=(PendingPublish&& o) noexcept {
     if (this != &o) {
@@ -125,7 +128,7 @@ class PendingPublish {
   template <class T>
   void send(const T& response) {
     if (!owed_) return;
-    owed_ = false;
+    answered();
     if (auto ch = open_channel()) ch->send(request_id_, response, stream_);
   }
 
@@ -135,6 +138,11 @@ class PendingPublish {
   std::chrono::steady_clock::time_point expires = std::chrono::steady_clock::time_point::max();
 
  private:
+  // Marks the request answered and records how long it waited (its shard's PublishLatency).
+  void answered() noexcept {
+    owed_ = false;
+    if (latency_) latency_->record(std::chrono::steady_clock::now() - queued_);
+  }
   void take(PendingPublish& o) noexcept {
     channel_ = std::move(o.channel_);
     request_id_ = o.request_id_;
@@ -144,6 +152,8 @@ class PendingPublish {
     o.owed_ = false;
     ack_results = std::move(o.ack_results);
     expires = o.expires;
+    latency_ = o.latency_;
+    queued_ = o.queued_;
   }
 
   std::weak_ptr<transport::SecureChannel> channel_;  // the channel it came on
@@ -151,6 +161,8 @@ class PendingPublish {
   uint32_t request_handle_ = 0;
   uint64_t stream_ = 0;  // the output writer's fairness key (publish_stream())
   bool owed_ = false;
+  PublishLatency* latency_ = nullptr;  // the shard's histogram (answered on that shard, see above)
+  std::chrono::steady_clock::time_point queued_;
 };
 
 // The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.

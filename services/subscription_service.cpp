@@ -38,6 +38,7 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
       !server.reserve_subscription()) {
     return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadTooManySubscriptions);
   }
+  stat_add(call.shard.stats.subscriptions_created);
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
                                            req.priority);
@@ -120,7 +121,7 @@ void handle_publish(Server& server, Call& call, ua::Decoder& body) {
                                    publish_stream(session));
   }
   PendingPublish pending(call.channel.weak_from_this(), call.request_id, req.request_header.request_handle,
-                         publish_stream(session));
+                         publish_stream(session), &call.shard.stats.publish_latency);
   if (req.request_header.timeout_hint > 0) {
     pending.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.request_header.timeout_hint);
   }

@@ -61,6 +61,7 @@ void Connection::do_read() {
                                                    self->close_transport();
                                                    return;
                                                  }
+                                                 TransportStats::add(self->shard_.stats().bytes_received, n);
                                                  self->channel_->on_received(n);
                                                  self->do_read();
                                                }));

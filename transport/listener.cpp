@@ -49,19 +49,25 @@ void Listener::accept_next() {
 void Listener::admit(Shard& shard, asio::ip::tcp::socket socket) {
   const uint32_t before = shards_.connections().fetch_add(1, std::memory_order_relaxed);
   std::string_view reject;
+  RefuseReason reason = RefuseReason::kCount;
   AddressLimit::Slot slot;
   if (before >= config_.max_connections) {
     reject = "too many connections";
+    reason = RefuseReason::MaxConnections;
   } else {
     asio::error_code ec;
     const auto peer = socket.remote_endpoint(ec);
     // A peer already gone has no address; its first read fails and the connection ends.
     if (!ec && !shards_.addresses().try_acquire(peer.address(), config_.max_connections_per_address, slot)) {
       reject = "too many connections from this address";
+      reason = RefuseReason::MaxConnectionsPerAddress;
     }
   }
   asio::post(shard.context(),
-             [this, &shard, reject, slot = std::move(slot), socket = std::move(socket)]() mutable {
+             [this, &shard, reject, reason, slot = std::move(slot), socket = std::move(socket)]() mutable {
+               // Counted on the shard: its statistics block has one writer.
+               if (reason != RefuseReason::kCount)
+                 TransportStats::add(shard.stats().refused[static_cast<size_t>(reason)]);
                auto c = std::make_shared<Connection>(shard, std::move(socket), config_, handler_, ids_,
                                                      shards_.connections(), std::move(slot));
                c->start(reject);

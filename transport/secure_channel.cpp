@@ -407,6 +407,7 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, ui
       return false;
     }
     id_ = ids_.next();
+    stats_.channel_opened(SecurityPolicyId::None);
     tokens_[0] = issue_token(request.requested_lifetime);
     token_count_ = 1;
     opened_at_ = std::chrono::steady_clock::now();
@@ -809,6 +810,7 @@ void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint6
 }
 
 void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, StatusCode error, uint64_t stream) {
+  stats_.fault_sent(error);
   ua::ServiceFault fault;
   fault.response_header.timestamp = ua::DateTime::now();
   fault.response_header.request_handle = request_handle;
@@ -894,7 +896,10 @@ void SecureChannel::finish() {
   state_ = State::Closed;
   writer_.shut();
   timer_.cancel();
-  if (had_channel) handler_.on_channel_closed(*this);
+  if (had_channel) {
+    stats_.channel_closed(SecurityPolicyId::None);
+    handler_.on_channel_closed(*this);
+  }
   if (events_) events_->close_transport();
 }
 
@@ -904,7 +909,10 @@ void SecureChannel::detach() noexcept {
   state_ = State::Closed;
   writer_.shut();
   timer_.cancel();
-  if (id_ != 0) handler_.on_channel_closed(*this);
+  if (id_ != 0) {
+    stats_.channel_closed(SecurityPolicyId::None);
+    handler_.on_channel_closed(*this);
+  }
 }
 
 }  // namespace opcuad::transport

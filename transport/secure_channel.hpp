@@ -146,6 +146,8 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
     client_key_ = std::move(client_key);
   }
   const OutputWriter& writer() const noexcept { return writer_; }
+  // The counters of this channel's shard (the service layer adds its faults' results there).
+  TransportStats& stats() noexcept { return stats_; }
   asio::io_context& context() noexcept { return ctx_; }
 
  private:

@@ -17,6 +17,15 @@ uint64_t Shard::add_closer(std::function<void()> close) {
 
 void Shard::remove_closer(uint64_t key) { closers_.erase(key); }
 
+void Shard::arm_heartbeat() {
+  heartbeat_.beat();
+  if (heartbeat_stopped_) return;
+  heartbeat_timer_.expires_after(kHeartbeatInterval);
+  heartbeat_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) arm_heartbeat();
+  });
+}
+
 ShardPool::ShardPool(uint32_t threads, ShardScheduling scheduling) : scheduling_(scheduling) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   for (uint32_t i = 0; i < threads; ++i) shards_.push_back(std::make_unique<Shard>(i));
@@ -80,6 +89,7 @@ std::vector<std::string> ShardPool::start() {
     threads_.emplace_back([shard, &ready, &cpus, scheduling = scheduling_] {
       shard->thread_id_ = std::this_thread::get_id();
       ready.set_value(apply_scheduling(scheduling, shard->index(), cpus));
+      shard->arm_heartbeat();
       shard->context().run();
     });
     // thread_id_ is set before anyone posts to the shard
@@ -100,12 +110,21 @@ Shard& ShardPool::least_loaded() noexcept {
   return *best;
 }
 
+std::chrono::steady_clock::duration ShardPool::oldest_heartbeat() const noexcept {
+  const auto now = std::chrono::steady_clock::now();
+  auto oldest = std::chrono::steady_clock::duration::zero();
+  for (const auto& s : shards_) oldest = std::max(oldest, s->heartbeat().age(now));
+  return oldest;
+}
+
 void ShardPool::stop() {
   if (!started_) return;
   started_ = false;
   for (auto& s : shards_) {
     Shard* shard = s.get();
     asio::post(shard->context(), [shard] {
+      shard->heartbeat_stopped_ = true;
+      shard->heartbeat_timer_.cancel();
       auto closers = std::move(shard->closers_);  // closers deregister themselves as they run
       shard->closers_.clear();
       for (auto& [key, close] : closers) close();

@@ -5,6 +5,7 @@
 
 #include <asio/executor_work_guard.hpp>
 #include <asio/io_context.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <atomic>
 #include <functional>
@@ -17,21 +18,26 @@
 
 #include "transport/address_limit.hpp"
 #include "transport/buffer_pool.hpp"
+#include "transport/shard_heartbeat.hpp"
 #include "transport/stats.hpp"
 
 namespace opcuad::transport {
 
 class Shard {
  public:
-  explicit Shard(uint32_t index) : index_(index), ctx_(1) {}
+  explicit Shard(uint32_t index) : index_(index), ctx_(1), heartbeat_timer_(ctx_) {}
 
   uint32_t index() const noexcept { return index_; }
   asio::io_context& context() noexcept { return ctx_; }
   // shard-local: only this shard's thread touches the pool.
   BufferPool& buffers() noexcept { return buffers_; }
   TransportStats& stats() noexcept { return stats_; }
+  const TransportStats& stats() const noexcept { return stats_; }
+  // When this shard's loop last turned (written by its heartbeat timer, read anywhere).
+  const ShardHeartbeat& heartbeat() const noexcept { return heartbeat_; }
   // Live connections on this shard; read by the acceptor to pick the least-loaded shard.
   std::atomic<uint32_t>& load() noexcept { return load_; }
+  uint32_t load_count() const noexcept { return load_.load(std::memory_order_relaxed); }
   bool on_own_thread() const noexcept { return std::this_thread::get_id() == thread_id_; }
 
   // shard-local: things to stop on shutdown (connections register themselves).
@@ -40,8 +46,13 @@ class Shard {
 
  private:
   friend class ShardPool;
+  void arm_heartbeat();  // shard thread
+
   uint32_t index_;
   asio::io_context ctx_;
+  asio::steady_timer heartbeat_timer_;  // shard-local
+  bool heartbeat_stopped_ = false;      // shard-local
+  ShardHeartbeat heartbeat_;
   BufferPool buffers_;
   TransportStats stats_;
   std::atomic<uint32_t> load_{0};
@@ -76,9 +87,13 @@ class ShardPool {
 
   size_t size() const noexcept { return shards_.size(); }
   Shard& shard(size_t i) noexcept { return *shards_[i]; }
+  const Shard& shard(size_t i) const noexcept { return *shards_[i]; }
   Shard& least_loaded() noexcept;
+  // The age of the stalest shard heartbeat (max() before start()): a watchdog compares it with its limit.
+  std::chrono::steady_clock::duration oldest_heartbeat() const noexcept;
   // Connections across all shards, for the configured maximum.
   std::atomic<uint32_t>& connections() noexcept { return connections_; }
+  uint32_t connection_count() const noexcept { return connections_.load(std::memory_order_relaxed); }
   // Connections per client address, for max_connections_per_address.
   AddressLimit& addresses() noexcept { return addresses_; }
 
