@@ -41,8 +41,18 @@ std::optional<ua::Guid> random_guid() {
 }  // namespace
 
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
-                      const ua::ExtensionObject& token, IdentityDone then) {
+                      const ua::ExtensionObject& token, IdentityDone done) {
   const auto& cfg = server.config();
+  // Every refusal is an operator event with the claimed user name and the address (never the password).
+  const auto* claimed = token.get<ua::UserNameIdentityToken>();
+  IdentityDone then =
+      [&server, peer = channel.peer_address(),
+       user = claimed ? std::string(claimed->user_name.view().substr(0, transport::kMaxFieldValue))
+                      : std::string(),
+       done = std::move(done)](ua::StatusCode result, std::string who) {
+        if (!result.is_good()) report_login_failed(server, peer, user, result);
+        done(result, std::move(who));
+      };
   if (token.is_empty()) {
     // Part 4 §5.6.3: a null token means anonymous.
     if (!cfg.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
@@ -94,6 +104,8 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->server_nonce = std::move(*nonce);
   s->max_response_message_size = req.max_response_message_size;
   s->client_application_uri = std::string(req.client_description.application_uri.view().substr(0, 4096));
+  s->client_application_name =
+      std::string(req.client_description.application_name.text.view().substr(0, 256));
   s->client_address = call.channel.peer_address();
 
   ua::CreateSessionResponse resp;
@@ -105,11 +117,12 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.server_certificate = ua::ByteString();
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
+  report_session(server, "session.created", *s);
   server.add_session(shard, std::move(s));
   call.channel.send(call.request_id, resp);
 }
 
-void activate_session(Server&, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
+void activate_session(Server& server, ShardState&, transport::SecureChannel& channel, uint32_t request_id,
                       Session& s, const ua::ActivateSessionRequest& req, std::string user) {
   const uint32_t handle = req.request_header.request_handle;
   // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
@@ -130,6 +143,7 @@ void activate_session(Server&, ShardState&, transport::SecureChannel& channel, u
   channel.set_session_active();
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = std::move(*nonce);
+  report_session(server, "session.activated", s);
   ua::ActivateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
@@ -171,6 +185,7 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   // deleteSubscriptions FALSE the subscriptions outlive the session for a while (park_session), so that
   // a later session of the same user can take them over with TransferSubscriptions (the usual reconnect
   // of a client whose session was lost).
+  report_session(server, "session.closed", *call.session);
   if (req.delete_subscriptions ||
       !park_session(server, call.shard, req.request_header.authentication_token)) {
     close_subscriptions(*call.session, status::BadSessionClosed);

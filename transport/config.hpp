@@ -6,6 +6,7 @@
 #include <functional>
 #include <string_view>
 
+#include "transport/events.hpp"
 #include "ua/decoder.hpp"
 
 namespace opcuad::transport {
@@ -48,6 +49,9 @@ struct TransportConfig {
   // Where the transport reports conditions an operator should see (accept failures); may be empty.
   // Called on the listener's thread.
   std::function<void(std::string_view)> warn;
+  // Where connections report operator events (transport/events.hpp): accepted, refused, closed; may be
+  // empty. Called on the connection's shard thread (once per connection, never per request).
+  EventSink events;
 };
 
 // The secure-channel lifetime we grant: clamped into [min, max], but never below 600,000 ms when the

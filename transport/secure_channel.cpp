@@ -282,6 +282,8 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
     tokens_[0] = issue_token(request.requested_lifetime);
     token_count_ = 1;
     opened_at_ = std::chrono::steady_clock::now();
+    // SecurityPolicy None has no client certificate; the policies that have one pass its thumbprint.
+    report_channel_opened(config_.events, peer_address_, id_, policy.view(), "None", "");
   } else if (request.request_type == ua::SecurityTokenRequestType::Renew) {
     if (state_ != State::Open) {
       close(status::BadRequestTypeInvalid, "nothing to renew: no secure channel is open");
@@ -616,6 +618,7 @@ void SecureChannel::update_pause() noexcept {
 void SecureChannel::close(StatusCode error, std::string_view reason) {
   if (state_ >= State::Closing) return;
   state_ = State::Closing;
+  close_status_ = error;
   TransportStats::add(stats_.errors_sent);
   std::string bytes = encode_error(error, reason);
   ua::ByteBuffer buf = pool_.acquire();
