@@ -11,8 +11,9 @@ function hashPassword(password) {
   return execFileSync(BIN, ["--hash-password"], { input: password + "\n" }).toString().trim();
 }
 
-// Resolves to { url, stop(), output() } once the daemon logs the port it listens on.
-async function startDaemon({ users = [], limits = {} } = {}) {
+// Resolves to { url, stop(), output(), signal(name), exited } once the daemon logs the port it listens on.
+// `config` adds top-level keys to the server file, `env` variables to the daemon's environment.
+async function startDaemon({ users = [], limits = {}, config: extra = {}, env = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-"));
   const config = {
     application_uri: "urn:opcuad:interop",
@@ -23,10 +24,11 @@ async function startDaemon({ users = [], limits = {} } = {}) {
     users: users.map(([name, password]) => ({ name, password_hash: hashPassword(password) })),
     namespaces: ["urn:opcuad:interop:nodes"],
     node_files: [path.join(__dirname, "nodes.json")],
+    ...extra,
   };
   const file = path.join(dir, "opcuad.json");
   fs.writeFileSync(file, JSON.stringify(config, null, 1));
-  const child = spawn(BIN, ["--config", file], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(BIN, ["--config", file], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   let output = "";
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("opcuad did not start:\n" + output)), 60000);
@@ -43,6 +45,8 @@ async function startDaemon({ users = [], limits = {} } = {}) {
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
   return {
     url,
+    exited,
+    signal: (name) => child.kill(name),
     output: () => output,
     async stop() {
       child.kill("SIGTERM");
