@@ -1,5 +1,5 @@
 // Operator events about sessions (transport/events.hpp): one line each, never per request.
-#include "services/server.hpp"
+#include "services/session_events.hpp"
 
 namespace opcuad::services {
 
@@ -15,6 +15,16 @@ void report_session(const Server& server, std::string_view kind, const Session& 
   transport::append_field(f, "application_uri", s.client_application_uri);
   transport::append_field(f, "peer", s.client_address);
   sink(transport::Event{transport::EventLevel::Info, kind, s.client_address, f});
+}
+
+void report_session_refused(const Server& server, std::string_view peer, std::string_view limit) {
+  const transport::EventSink& sink = server.events();
+  if (!sink) return;
+  std::string f;
+  transport::append_field(f, "peer", peer);
+  transport::append_field(f, "limit", limit);
+  transport::append_status(f, "status", ua::status::BadTooManySessions);
+  sink(transport::Event{transport::EventLevel::Warn, "session.refused", peer, f});
 }
 
 void report_login_failed(const Server& server, std::string_view peer, std::string_view user,

@@ -7,6 +7,7 @@
 
 #include "config/password.hpp"
 #include "services/request.hpp"
+#include "services/session_events.hpp"
 
 namespace opcuad::services {
 
@@ -81,12 +82,18 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
-  if (!ticket) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!ticket) {
+    report_session_refused(server, call.channel.peer_address(), "max_unactivated_sessions");
+    return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  }
   auto session_guid = random_guid();
   auto token_guid = random_guid();
   auto nonce = random_bytes(32);
   if (!session_guid || !token_guid || !nonce) return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
-  if (!server.reserve_session()) return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  if (!server.reserve_session()) {
+    report_session_refused(server, call.channel.peer_address(), "max_sessions");
+    return call.channel.send_fault(call.request_id, handle, status::BadTooManySessions);
+  }
   auto s = std::make_unique<Session>();
   ShardState& shard = call.shard;
   s->session_id = ua::NodeId(1, *session_guid);

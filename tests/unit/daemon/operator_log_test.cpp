@@ -258,3 +258,25 @@ TEST_CASE("operator log: the client's application name and URI, bounded", "[log]
                       "...") != std::string::npos);
   CHECK(lines[0].find(" user=\"\"") != std::string::npos);  // not activated yet
 }
+
+TEST_CASE("operator log: a session refused by a limit is a warning naming the limit", "[log][events]") {
+  ServiceHarness h("\"max_unactivated_sessions_per_address\": 1");
+  std::vector<std::string> lines;
+  std::vector<transport::EventLevel> levels;
+  h.server->set_events([&](const transport::Event& e) {
+    lines.push_back("event=" + std::string(e.kind) + std::string(e.fields));
+    levels.push_back(e.level);
+  });
+  ua::CreateSessionRequest create;
+  create.session_name = ua::String("s");
+  create.requested_session_timeout = 60000;
+  ua::StatusCode s;
+  h.call<ua::CreateSessionResponse>(create, &s);
+  REQUIRE(s.is_good());
+  h.call<ua::CreateSessionResponse>(create, &s);
+  CHECK(s == ua::status::BadTooManySessions);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[1] ==
+        R"(event=session.refused peer="" limit=max_unactivated_sessions status=BadTooManySessions)");
+  CHECK(levels[1] == transport::EventLevel::Warn);
+}
