@@ -206,11 +206,14 @@ void Daemon::await_signal() {
 void Daemon::begin_shutdown(int sig) {
   phase_ = Phase::Draining;
   shutdown_reason_ = fmt::format("The server is shutting down ({})", signal_name(sig));
-  seconds_left_ = config_.shutdown.grace_period_s;
-  notifier_.send("STOPPING=1\n" + status_line());
-  log::info("event=shutdown.started signal={} grace_period_s={} sessions={} subscriptions={}",
-            signal_name(sig), seconds_left_, services_->session_count(), services_->subscription_count());
   for (auto& l : listeners_) l->stop();  // no new clients while the present ones leave
+  // Part 5 §12.10: the shutdown is delayed "if Clients are connected"; with none there is nobody to wait for.
+  const uint32_t connections = shards_->connections().load(std::memory_order_relaxed);
+  seconds_left_ = connections == 0 ? 0 : config_.shutdown.grace_period_s;
+  notifier_.send("STOPPING=1\n" + status_line());
+  log::info("event=shutdown.started signal={} grace_period_s={} connections={} sessions={} subscriptions={}",
+            signal_name(sig), seconds_left_, connections, services_->session_count(),
+            services_->subscription_count());
   count_down();
 }
 
@@ -222,8 +225,13 @@ void Daemon::count_down() {
                                  ua::ServerState::Shutdown, seconds_left_,
                                  ua::LocalizedText{"en", shutdown_reason_});
   notifier_.send(status_line());
+  const bool connected = shards_->connections().load(std::memory_order_relaxed) != 0;
+  if (seconds_left_ > 0 && !connected) {
+    log::info("event=shutdown.clients_gone seconds_left={}", seconds_left_);  // the last one left in time
+    return close_clients();
+  }
   if (seconds_left_ == 0) {
-    if (config_.shutdown.grace_period_s == 0) return close_clients();
+    if (config_.shutdown.grace_period_s == 0 || !connected) return close_clients();
     // The final 0 stays up for kLastPublish, so that subscriptions carry it before the sessions close.
     shutdown_timer_.expires_after(kLastPublish);
     shutdown_timer_.async_wait([this](std::error_code ec) {

@@ -7,7 +7,8 @@
 //   Running -> Draining: the first SIGINT/SIGTERM. Listeners stop accepting; ServerStatus.State becomes
 //     Shutdown with ShutdownReason, and SecondsTillShutdown counts down once a second over
 //     shutdown.grace_period_s (Part 5 §12.10), while sessions and subscriptions keep working so that
-//     clients see it and can leave in order.
+//     clients see it and can leave in order. With no connection (at the signal or at any tick of the
+//     countdown) there is nobody to wait for: the countdown ends there.
 //   Draining -> Closing: the countdown reached 0, or a second signal. Queued Publish requests are answered
 //     BadShutdown and the sessions closed (services), then every connection gets ERR BadServerHalted and
 //     closes once flushed (Part 6 §7.1.5: a server ends a connection with ERR; CLO is the client's).

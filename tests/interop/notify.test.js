@@ -7,6 +7,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
+const net = require("node:net");
 const os = require("node:os");
 const path = require("node:path");
 const readline = require("node:readline");
@@ -69,14 +70,19 @@ test("READY, STATUS, WATCHDOG, RELOADING/READY, STOPPING", async () => {
     assert.ok(usec >= monotonicNow && usec - monotonicNow < 5000000n, `MONOTONIC_USEC ${usec} vs ${monotonicNow}`);
     assert.match(after[1], /^READY=1\nSTATUS=serving/);
 
-    // SIGTERM: STOPPING=1 first, then the countdown in STATUS, exit 0.
+    // SIGTERM with one client connected: STOPPING=1 first, then the countdown in STATUS, exit 0.
+    const client = net.connect(Number(new URL(daemon.url.replace("opc.tcp", "http")).port), "127.0.0.1");
+    client.on("error", () => {});
+    await new Promise((r) => client.on("connect", r));
+    await until(() => /event=connection\.accepted/.test(daemon.output()), "the connection");
     const stopAt = m.length;
     daemon.signal("SIGTERM");
     const { code } = await daemon.exited;
+    client.destroy();
     assert.equal(code, 0, daemon.output());
     await until(() => has(m.slice(stopAt), "STOPPING=1"), "STOPPING=1");
     const stopping = m.slice(stopAt).find((x) => lines(x).includes("STOPPING=1"));
-    assert.match(stopping, /^STOPPING=1\nSTATUS=shutting down in 1 s/);
+    assert.match(stopping, /^STOPPING=1\nSTATUS=shutting down in 1 s: 1 connection\(s\)/);
     assert.ok(m.slice(stopAt).some((x) => /^STATUS=shutting down in 0 s/.test(x)), JSON.stringify(m.slice(stopAt)));
   } finally {
     sock.stop();

@@ -86,7 +86,7 @@ test("SIGTERM: State Shutdown, a countdown, a clean close, exit 0", async () => 
 
     await until(() => events.closed || events.lost, "the client's connection to close", 5000);
     const log = daemon.output();
-    assert.match(log, /event=shutdown\.started signal=SIGTERM grace_period_s=3 sessions=1 subscriptions=1/);
+    assert.match(log, /event=shutdown\.started signal=SIGTERM grace_period_s=3 connections=1 sessions=1 subscriptions=1/);
     assert.match(log, /event=shutdown\.closing sessions=1 connections=1/);
     assert.doesNotMatch(log, /event=shutdown\.timeout/, "every connection flushed and closed by itself");
     assert.match(log, /stopped/);
@@ -130,4 +130,31 @@ test("grace_period_s 0: SIGINT closes at once, exit 0", async () => {
   } finally {
     await client.disconnect().catch(() => {});
   }
+});
+
+test("no client connected: no countdown to wait for", async () => {
+  const daemon = await startDaemon({ config: { shutdown: { grace_period_s: 30 } } });
+  const started = Date.now();
+  daemon.signal("SIGTERM");
+  const { code } = await daemon.exited;
+  assert.equal(code, 0, daemon.output());
+  assert.ok(Date.now() - started < 4000, "no waiting for the 30 s");
+  assert.match(daemon.output(), /event=shutdown\.started signal=SIGTERM grace_period_s=0 connections=0/);
+});
+
+test("the countdown ends when the last client leaves", async () => {
+  const daemon = await startDaemon({ config: { shutdown: { grace_period_s: 30 } } });
+  const { client, session } = await connect(daemon.url);
+  daemon.signal("SIGTERM");
+  await until(() => /event=shutdown\.started/.test(daemon.output()), "the shutdown to start");
+  const state = await session.read({ nodeId: STATE, attributeId: AttributeIds.Value });
+  assert.equal(state.value.value, SHUTDOWN);
+  // What a client should do on seeing Shutdown: leave in order.
+  const started = Date.now();
+  await session.close();
+  await client.disconnect();
+  const { code } = await daemon.exited;
+  assert.equal(code, 0, daemon.output());
+  assert.ok(Date.now() - started < 4000, "no waiting for the rest of the 30 s");
+  assert.match(daemon.output(), /event=shutdown\.clients_gone seconds_left=\d+/);
 });
