@@ -255,6 +255,7 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
   config = dir / "opcuad.json";
   std::ofstream server(config);
   const uint32_t limit = std::max<uint32_t>(o.nodes, 1000);
+  // shutdown.grace_period_s 0: the harness stops its server with SIGTERM and gives it 5 s (server_process.cpp).
   server << R"({"application_uri": "urn:opcuad:bench:server",
  "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
  "threads": )"
@@ -269,6 +270,7 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
          << limit << R"(},
  "connections": {"max_connections_per_address": 0},
  "logging": {"level": "info"},
+ "shutdown": {"grace_period_s": 0},
  "diagnostics": {"counters": )"
          << (o.server_counters ? "true" : "false") << R"(},
  "namespaces": ["urn:opcuad:bench"],

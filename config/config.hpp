@@ -172,7 +172,22 @@ struct PkiConfig {
 struct Logging {
   std::string level = "info";  // trace, debug, info, warn, error
   std::string file;            // empty: standard error
+  // Operator events (connections, sessions, failed logins): at most this many lines per event kind and
+  // key (a client address, mostly) in each window, then one "suppressed" line. 0: no limit.
+  uint32_t rate_limit_burst = 20;
+  uint32_t rate_limit_window_s = 10;
 };
+inline constexpr int64_t kMaxRateLimitBurst = 100000;
+inline constexpr int64_t kMaxRateLimitWindowS = 3600;
+
+// What SIGTERM/SIGINT does (docs/CONFIGURATION.md, "shutdown"): ServerStatus.State becomes Shutdown and
+// SecondsTillShutdown counts down over the grace period before sessions and channels close (Part 5
+// §12.10: the shutdown "should be delayed for a configurable time" so clients can disconnect in order).
+struct Shutdown {
+  uint32_t grace_period_s = 5;  // 0: close at once
+};
+// Upper bound of shutdown.grace_period_s: well inside systemd's default stop timeout (90 s).
+inline constexpr int64_t kMaxGracePeriodS = 60;
 
 enum class SimulationKind : uint8_t { Counter, Ramp, Sine, Square, Random };
 
@@ -235,6 +250,7 @@ struct ServerConfig {
   PkiConfig pki;
   std::vector<User> users;
   Logging logging;
+  Shutdown shutdown;
   Diagnostics diagnostics;
   std::optional<Http> http;
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest

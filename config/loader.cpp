@@ -423,6 +423,18 @@ void read_server(ObjectReader& r, ServerConfig& c) {
       }
     }
     lr.read("file", c.logging.file);
+    int64_t v = 0;
+    if (lr.read_int("rate_limit_burst", v, 0, kMaxRateLimitBurst))
+      c.logging.rate_limit_burst = static_cast<uint32_t>(v);
+    if (lr.read_int("rate_limit_window_s", v, 1, kMaxRateLimitWindowS)) {
+      c.logging.rate_limit_window_s = static_cast<uint32_t>(v);
+    }
+  }
+  if (const Json* sd = r.member("shutdown")) {
+    ObjectReader sr(ctx, *sd, r.path_of("shutdown"));
+    int64_t grace = 0;
+    if (sr.read_int("grace_period_s", grace, 0, kMaxGracePeriodS))
+      c.shutdown.grace_period_s = static_cast<uint32_t>(grace);
   }
   if (const Json* s = r.member("scheduling")) {
     ObjectReader sr(ctx, *s, r.path_of("scheduling"));

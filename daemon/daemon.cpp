@@ -4,6 +4,7 @@
 #include <asio/post.hpp>
 
 #include <csignal>
+#include <cstdlib>
 
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
@@ -25,12 +26,31 @@ transport::TransportConfig transport_config(const config::ServerConfig& c) {
   return t;
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "signal";
+  }
+}
+
 }  // namespace
 
 Daemon::Daemon(const config::ServerConfig& config)
-    : config_(config), transport_config_(transport_config(config)) {}
+    : config_(config),
+      events_(RateLimiter::Limits{config.logging.rate_limit_burst,
+                                  std::chrono::seconds(config.logging.rate_limit_window_s)}),
+      transport_config_(transport_config(config)),
+      notifier_(Notifier::from_environment()) {
+  transport_config_.events = [this](const transport::Event& e) { events_.write(e); };
+}
 
-Daemon::~Daemon() { shutdown(); }
+Daemon::~Daemon() {
+  stop_now();
+}
 
 bool Daemon::start() {
   control_participant_ = space_.reclaimer().register_participant();
@@ -64,6 +84,7 @@ bool Daemon::start() {
     for (const auto& p : problems) log::error("security: {}", p);
     return false;
   }
+  services_->set_events(transport_config_.events);
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
   simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
   for (const auto& problem : shards_->start()) log::warn("scheduling: {}", problem);
@@ -73,18 +94,15 @@ bool Daemon::start() {
   // RSA work of secure channel handshakes, off the shard threads (docs/SECURITY.md, "Secure conversation").
   handshakes_ = std::make_unique<transport::HandshakePool>(
       std::max(1u, std::thread::hardware_concurrency() / 2), kMaxQueuedHandshakes);
+  // Signals first: one that comes as soon as the port is open (and logged) is then handled, not fatal.
+  signals_.add(SIGINT);
+  signals_.add(SIGTERM);
+  await_signal();
+  hangup_.add(SIGHUP);
   for (const auto& e : config_.endpoints) {
     if (!listen(e)) return false;
   }
   if (config_.http && !start_http(*config_.http)) return false;
-  signals_.add(SIGINT);
-  signals_.add(SIGTERM);
-  signals_.async_wait([this](std::error_code ec, int sig) {
-    if (ec) return;
-    log::info("signal {}: shutting down", sig);
-    shutdown();
-  });
-  hangup_.add(SIGHUP);
   await_hangup();
   tick_server_status();
   if (config_.diagnostics.counters) {
@@ -93,6 +111,7 @@ bool Daemon::start() {
               config::kCounterRefreshMs);
     tick_counters();
   }
+  start_supervision();
   return true;
 }
 
@@ -175,19 +194,23 @@ bool Daemon::start_http(const config::Http& http) {
 // logrotate and its kin rename the file and send SIGHUP; later lines go to a new file at the old path.
 void Daemon::await_hangup() {
   hangup_.async_wait([this](std::error_code ec, int) {
-    if (ec || stopped_) return;
+    if (ec || phase_ == Phase::Stopped) return;
+    if (phase_ != Phase::Running) return await_hangup();  // shutting down: nothing to reload
+    // systemd 253+ (Type=notify-reload) waits for RELOADING=1 with the time, then READY=1.
+    notifier_.send("RELOADING=1\n" + monotonic_usec_line());
     if (const auto failed = log::reopen()) {
       log::error("SIGHUP: {}; still writing to the previous file", *failed);
     } else {
       log::info("SIGHUP: log file reopened");
     }
     log::info("SIGHUP: {}", pki_.reload());
+    notifier_.send("READY=1\n" + status_line());
     await_hangup();
   });
 }
 
 void Daemon::tick_server_status() {
-  if (stopped_) return;
+  if (phase_ == Phase::Stopped) return;
   // ServerStatus.CurrentTime needs no tick: it is a computed cell (addressspace/server_object.hpp).
   // ServerDiagnosticsSummary (Part 5 §12.9): the sums of the per-shard counters, as /metrics shows them.
   const ua::ServerDiagnosticsSummaryDataType summary = metrics::diagnostics_summary(*shards_, *services_);
@@ -196,6 +219,7 @@ void Daemon::tick_server_status() {
     last_summary_ = summary;
   }
   space_.reclaimer().quiescent(*control_participant_);
+  events_.flush();  // "suppressed" lines of the rate-limit windows that ended
   status_timer_.expires_after(std::chrono::seconds(1));
   status_timer_.async_wait([this](std::error_code ec) {
     if (!ec) tick_server_status();
@@ -205,7 +229,7 @@ void Daemon::tick_server_status() {
 // The counters of config diagnostics.counters, all written with one timestamp so that one Read of them is
 // one snapshot. Heap allocations come from the operator new hook, the rest from the shards' statistics.
 void Daemon::tick_counters() {
-  if (stopped_) return;
+  if (phase_ == Phase::Stopped) return;
   using addressspace::DiagnosticCounter;
   addressspace::CounterValues v{};
   auto at = [&v](DiagnosticCounter c) -> uint64_t& { return v[static_cast<size_t>(c)]; };
@@ -239,11 +263,94 @@ int Daemon::run() {
   return 0;
 }
 
-void Daemon::shutdown() {
-  if (stopped_) return;
-  stopped_ = true;
+void Daemon::await_signal() {
+  signals_.async_wait([this](std::error_code ec, int sig) {
+    if (ec) return;
+    if (phase_ == Phase::Running) {
+      await_signal();  // a second signal ends the countdown (stop_now() cancels the wait)
+      begin_shutdown(sig);
+    } else if (phase_ == Phase::Draining) {
+      log::info("event=shutdown.now signal={} seconds_left={}", signal_name(sig), seconds_left_);
+      close_clients();
+    }
+  });
+}
+
+void Daemon::begin_shutdown(int sig) {
+  phase_ = Phase::Draining;
+  shutdown_reason_ = fmt::format("The server is shutting down ({})", signal_name(sig));
+  for (auto& l : listeners_) l->stop();  // no new clients while the present ones leave
+  // Part 5 §12.10: the shutdown is delayed "if Clients are connected"; with none there is nobody to wait for.
+  const uint32_t connections = shards_->connections().load(std::memory_order_relaxed);
+  seconds_left_ = connections == 0 ? 0 : config_.shutdown.grace_period_s;
+  notifier_.send("STOPPING=1\n" + status_line());
+  log::info("event=shutdown.started signal={} grace_period_s={} connections={} sessions={} subscriptions={}",
+            signal_name(sig), seconds_left_, connections, services_->session_count(),
+            services_->subscription_count());
+  count_down();
+}
+
+// Part 5 §12.10: SecondsTillShutdown is "approximate"; it is rewritten once a second, so a client that
+// reads or monitors it sees it fall to 0. The ServerStatus structure follows (set_server_state).
+void Daemon::count_down() {
+  if (phase_ != Phase::Draining) return;
+  addressspace::set_server_state(*space_.current(), space_.values(), *control_participant_,
+                                 ua::ServerState::Shutdown, seconds_left_,
+                                 ua::LocalizedText{"en", shutdown_reason_});
+  notifier_.send(status_line());
+  const bool connected = shards_->connections().load(std::memory_order_relaxed) != 0;
+  if (seconds_left_ > 0 && !connected) {
+    log::info("event=shutdown.clients_gone seconds_left={}", seconds_left_);  // the last one left in time
+    return close_clients();
+  }
+  if (seconds_left_ == 0) {
+    if (config_.shutdown.grace_period_s == 0 || !connected) return close_clients();
+    // The final 0 stays up for kLastPublish, so that subscriptions carry it before the sessions close.
+    shutdown_timer_.expires_after(kLastPublish);
+    shutdown_timer_.async_wait([this](std::error_code ec) {
+      if (!ec) close_clients();
+    });
+    return;
+  }
+  --seconds_left_;
+  shutdown_timer_.expires_after(std::chrono::seconds(1));
+  shutdown_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) count_down();
+  });
+}
+
+void Daemon::close_clients() {
+  if (phase_ != Phase::Draining) return;
+  phase_ = Phase::Closing;
+  shutdown_timer_.cancel();
+  log::info("event=shutdown.closing sessions={} connections={}", services_->session_count(),
+            shards_->connections().load(std::memory_order_relaxed));
+  // Posted in this order to every shard: the Publish answers are queued before the ERR.
+  services_->end_sessions(ua::status::BadShutdown);
+  shards_->close_connections(ua::status::BadServerHalted, "the server is shutting down");
+  await_closed(std::chrono::steady_clock::now() + kCloseTimeout);
+}
+
+void Daemon::await_closed(std::chrono::steady_clock::time_point deadline) {
+  const uint32_t open = shards_->connections().load(std::memory_order_relaxed);
+  if (open == 0 || std::chrono::steady_clock::now() >= deadline) {
+    if (open != 0) log::warn("event=shutdown.timeout connections={} (closed without waiting)", open);
+    return stop_now();
+  }
+  shutdown_timer_.expires_after(std::chrono::milliseconds(20));
+  shutdown_timer_.async_wait([this, deadline](std::error_code ec) {
+    if (!ec) await_closed(deadline);
+  });
+}
+
+void Daemon::stop_now() {
+  if (phase_ == Phase::Stopped) return;
+  phase_ = Phase::Stopped;
   status_timer_.cancel();
   counters_timer_.cancel();
+  shutdown_timer_.cancel();
+  watchdog_timer_.cancel();
+  notify_status_timer_.cancel();
   asio::error_code ignored;
   signals_.cancel(ignored);
   hangup_.cancel(ignored);
@@ -254,11 +361,100 @@ void Daemon::shutdown() {
   if (handshakes_) handshakes_->stop();
   if (shards_) {
     if (simulator_) asio::post(shards_->shard(0).context(), [s = simulator_.get()] { s->stop(); });
+    // The flag too, as for the simulator: cancel() cannot recall a beat whose completion is already queued.
+    beats_stopped_.store(true, std::memory_order_relaxed);
+    for (size_t i = 0; i < beat_timers_.size(); ++i) {
+      asio::post(shards_->shard(i).context(), [t = beat_timers_[i].get()] { t->cancel(); });
+    }
     if (services_) services_->detach_shards();
-    shards_->stop();  // closes every connection on its shard, then joins the threads
+    shards_->stop();  // closes every connection still open on its shard, then joins the threads
   }
   if (control_participant_) space_.reclaimer().go_offline(*control_participant_);
   log::info("stopped");
+}
+
+// Supervision by the service manager. The heartbeats run whether or not anyone watches them: a timer on
+// each shard stamps its slot, cheaply (one relaxed store every beat_period_).
+void Daemon::start_supervision() {
+  watchdog_ = watchdog_interval_from_environment();
+  if (watchdog_) {
+    // A beat at least four times per ping interval, so a healthy shard is never mistaken for a stuck one.
+    beat_period_ =
+        std::min(beat_period_, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog_ / 4));
+    beat_period_ = std::max(beat_period_, std::chrono::milliseconds(1));
+  }
+  heartbeats_ = std::make_unique<ShardHeartbeats>(shards_->size());
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    beat_timers_.push_back(std::make_unique<asio::steady_timer>(shards_->shard(i).context()));
+    asio::post(shards_->shard(i).context(), [this, i] { beat(i); });
+  }
+  notifier_.send("READY=1\n" + status_line());
+  if (notifier_.active()) {
+    log::info("event=notify.ready socket={} watchdog_usec={}", std::getenv("NOTIFY_SOCKET"),
+              watchdog_ ? watchdog_->count() : 0);
+  }
+  if (watchdog_) tick_watchdog();
+  if (notifier_.active()) tick_notify_status();
+}
+
+void Daemon::beat(size_t shard) {
+  if (beats_stopped_.load(std::memory_order_relaxed)) return;
+  heartbeats_->beat(shard);
+  asio::steady_timer& t = *beat_timers_[shard];
+  t.expires_after(beat_period_);
+  t.async_wait([this, shard](std::error_code ec) {
+    if (!ec && !beats_stopped_.load(std::memory_order_relaxed)) beat(shard);
+  });
+}
+
+// WATCHDOG=1 every half interval (sd_watchdog_enabled(3) advises pinging at half of it), and only while
+// every shard has beaten within that half: a shard stuck in a handler stops the pings, so systemd
+// restarts the service; the control loop stuck stops them too.
+void Daemon::tick_watchdog() {
+  if (phase_ == Phase::Stopped || !watchdog_) return;
+  const auto half = *watchdog_ / 2;
+  const auto now = ShardHeartbeats::Clock::now();
+  if (const auto stale = heartbeats_->stale(now, half)) {
+    if (!watchdog_stalled_) {
+      const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - heartbeats_->last(*stale));
+      log::error("event=watchdog.stalled shard={} last_beat_ms={} (no WATCHDOG=1 until it turns again)",
+                 *stale, age.count());
+    }
+    watchdog_stalled_ = true;
+  } else {
+    if (watchdog_stalled_) log::warn("event=watchdog.resumed");
+    watchdog_stalled_ = false;
+    notifier_.send("WATCHDOG=1");
+  }
+  watchdog_timer_.expires_after(half);
+  watchdog_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) tick_watchdog();
+  });
+}
+
+void Daemon::tick_notify_status() {
+  if (phase_ == Phase::Stopped) return;
+  notifier_.send(status_line());
+  notify_status_timer_.expires_after(std::chrono::seconds(2));
+  notify_status_timer_.async_wait([this](std::error_code ec) {
+    if (!ec) tick_notify_status();
+  });
+}
+
+std::string Daemon::status_line() const {
+  const uint32_t sessions = services_ ? services_->session_count() : 0;
+  const uint32_t subscriptions = services_ ? services_->subscription_count() : 0;
+  const uint32_t connections = shards_ ? shards_->connections().load(std::memory_order_relaxed) : 0;
+  switch (phase_) {
+    case Phase::Running:
+      return fmt::format("STATUS=serving: {} connection(s), {} session(s), {} subscription(s)", connections,
+                         sessions, subscriptions);
+    case Phase::Draining:
+      return fmt::format("STATUS=shutting down in {} s: {} connection(s), {} session(s), {} subscription(s)",
+                         seconds_left_, connections, sessions, subscriptions);
+    default:
+      return fmt::format("STATUS=shutting down: closing {} connection(s)", connections);
+  }
 }
 
 }  // namespace opcuad

@@ -1,14 +1,32 @@
 #pragma once
 // Daemon: wires the layers for one run of opcuad. Loads nothing itself: it is given a validated
 // configuration, builds the address space from it, starts the shards, the services and one listener per
-// endpoint, and runs until SIGINT or SIGTERM, then shuts everything down in order (stop accepting, close
-// the channels, join the shards). SIGHUP reopens the log file and reloads the trust lists.
+// endpoint, and runs until SIGINT or SIGTERM. SIGHUP reopens the log file and reloads the trust lists.
+//
+// Shutdown (docs/ARCHITECTURE.md, "Threads"), in phases:
+//   Running -> Draining: the first SIGINT/SIGTERM. Listeners stop accepting; ServerStatus.State becomes
+//     Shutdown with ShutdownReason, and SecondsTillShutdown counts down once a second over
+//     shutdown.grace_period_s (Part 5 §12.10), while sessions and subscriptions keep working so that
+//     clients see it and can leave in order. With no connection (at the signal or at any tick of the
+//     countdown) there is nobody to wait for: the countdown ends there.
+//   Draining -> Closing: the countdown reached 0, or a second signal. Queued Publish requests are answered
+//     BadShutdown and the sessions closed (services), then every connection gets ERR BadServerHalted and
+//     closes once flushed (Part 6 §7.1.5: a server ends a connection with ERR; CLO is the client's).
+//   Closing -> Stopped: every connection is gone (at most kCloseTimeout): the shards are joined and run()
+//     returns 0.
+// Under systemd (Type=notify, $NOTIFY_SOCKET) the daemon reports READY=1 once every listener listens,
+// STOPPING=1 when the shutdown starts, RELOADING=1 / READY=1 around a SIGHUP, STATUS= lines every few
+// seconds, and WATCHDOG=1 (when $WATCHDOG_USEC asks for it) only while every shard's loop turns.
 
 #include <asio/io_context.hpp>
 #include <asio/signal_set.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "addressspace/address_space.hpp"
@@ -16,6 +34,9 @@
 #include "config/config.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/event_log.hpp"
+#include "daemon/heartbeat.hpp"
+#include "daemon/notify.hpp"
 #include "daemon/simulator.hpp"
 #include "services/server.hpp"
 #include "transport/handshake_pool.hpp"
@@ -37,16 +58,35 @@ class Daemon {
   // What the daemon counts itself (reloads), for /metrics.
   metrics::DaemonCounters& counters() noexcept { return daemon_counters_; }
 
+  // How long the Closing phase waits for connections to flush their last bytes before closing the rest.
+  static constexpr std::chrono::seconds kCloseTimeout{2};
+  // How long SecondsTillShutdown shows 0 before the sessions close (a grace period of 0 does not wait).
+  static constexpr std::chrono::milliseconds kLastPublish{500};
+
  private:
   bool open_pki();
   bool start_http(const config::Http& http);
+  enum class Phase { Running, Draining, Closing, Stopped };
+
   bool listen(const config::Endpoint& endpoint);
-  void shutdown();
+  void await_signal();
+  void begin_shutdown(int signal);
+  void count_down();
+  void close_clients();
+  void await_closed(std::chrono::steady_clock::time_point deadline);
+  void stop_now();
   void tick_server_status();
   void tick_counters();
   void await_hangup();
+  // Service manager supervision (notify.hpp, heartbeat.hpp).
+  void start_supervision();
+  void beat(size_t shard);
+  void tick_watchdog();
+  void tick_notify_status();
+  std::string status_line() const;
 
   const config::ServerConfig& config_;
+  EventLog events_;  // operator events of the transport and the services (before their users)
   transport::TransportConfig transport_config_;
   security::Pki pki_;  // opened before the services and listeners, which use identity_
   security::ServerIdentity identity_;
@@ -74,6 +114,20 @@ class Daemon {
   std::string version_;               // opcuad_build_info's label (the Sources refer to it)
   std::unique_ptr<HttpServer> http_;  // config "http" only; its own thread
   bool stopped_ = false;
+  Phase phase_ = Phase::Running;
+  asio::steady_timer shutdown_timer_{control_};  // the countdown, then the wait for connections to close
+  uint32_t seconds_left_ = 0;
+  std::string shutdown_reason_;
+  Notifier notifier_;
+  std::optional<std::chrono::microseconds> watchdog_;  // $WATCHDOG_USEC
+  bool watchdog_stalled_ = false;                      // a stale shard has stopped the pings
+  std::unique_ptr<ShardHeartbeats> heartbeats_;
+  std::chrono::milliseconds beat_period_{250};
+  // One on each shard's io_context, touched by that shard only; destroyed after the shards are joined.
+  std::vector<std::unique_ptr<asio::steady_timer>> beat_timers_;
+  std::atomic<bool> beats_stopped_{false};  // set by the control thread at the stop, read by the shards
+  asio::steady_timer watchdog_timer_{control_};
+  asio::steady_timer notify_status_timer_{control_};
 };
 
 }  // namespace opcuad

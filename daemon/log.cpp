@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -32,7 +34,57 @@ int open_append(const std::string& path, std::string& why) {
   if (fd < 0) why = "cannot open log file " + path + ": " + std::strerror(errno);
   return fd;
 }
+void write_all(int fd, const std::string& line) noexcept {
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere to report a failing log
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+StderrFormat detect_format() noexcept {
+  return stderr_is_journal(std::getenv("JOURNAL_STREAM"), STDERR_FILENO) ? StderrFormat::Journal
+                                                                         : StderrFormat::Plain;
+}
+std::atomic<int> g_format{static_cast<int>(detect_format())};
 }  // namespace
+
+bool stderr_is_journal(const char* journal_stream, int fd) noexcept {
+  if (!journal_stream || !*journal_stream) return false;
+  unsigned long long dev = 0, ino = 0;
+  char tail = 0;
+  if (std::sscanf(journal_stream, "%llu:%llu%c", &dev, &ino, &tail) != 2) return false;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return false;
+  // The variable is inherited by children whose standard error may go elsewhere: it counts only when
+  // it names this very stream.
+  return static_cast<unsigned long long>(st.st_dev) == dev &&
+         static_cast<unsigned long long>(st.st_ino) == ino;
+}
+
+void set_stderr_format(StderrFormat f) noexcept {
+  g_format.store(static_cast<int>(f), std::memory_order_relaxed);
+}
+StderrFormat stderr_format() noexcept {
+  return static_cast<StderrFormat>(g_format.load(std::memory_order_relaxed));
+}
+
+int priority(Level l) noexcept {
+  switch (l) {
+    case Level::Error:
+      return 3;
+    case Level::Warn:
+      return 4;
+    case Level::Info:
+      return 6;
+    default:
+      return 7;
+  }
+}
 
 std::optional<Level> parse_level(std::string_view n) noexcept {
   if (n == "trace") return Level::Trace;
@@ -98,6 +150,17 @@ void use_stderr() {
 }
 
 void emit(Level level, std::string_view message) noexcept {
+  const int target = g_fd.load(std::memory_order_acquire);
+  if (target == STDERR_FILENO && stderr_format() == StderrFormat::Journal) {
+    try {
+      std::string line = fmt::format("<{}>", priority(level));
+      line += message;
+      line += '\n';
+      write_all(target, line);
+    } catch (...) {
+    }
+    return;
+  }
   const auto now = std::chrono::system_clock::now();
   const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
   const std::time_t secs = static_cast<std::time_t>(ms / 1000);
@@ -109,16 +172,7 @@ void emit(Level level, std::string_view message) noexcept {
                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000), name(level));
     line += message;
     line += '\n';
-    const int fd = g_fd.load(std::memory_order_acquire);
-    const char* p = line.data();
-    size_t left = line.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // nowhere to report a failing log
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
+    write_all(target, line);
   } catch (...) {
     // Out of memory while formatting: the line is lost, the caller is not disturbed.
   }

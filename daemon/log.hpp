@@ -3,6 +3,11 @@
 // or to the file of the configuration's `logging.file` (docs/CONFIGURATION.md). `logging.level` sets
 // the threshold: trace < debug < info < warn < error.
 //
+// Under systemd, when standard error is the journal ($JOURNAL_STREAM names its device and inode,
+// systemd.exec(5)), lines on standard error are "<N>message" instead: the syslog priority prefix that
+// journald reads from a stream (sd-daemon(3)), N = 3 error, 4 warn, 6 info, 7 debug and trace, and no
+// timestamp (the journal keeps its own). A log file keeps the timestamped form.
+//
 // Thread-safe without a lock: each line is one write(2) on one descriptor (O_APPEND for a file, so
 // lines from several threads never interleave). reopen() (the daemon calls it on SIGHUP, after a log
 // rotation renamed the file) opens the path again and dup2()s it over the same descriptor number, so a
@@ -36,8 +41,17 @@ std::optional<std::string> reopen();
 // Back to standard error (tests).
 void use_stderr();
 
-// The formatted line with its timestamp and level, written with one write(2).
+// The formatted line with its timestamp and level (or its priority prefix), written with one write(2).
 void emit(Level level, std::string_view message) noexcept;
+
+enum class StderrFormat : int { Plain, Journal };
+// Detected once at start (stderr_is_journal()); tests set it.
+void set_stderr_format(StderrFormat f) noexcept;
+StderrFormat stderr_format() noexcept;
+// Whether `fd` is the stream $JOURNAL_STREAM ("<device>:<inode>") names.
+bool stderr_is_journal(const char* journal_stream, int fd) noexcept;
+// The syslog priority journald files a line of this level under.
+int priority(Level l) noexcept;
 
 namespace detail {
 inline std::atomic<int> g_level{static_cast<int>(Level::Info)};

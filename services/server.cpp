@@ -95,6 +95,24 @@ void Server::attach_shard(asio::io_context& ctx) {
   asio::post(ctx, [this, s] { sweep(*s); });
 }
 
+void Server::end_sessions(ua::StatusCode publish_result) {
+  for (auto& s : shards_) {
+    ShardState* state = s.get();
+    asio::post(*state->context, [this, state, publish_result] {
+      for (auto& [token, session] : state->sessions) {
+        for (PendingPublish& p : session->publish_queue) p.fault(publish_result);
+        session->publish_queue.clear();
+      }
+      const auto closed = static_cast<uint32_t>(state->sessions.size());
+      state->sessions.clear();  // their subscriptions go with them
+      state->parked.clear();
+      session_count_.fetch_sub(closed, std::memory_order_relaxed);
+      std::lock_guard lock(owners_mutex_);
+      std::erase_if(owners_, [state](const auto& owner) { return owner.second == state; });
+    });
+  }
+}
+
 void Server::detach_shards() {
   for (auto& s : shards_) {
     ShardState* state = s.get();
@@ -156,6 +174,7 @@ void Server::sweep(ShardState& shard) {
   for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
     if (it->second->expired(now)) {
       // Part 4 §5.6.2: an expired session and everything it holds is freed.
+      report_session(*this, "session.expired", *it->second);
       {
         std::lock_guard lock(owners_mutex_);
         owners_.erase(it->first);

@@ -36,6 +36,7 @@
 #include "services/scratch.hpp"
 #include "services/service_stats.hpp"
 #include "services/session.hpp"
+#include "transport/events.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/security/identity.hpp"
 #include "transport/service_handler.hpp"
@@ -109,6 +110,11 @@ class Server final : public transport::ServiceHandler {
   // Registers a shard: its state is created, and a timer on it expires sessions and reports the shard's
   // quiescent point to the address space's reclaimer. Call once per shard before traffic arrives.
   void attach_shard(asio::io_context& ctx);
+  // Graceful shutdown, before the channels close: on each shard's thread (via post), every queued Publish
+  // request is answered with `publish_result` (BadShutdown: cancelled because the server is shutting
+  // down) and every session, parked ones too, is closed with its subscriptions. Posted before the
+  // transport's ERR on the same shards, so those answers are queued ahead of it.
+  void end_sessions(ua::StatusCode publish_result);
   // Stops the shard timers (on each shard's thread via post; the caller joins the shards after).
   void detach_shards();
 
@@ -153,6 +159,11 @@ class Server final : public transport::ServiceHandler {
   // it). REQUIRES: set before the first request; read without a lock by every shard afterwards.
   void set_role_table(config::RoleTable roles) { roles_ = std::move(roles); }
   const config::RoleTable& role_table() const noexcept { return roles_; }
+
+  // Operator events (transport/events.hpp): sessions created, activated, closed, expired; failed logins.
+  // Set before traffic; called on the session's shard (once per session event, never per request).
+  void set_events(transport::EventSink sink) { events_ = std::move(sink); }
+  const transport::EventSink& events() const noexcept { return events_; }
   addressspace::AddressSpace& space() noexcept { return space_; }
   uint32_t session_count() const noexcept { return session_count_.load(std::memory_order_relaxed); }
   // Shard i's sampler, in attach order (diagnostics and tests; touch it on that shard's thread only).
@@ -230,6 +241,7 @@ class Server final : public transport::ServiceHandler {
   const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
   std::vector<std::unique_ptr<ShardState>> shards_;
   AddressCounter unactivated_;
+  transport::EventSink events_;
   std::unique_ptr<LoginVerifier> logins_;  // destroyed first (~Server): its threads post to the shards
   std::atomic<uint32_t> session_count_{0};
   std::atomic<uint32_t> subscription_count_{0};
@@ -295,6 +307,15 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
 // (and SecurityRejectedSessionCount for a security reason, transport::is_security_fault).
 void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                     uint32_t handle, ua::StatusCode result);
+
+// Operator events about sessions (session_events.cpp): `kind` is session.created, session.activated,
+// session.closed or session.expired; the session's id, name, user, client application and address go in
+// the fields (quoted and bounded: the client chose them).
+void report_session(const Server& server, std::string_view kind, const Session& session);
+// A refused identity at ActivateSession (at warn, rate-limited by address): the user name it claimed
+// ("" for anonymous), never the password.
+void report_login_failed(const Server& server, std::string_view peer, std::string_view user,
+                         ua::StatusCode status);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

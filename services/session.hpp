@@ -64,6 +64,7 @@ struct Session {
   // Who the client said it is and where it came from, at CreateSession: TransferSubscriptions between
   // anonymous sessions needs both to match (transfer_service.cpp).
   std::string client_application_uri;
+  std::string client_application_name;  // for the operator log only
   std::string client_address;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
   uint64_t next_continuation = 1;

@@ -8,6 +8,7 @@
 #include "config/password.hpp"
 #include "services/request.hpp"
 #include "services/user_token.hpp"
+#include "services/session_events.hpp"
 
 namespace opcuad::services {
 
@@ -145,9 +146,19 @@ void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32
 
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       const ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
-                      IdentityDone then) {
+                      IdentityDone done) {
   const ua::ExtensionObject& token = request.user_identity_token;
   const ChannelEndpoint ep = channel_endpoint(server, channel);
+  // Every refusal is an operator event with the claimed user name and the address (never the password).
+  const auto* claimed = token.get<ua::UserNameIdentityToken>();
+  IdentityDone then =
+      [&server, peer = channel.peer_address(),
+       user = claimed ? std::string(claimed->user_name.view().substr(0, transport::kMaxFieldValue))
+                      : std::string(),
+       done = std::move(done)](ua::StatusCode result, std::string who) {
+        if (!result.is_good()) report_login_failed(server, peer, user, result);
+        done(result, std::move(who));
+      };
   if (token.is_empty()) {
     // Part 4 §5.6.3: a null token means anonymous.
     if (!ep.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
@@ -229,8 +240,10 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
-  if (!ticket)
+  if (!ticket) {
+    report_session_refused(server, call.channel.peer_address(), "max_unactivated_sessions");
     return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
+  }
   auto session_guid = random_guid();
   auto token_guid = random_guid();
   auto nonce = random_bytes(32);
@@ -238,6 +251,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadInternalError);
   }
   if (!server.reserve_session()) {
+    report_session_refused(server, call.channel.peer_address(), "max_sessions");
     return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
   }
   auto s = std::make_unique<Session>();
@@ -257,6 +271,8 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->server_nonce = std::move(*nonce);
   s->max_response_message_size = req.max_response_message_size;
   s->client_application_uri = std::string(req.client_description.application_uri.view().substr(0, 4096));
+  s->client_application_name =
+      std::string(req.client_description.application_name.text.view().substr(0, 256));
   s->client_address = call.channel.peer_address();
 
   ua::CreateSessionResponse resp;
@@ -281,6 +297,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   }
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
+  report_session(server, "session.created", *s);
   server.add_session(shard, std::move(s));
   stat_add(shard.stats.sessions_created);
   call.channel.send(call.request_id, resp);
@@ -315,6 +332,7 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   channel.set_session_active();
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = std::move(*nonce);
+  report_session(server, "session.activated", s);
   ua::ActivateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
@@ -369,6 +387,7 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   // deleteSubscriptions FALSE the subscriptions outlive the session for a while (park_session), so that
   // a later session of the same user can take them over with TransferSubscriptions (the usual reconnect
   // of a client whose session was lost).
+  report_session(server, "session.closed", *call.session);
   if (req.delete_subscriptions ||
       !park_session(server, call.shard, req.request_header.authentication_token)) {
     close_subscriptions(*call.session, status::BadSessionClosed);

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "transport/events.hpp"
 #include "transport/security/identity.hpp"
 #include "transport/security/policy.hpp"
 #include "ua/decoder.hpp"
@@ -67,6 +68,9 @@ struct TransportConfig {
   // Where the transport reports conditions an operator should see (accept failures); may be empty.
   // Called on the listener's thread.
   std::function<void(std::string_view)> warn;
+  // Where connections report operator events (transport/events.hpp): accepted, refused, closed; may be
+  // empty. Called on the connection's shard thread (once per connection, never per request).
+  EventSink events;
 };
 
 // The secure-channel lifetime we grant: clamped into [min, max], but never below 600,000 ms when the

@@ -10,7 +10,8 @@ Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const Transpo
     : shard_(shard),
       socket_(std::move(socket)),
       total_connections_(total_connections),
-      address_slot_(std::move(address_slot)) {
+      address_slot_(std::move(address_slot)),
+      events_(config.events) {
   channel_ = std::make_shared<SecureChannel>(shard.context(), *this, *this, shard.buffers(), shard.stats(), config,
                                              handler, ids);
   shard_.load().fetch_add(1, std::memory_order_relaxed);
@@ -23,6 +24,9 @@ Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const Transpo
     channel_->set_peer_address(a.is_v6() && a.to_v6().is_v4_mapped()
                                    ? asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).to_string()
                                    : a.to_string());
+    const std::string& ip = channel_->peer_address();
+    const std::string port = std::to_string(peer.port());
+    peer_ = ip.find(':') == std::string::npos ? ip + ":" + port : "[" + ip + "]:" + port;
   }
 }
 
@@ -35,10 +39,25 @@ Connection::~Connection() {
 void Connection::start(std::string_view reject_reason) {
   const bool reject = !reject_reason.empty();
   self_ = shared_from_this();
-  closer_key_ = shard_.add_closer([weak = weak_from_this()] {
-    if (auto self = weak.lock()) self->stop();
+  closer_key_ = shard_.add_closer([weak = weak_from_this()](ua::StatusCode error, std::string_view reason) {
+    auto self = weak.lock();
+    if (!self) return;
+    if (error.is_good()) {
+      self->stop();
+    } else if (!self->closed_) {
+      self->channel_->close(error, reason);  // ERR, then close_transport() once flushed
+    }
   });
   TransportStats::add(reject ? shard_.stats().connections_rejected : shard_.stats().connections_accepted);
+  if (events_) {
+    std::string f;
+    append_field(f, "peer", peer_);
+    append_field(f, "shard", shard_.index());
+    if (reject) append_field(f, "reason", reject_reason);
+    events_(Event{reject ? EventLevel::Warn : EventLevel::Info,
+                  reject ? "connection.refused" : "connection.accepted", peer_key(peer_), f});
+  }
+  refused_ = reject;
   channel_->start();
   if (reject) {
     channel_->reject(ua::status::BadTcpNotEnoughResources, reject_reason);
@@ -58,6 +77,8 @@ void Connection::do_read() {
                                                  self->reading_ = false;
                                                  if (self->closed_) return;
                                                  if (ec) {
+                                                   self->close_reason_ =
+                                                       ec == asio::error::eof ? "peer_closed" : "read_error";
                                                    self->close_transport();
                                                    return;
                                                  }
@@ -100,6 +121,16 @@ void Connection::close_transport() {
   if (closed_) return;
   closed_ = true;
   shard_.remove_closer(closer_key_);
+  if (events_ && !refused_) {  // a refused connection was reported once, as refused
+    std::string f;
+    append_field(f, "peer", peer_);
+    append_field(f, "shard", shard_.index());
+    const ua::StatusCode status = channel_ ? channel_->close_status() : ua::status::Good;
+    if (channel_ && channel_->id() != 0) append_field(f, "channel", channel_->id());
+    append_field(f, "reason", close_reason_ ? close_reason_ : status.is_good() ? "closed" : "error");
+    if (!status.is_good()) append_status(f, "status", status);
+    events_(Event{EventLevel::Info, "connection.closed", peer_key(peer_), f});
+  }
   asio::error_code ignored;
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
@@ -108,6 +139,7 @@ void Connection::close_transport() {
 
 void Connection::stop() {
   if (closed_) return;
+  close_reason_ = "server_stop";
   channel_->detach();
   close_transport();
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "transport/handler_memory.hpp"
 #include "transport/secure_channel.hpp"
@@ -66,6 +67,12 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   uint64_t closer_key_ = 0;
   bool reading_ = false;
   bool closed_ = false;
+  // Operator events (events.hpp): the sink of the transport's configuration, the peer as "ip:port",
+  // and why the connection ended (a literal, set before close_transport()).
+  const EventSink& events_;
+  std::string peer_;
+  bool refused_ = false;
+  const char* close_reason_ = nullptr;
 };
 
 }  // namespace opcuad::transport

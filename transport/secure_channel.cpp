@@ -419,6 +419,12 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, ui
       client_certificate_.assign(leaf.begin(), leaf.end());
       client_key_ = verdict->public_key;
     }
+    // SecurityPolicy None has no client certificate; the secured policies pass its thumbprint.
+    report_channel_opened(config_.events, peer_address_, id_, p.uri,
+                          mode_ == ua::MessageSecurityMode::SignAndEncrypt ? "SignAndEncrypt"
+                          : mode_ == ua::MessageSecurityMode::Sign        ? "Sign"
+                                                                          : "None",
+                          secured ? std::string_view(verdict->thumbprint_hex) : std::string_view());
   } else if (request.request_type == ua::SecurityTokenRequestType::Renew) {
     if (state_ != State::Open) {
       close(status::BadRequestTypeInvalid, "nothing to renew: no secure channel is open");
@@ -881,6 +887,7 @@ void SecureChannel::update_pause() noexcept {
 void SecureChannel::close(StatusCode error, std::string_view reason) {
   if (state_ >= State::Closing) return;
   state_ = State::Closing;
+  close_status_ = error;
   TransportStats::add(stats_.errors_sent);
   std::string bytes = encode_error(error, reason);
   ua::ByteBuffer buf = pool_.acquire();

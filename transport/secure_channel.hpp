@@ -101,6 +101,8 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
 
   // ERR with the status, then close once it is flushed. Later calls do nothing.
   void close(ua::StatusCode error, std::string_view reason);
+  // The status of the ERR close() sent; Good when the channel ended otherwise (CLO, the peer went away).
+  ua::StatusCode close_status() const noexcept { return close_status_; }
   // The owner is going away: stop everything now, tell nobody.
   void detach() noexcept;
 
@@ -204,6 +206,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
       opened_at_;  // OPN issued: the session activation timeout runs from here
   std::string endpoint_url_;
   std::string peer_address_;
+  ua::StatusCode close_status_ = ua::status::Good;
   bool session_active_ = false;
   uint32_t id_ = 0;
   const security::Policy* policy_ = &security::policy(security::PolicyId::None);

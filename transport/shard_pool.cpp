@@ -9,7 +9,7 @@
 
 namespace opcuad::transport {
 
-uint64_t Shard::add_closer(std::function<void()> close) {
+uint64_t Shard::add_closer(Closer close) {
   uint64_t key = next_closer_++;
   closers_.emplace(key, std::move(close));
   return key;
@@ -117,6 +117,20 @@ std::chrono::steady_clock::duration ShardPool::oldest_heartbeat() const noexcept
   return oldest;
 }
 
+void ShardPool::close_connections(ua::StatusCode error, std::string reason) {
+  if (!started_) return;
+  for (auto& s : shards_) {
+    Shard* shard = s.get();
+    asio::post(shard->context(), [shard, error, reason] {
+      // A graceful close only queues the ERR; the closer deregisters itself later, when the socket closes.
+      std::vector<Shard::Closer> closers;
+      closers.reserve(shard->closers_.size());
+      for (auto& [key, close] : shard->closers_) closers.push_back(close);
+      for (auto& close : closers) close(error, reason);
+    });
+  }
+}
+
 void ShardPool::stop() {
   if (!started_) return;
   started_ = false;
@@ -127,7 +141,7 @@ void ShardPool::stop() {
       shard->heartbeat_timer_.cancel();
       auto closers = std::move(shard->closers_);  // closers deregister themselves as they run
       shard->closers_.clear();
-      for (auto& [key, close] : closers) close();
+      for (auto& [key, close] : closers) close(ua::status::Good, {});
     });
   }
   for (auto& g : guards_) g.reset();  // each shard returns from run() once its work is done

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "transport/buffer_pool.hpp"
 #include "transport/shard_heartbeat.hpp"
 #include "transport/stats.hpp"
+#include "ua/status_code.hpp"
 
 namespace opcuad::transport {
 
@@ -40,8 +42,10 @@ class Shard {
   uint32_t load_count() const noexcept { return load_.load(std::memory_order_relaxed); }
   bool on_own_thread() const noexcept { return std::this_thread::get_id() == thread_id_; }
 
-  // shard-local: things to stop on shutdown (connections register themselves).
-  uint64_t add_closer(std::function<void()> close);
+  // shard-local: things to close on shutdown (connections register themselves). A closer is called
+  // with Good to stop at once, or with the status of the ERR to send before closing once it is flushed.
+  using Closer = std::function<void(ua::StatusCode error, std::string_view reason)>;
+  uint64_t add_closer(Closer close);
   void remove_closer(uint64_t key);
 
  private:
@@ -57,7 +61,7 @@ class Shard {
   TransportStats stats_;
   std::atomic<uint32_t> load_{0};
   std::thread::id thread_id_;
-  std::unordered_map<uint64_t, std::function<void()>> closers_;
+  std::unordered_map<uint64_t, Closer> closers_;
   uint64_t next_closer_ = 1;
 };
 
@@ -81,8 +85,12 @@ class ShardPool {
   // Starts the shard threads. Returns what of `scheduling` could not be applied, one line each (e.g. the
   // priority refused without CAP_SYS_NICE); the shards run regardless.
   std::vector<std::string> start();
-  // Runs every registered closer on its shard (channels close properly), waits for the shards to run out
-  // of work, and joins the threads. Idempotent.
+  // Graceful shutdown, before stop(): on each shard, every connection sends ERR `error` and closes once
+  // its queued responses and the ERR are written (Part 6 §7.1.5). Returns at once; connections() falls
+  // to 0 as they close.
+  void close_connections(ua::StatusCode error, std::string reason);
+  // Runs every registered closer on its shard (connections still open close at once), waits for the
+  // shards to run out of work, and joins the threads. Idempotent.
   void stop();
 
   size_t size() const noexcept { return shards_.size(); }

@@ -11,10 +11,11 @@ function hashPassword(password) {
   return execFileSync(BIN, ["--hash-password"], { input: password + "\n" }).toString().trim();
 }
 
-// Resolves to { url, stop(), output() } once the daemon logs the port it listens on.
+// Resolves to { url, pki, stop(), output(), signal(name), exited } once the daemon logs the port it listens on.
 // `endpoint` adds members to the one endpoint (security_policies, security_modes); `security` is the server
-// file's security section, its PKI inside the daemon's temporary folder unless given (result.pki).
-async function startDaemon({ users = [], limits = {}, endpoint = {}, security = {} } = {}) {
+// file's security section, its PKI inside the daemon's temporary folder unless given (result.pki); `config`
+// adds top-level keys to the server file, `env` variables to the daemon's environment.
+async function startDaemon({ users = [], limits = {}, endpoint = {}, security = {}, config: extra = {}, env = {} } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-"));
   const pki = security.pki_directory || path.join(dir, "pki");
   const config = {
@@ -27,10 +28,11 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
     users: users.map(([name, password]) => ({ name, password_hash: hashPassword(password) })),
     namespaces: ["urn:opcuad:interop:nodes"],
     node_files: [path.join(__dirname, "nodes.json")],
+    ...extra,
   };
   const file = path.join(dir, "opcuad.json");
   fs.writeFileSync(file, JSON.stringify(config, null, 1));
-  const child = spawn(BIN, ["--config", file], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(BIN, ["--config", file], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   let output = "";
   const url = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error("opcuad did not start:\n" + output)), 60000);
@@ -48,6 +50,8 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
   return {
     url,
     pki,
+    exited,
+    signal: (name) => child.kill(name),
     output: () => output,
     async stop() {
       child.kill("SIGTERM");

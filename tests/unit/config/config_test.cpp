@@ -328,6 +328,38 @@ TEST_CASE("config: shard scheduling", "[config][scheduling]") {
         "s.json: /scheduling/pin: unknown key \"pin\"");
 }
 
+TEST_CASE("config: logging rate limits", "[config][logging]") {
+  CHECK(default_config().logging.rate_limit_burst == 20);
+  CHECK(default_config().logging.rate_limit_window_s == 10);
+  const LoadResult r =
+      load_config_text(R"({"logging": {"rate_limit_burst": 0, "rate_limit_window_s": 3600}})", "s.json", ".");
+  REQUIRE(r.ok());
+  CHECK(r.config.logging.rate_limit_burst == 0);
+  CHECK(r.config.logging.rate_limit_window_s == 3600);
+  CHECK(only_error(load_config_text(R"({"logging": {"rate_limit_burst": 100001}})", "s.json", ".")) ==
+        "s.json: /logging/rate_limit_burst: out of range: must be between 0 and 100000");
+  CHECK(only_error(load_config_text(R"({"logging": {"rate_limit_window_s": 0}})", "s.json", ".")) ==
+        "s.json: /logging/rate_limit_window_s: out of range: must be between 1 and 3600");
+  CHECK(only_error(load_config_text(R"({"logging": {"rate_limit_window_s": 3601}})", "s.json", ".")) ==
+        "s.json: /logging/rate_limit_window_s: out of range: must be between 1 and 3600");
+}
+
+TEST_CASE("config: shutdown grace period", "[config][shutdown]") {
+  CHECK(default_config().shutdown.grace_period_s == 5);
+  const LoadResult zero = load_config_text(R"({"shutdown": {"grace_period_s": 0}})", "s.json", ".");
+  REQUIRE(zero.ok());
+  CHECK(zero.config.shutdown.grace_period_s == 0);
+  const LoadResult most = load_config_text(R"({"shutdown": {"grace_period_s": 60}})", "s.json", ".");
+  REQUIRE(most.ok());
+  CHECK(most.config.shutdown.grace_period_s == 60);
+  CHECK(only_error(load_config_text(R"({"shutdown": {"grace_period_s": 61}})", "s.json", ".")) ==
+        "s.json: /shutdown/grace_period_s: out of range: must be between 0 and 60");
+  CHECK(only_error(load_config_text(R"({"shutdown": {"grace_period_s": -1}})", "s.json", ".")) ==
+        "s.json: /shutdown/grace_period_s: out of range: must be between 0 and 60");
+  CHECK(only_error(load_config_text(R"({"shutdown": {"grace": 3}})", "s.json", ".")) ==
+        "s.json: /shutdown/grace: unknown key \"grace\"");
+}
+
 TEST_CASE("config: connection limits before a session", "[config][connections]") {
   // The built-in defaults are the transport's own.
   const Connections d = default_config().connections;
