@@ -113,7 +113,6 @@ class Daemon {
   std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
   std::string version_;               // opcuad_build_info's label (the Sources refer to it)
   std::unique_ptr<HttpServer> http_;  // config "http" only; its own thread
-  bool stopped_ = false;
   Phase phase_ = Phase::Running;
   asio::steady_timer shutdown_timer_{control_};  // the countdown, then the wait for connections to close
   uint32_t seconds_left_ = 0;
