@@ -61,7 +61,8 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(l.operations.max_nodes_per_browse == d.operations.max_nodes_per_browse);
   CHECK(l.operations.max_nodes_per_method_call == d.operations.max_nodes_per_method_call);
   CHECK(l.operations.max_nodes_per_register_nodes == d.operations.max_nodes_per_register_nodes);
-  CHECK(l.operations.max_nodes_per_translate_browse_paths == d.operations.max_nodes_per_translate_browse_paths);
+  CHECK(l.operations.max_nodes_per_translate_browse_paths ==
+        d.operations.max_nodes_per_translate_browse_paths);
   CHECK(l.operations.max_monitored_items_per_call == d.operations.max_monitored_items_per_call);
   CHECK(l.max_references_per_node == d.max_references_per_node);
   CHECK(l.max_references_per_browse == d.max_references_per_browse);
@@ -96,7 +97,8 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(r.config.application_name == ds.application_name);
 }
 
-TEST_CASE("packaged config: loopback only, SecurityPolicy None, anonymous, no users", "[daemon][packaged_config]") {
+TEST_CASE("packaged config: loopback only, SecurityPolicy None, anonymous, no users",
+          "[daemon][packaged_config]") {
   const config::LoadResult r = load_packaged();
   REQUIRE(r.ok());
   REQUIRE(r.config.endpoints.size() == 1);
