@@ -94,6 +94,10 @@ int main(int argc, char** argv) {
                "read a password (twice, without echo, from a terminal; else one line of standard input) and "
                "print the password_hash for the users list",
                [] { return hash_password(); });
+  // A group of commands registers the same way, e.g. the certificate commands of daemon/pki_command.hpp:
+  //   CLI::App* pki = commands.add_group(app, "pki", "the server certificate and the trust lists");
+  //   commands.add(*pki, "list", "...", [&] { return pki_list(load_configuration(options)); });
+  // The group requires one of its commands; `opcuad pki --help` lists them.
 
   try {
     app.parse(argc, argv);

@@ -17,18 +17,8 @@
 
 namespace opcuad::cli {
 
-namespace {
-
-// The configuration a command works on, and how to name it in messages.
-struct Loaded {
-  config::LoadResult result;
-  std::string source;
-};
-
-// --config FILE when given; else the installed server file when it exists; else the built-in demo
-// (docs/OPERATIONS.md, "Which configuration").
-Loaded load(const GlobalOptions& options) {
-  Loaded loaded;
+LoadedConfig load_configuration(const GlobalOptions& options) {
+  LoadedConfig loaded;
   std::filesystem::path file = options.config_file;
   if (file.empty()) {
     std::error_code ec;
@@ -46,18 +36,16 @@ Loaded load(const GlobalOptions& options) {
   return loaded;
 }
 
-bool report_problems(const Loaded& loaded) {
+bool report_problems(const LoadedConfig& loaded) {
   if (loaded.result.ok()) return false;
   for (const auto& e : loaded.result.errors) log::error("{}", e.to_string());
   log::error("{}: {} problem(s)", loaded.source, loaded.result.errors.size());
   return true;
 }
 
-}  // namespace
-
 int run_daemon(const GlobalOptions& options) {
   log::info("opcuad {} ({} build)", build::kVersion, build::kBuildType);
-  const Loaded loaded = load(options);
+  const LoadedConfig loaded = load_configuration(options);
   log::info("configuration: {}", loaded.source);
   if (report_problems(loaded)) {
     log::error("not starting");
@@ -80,7 +68,7 @@ int run_daemon(const GlobalOptions& options) {
 }
 
 int check_config(const GlobalOptions& options) {
-  const Loaded loaded = load(options);
+  const LoadedConfig loaded = load_configuration(options);
   if (report_problems(loaded)) return kExitInvalidConfig;
   const auto& c = loaded.result.config;
   fmt::print("{}: valid: {} endpoint(s), {} user(s), {} node declaration(s) in {} node file(s)\n",

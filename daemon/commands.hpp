@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "config/config.hpp"
+
 namespace opcuad::cli {
 
 // Options every command sees.
@@ -11,6 +13,17 @@ struct GlobalOptions {
   std::string config_file;  // empty: the installed server file if it exists, else the built-in demo
   std::string log_level;    // empty: the configuration's logging.level
 };
+
+// The configuration a command works on: --config FILE when given; else the installed server file when it
+// exists; else the built-in demo. `source` names it in messages. Commands that need the configuration
+// (the PKI commands find the PKI directory there) load it through this, so all agree on which file.
+struct LoadedConfig {
+  config::LoadResult result;
+  std::string source;
+};
+LoadedConfig load_configuration(const GlobalOptions& options);
+// Logs every problem of a configuration that did not load; false when there is none.
+bool report_problems(const LoadedConfig& loaded);
 
 // Loads the configuration and serves until SIGINT or SIGTERM.
 int run_daemon(const GlobalOptions& options);
