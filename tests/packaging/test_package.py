@@ -7,8 +7,6 @@ unpacked configuration and a client reading from it.
 
 OPCUAD_PACKAGE_BUILD_DIR: the build directory (default build/package, beside build/asan, so a second
 run compiles nothing new through ccache). OPCUAD_PACKAGE_DEB: check that .deb instead of building one."""
-import glob
-import json
 import os
 import re
 import shutil
