@@ -173,6 +173,19 @@ STAND_INS = {
 }
 
 
+@unittest.skipUnless(shutil.which("man"), "man is missing (apt-get install man-db)")
+class ManPage(unittest.TestCase):
+    def test_renders_without_warnings_and_names_every_command(self):
+        root = unpacked("man")
+        r = run("man", "--warnings", "-l", os.path.join(root, "usr/share/man/man8/opcuad.8.gz"),
+                env=dict(os.environ, MANWIDTH="80"))
+        self.assertEqual(r.stderr.strip(), "")
+        text = re.sub(r".\x08", "", r.stdout)  # overstrike bold and underline
+        for word in ("check-config", "print-default-config", "hash-password", "--log-level", "EXIT STATUS",
+                     "/etc/opcuad/opcuad.json", "opcuad %s" % VERSION):
+            self.assertIn(word, text, word)
+
+
 class MaintainerScripts(unittest.TestCase):
     """postinst, prerm and postrm against a throwaway root ($DPKG_ROOT), with stand-ins that record
     what would be done to users, owners and systemd."""
