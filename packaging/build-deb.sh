@@ -8,6 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/package}
 jobs=${OPCUAD_PACKAGE_JOBS:-$(nproc)}
+# A reproducible build: BuildInfo.BuildDate and the archive's times are the last commit's, not now, so a
+# second run rebuilds nothing.
+if [ -z "${SOURCE_DATE_EPOCH:-}" ] && git rev-parse --git-dir >/dev/null 2>&1; then
+  SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+  export SOURCE_DATE_EPOCH
+fi
 flags() {
   # Debian's flags for this architecture, without the optimisation and debug levels (the project's
   # Release flags decide those) and without the path map (it would differ per checkout).
