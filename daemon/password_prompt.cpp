@@ -37,6 +37,7 @@ class EchoOff {
     sigemptyset(&action.sa_mask);
     for (size_t i = 0; i < std::size(kRestoreSignals); ++i)
       sigaction(kRestoreSignals[i], &action, &previous_[i]);
+    installed_ = true;
     termios quiet = g_saved_termios;
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO | ECHONL);
     g_echo_off = 1;
@@ -45,6 +46,7 @@ class EchoOff {
   ~EchoOff() {
     if (active_) tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved_termios);
     g_echo_off = 0;
+    if (!installed_) return;
     for (size_t i = 0; i < std::size(kRestoreSignals); ++i)
       sigaction(kRestoreSignals[i], &previous_[i], nullptr);
   }
@@ -53,7 +55,8 @@ class EchoOff {
 
  private:
   struct sigaction previous_[std::size(kRestoreSignals)]{};
-  bool active_ = false;
+  bool installed_ = false;  // the signal handlers
+  bool active_ = false;     // echo is off
 };
 
 void say(std::string_view text) {

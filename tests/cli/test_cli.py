@@ -207,9 +207,10 @@ class HashPassword(unittest.TestCase):
             self.assertEqual(r.stdout, "")
             self.assertIn("password", r.stderr)
 
-    def terminal(self, lines):
-        """Runs hash-password on a pseudo-terminal, typing `lines` after each prompt: (exit code,
-        everything the terminal showed, standard output, whether echo is on again afterwards)."""
+    def terminal(self, lines, interrupt=False):
+        """Runs hash-password on a pseudo-terminal, typing `lines` after each prompt (or, with interrupt,
+        sending SIGINT at the first prompt): (exit code, everything the terminal showed, standard output,
+        whether echo is on again afterwards)."""
         master, slave = pty.openpty()
         out_r, out_w = os.pipe()
         proc = subprocess.Popen([BIN, "hash-password"], stdin=slave, stdout=out_w, stderr=slave, env=ENV,
@@ -226,6 +227,9 @@ class HashPassword(unittest.TestCase):
                 except OSError:
                     break
             prompts = shown.count(b"assword: ")
+            if interrupt and prompts:
+                proc.send_signal(signal.SIGINT)
+                interrupt = False
             if pending and prompts > len(lines) - len(pending):
                 os.write(master, pending.pop(0).encode() + b"\n")
             if proc.poll() is not None:
@@ -246,6 +250,12 @@ class HashPassword(unittest.TestCase):
         self.assertNotIn("Tty-Secret-1", shown)  # never echoed
         self.assertTrue(verifies("Tty-Secret-1", stdout.strip()))
         self.assertTrue(echo, "the terminal's echo was not restored")
+
+    def test_terminal_echo_restored_after_ctrl_c(self):
+        code, shown, stdout, echo = self.terminal([], interrupt=True)
+        self.assertEqual(code, -signal.SIGINT, shown)
+        self.assertEqual(stdout, "")
+        self.assertTrue(echo, "Ctrl-C at the prompt left the terminal without echo")
 
     def test_terminal_passwords_that_differ(self):
         code, shown, stdout, echo = self.terminal(["first-one", "second-one"])
