@@ -4,10 +4,12 @@
 set -euo pipefail
 
 OPCUAD_BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3
-  libasio-dev libssl-dev nlohmann-json3-dev libfmt-dev catch2 libmimalloc-dev)
+  libasio-dev libssl-dev nlohmann-json3-dev libfmt-dev catch2 libmimalloc-dev libcli11-dev)
 # Tests also need clang with its sanitizer and libFuzzer runtimes, and Node.js for the interoperability
 # tests (node-opcua comes from the npm registry, pinned in tests/interop/package-lock.json).
-OPCUAD_TEST_PACKAGES=(clang libclang-rt-14-dev)
+# The package test (tests/packaging) needs dpkg-dev (CPack's dependency scan), systemd (systemd-analyze) and
+# lintian.
+OPCUAD_TEST_PACKAGES=(clang libclang-rt-14-dev dpkg-dev systemd lintian)
 command -v node >/dev/null 2>&1 || OPCUAD_TEST_PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || OPCUAD_TEST_PACKAGES+=(npm)
 
