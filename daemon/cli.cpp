@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <iostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,7 +12,9 @@
 #include "daemon/build_info.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/install_paths.hpp"
+#include "config/pki_settings.hpp"
 #include "daemon/log.hpp"
+#include "daemon/pki_command.hpp"
 
 namespace opcuad::cli {
 
@@ -94,10 +97,38 @@ int main(int argc, char** argv) {
                "read a password (twice, without echo, from a terminal; else one line of standard input) and "
                "print the password_hash for the users list",
                [] { return hash_password(); });
-  // A group of commands registers the same way, e.g. the certificate commands of daemon/pki_command.hpp:
-  //   CLI::App* pki = commands.add_group(app, "pki", "the server certificate and the trust lists");
-  //   commands.add(*pki, "list", "...", [&] { return pki_list(load_configuration(options)); });
-  // The group requires one of its commands; `opcuad pki --help` lists them.
+  // The certificate commands (daemon/pki_command.hpp): they work on the PKI directory the configuration
+  // names, so they load it first; a configuration that does not load is exit code 3.
+  const auto with_pki = [&options](auto command) {
+    return [&options, command]() -> int {
+      const LoadedConfig loaded = load_configuration(options);
+      if (report_problems(loaded)) return kExitInvalidConfig;
+      return command(config::pki_settings(loaded.result.config));
+    };
+  };
+  CLI::App* pki = commands.add_group(app, "pki", "the server's certificate and the trust lists (docs/SECURITY.md)");
+  commands.add(*pki, "show", "the own certificate: subject, URI, names, validity, SHA-1 thumbprint, key size",
+               with_pki([](const security::PkiSettings& s) { return pki_show(s, std::cout, std::cerr); }));
+  commands.add(*pki, "list", "every trusted, issuer and rejected certificate and CRL, one line each",
+               with_pki([](const security::PkiSettings& s) { return pki_list(s, std::cout, std::cerr); }));
+  std::string pki_argument;
+  commands
+      .add(*pki, "trust", "trust a rejected certificate (by thumbprint) or a certificate file",
+           with_pki([&pki_argument](const security::PkiSettings& s) {
+             return pki_trust(s, pki_argument, std::cout, std::cerr);
+           }))
+      ->add_option("certificate", pki_argument, "a thumbprint in rejected/certs, or a DER or PEM file")
+      ->required();
+  std::string reject_argument;
+  commands
+      .add(*pki, "reject", "move a trusted certificate (by thumbprint) to rejected/",
+           with_pki([&reject_argument](const security::PkiSettings& s) {
+             return pki_reject(s, reject_argument, std::cout, std::cerr);
+           }))
+      ->add_option("thumbprint", reject_argument, "SHA-1 thumbprint, 40 hex digits")
+      ->required();
+  commands.add(*pki, "regenerate", "a new own certificate and key (the old ones kept aside); restart to use it",
+               with_pki([](const security::PkiSettings& s) { return pki_regenerate(s, std::cout, std::cerr); }));
 
   try {
     app.parse(argc, argv);

@@ -104,6 +104,6 @@ TEST_CASE("packaged config: loopback only, SecurityPolicy None, anonymous, no us
   REQUIRE(r.config.endpoints.size() == 1);
   CHECK(r.config.endpoints[0].url == "opc.tcp://127.0.0.1:4840");
   CHECK(r.config.users.empty());
-  CHECK(r.config.allow_anonymous);
+  CHECK(r.config.security.allow_anonymous);
   CHECK(r.config.node_file_patterns == std::vector<std::string>{"nodes.d/*.json"});
 }
