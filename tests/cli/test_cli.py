@@ -176,7 +176,13 @@ class PrintDefaultConfig(unittest.TestCase):
 
     def test_safe_defaults(self):
         printed = json.loads(opcuad("print-default-config").stdout)
-        self.assertEqual([e["url"] for e in printed["endpoints"]], ["opc.tcp://127.0.0.1:4840"])
+        self.assertEqual([e["url"] for e in printed["endpoints"]], ["opc.tcp://127.0.0.1:4840", "opc.tcp://0.0.0.0:4843"])
+        # Only loopback serves SecurityPolicy None; the endpoint on every interface is secured, without anonymous.
+        exposed = printed["endpoints"][1]
+        self.assertNotIn("None", exposed["security_policies"] + exposed["security_modes"])
+        self.assertFalse(exposed["allow_anonymous"])
+        self.assertFalse(printed["security"]["allow_plaintext_passwords"])
+        self.assertFalse(printed["security"]["anonymous_write"])
         nodes = json.loads(opcuad("print-default-config", "--node-file").stdout)
 
         def writable(n):

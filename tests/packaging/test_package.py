@@ -7,6 +7,7 @@ unpacked configuration and a client reading from it.
 
 OPCUAD_PACKAGE_BUILD_DIR: the build directory (default build/package, beside build/asan, so a second
 run compiles nothing new through ccache). OPCUAD_PACKAGE_DEB: check that .deb instead of building one."""
+import json
 import os
 import re
 import shutil
@@ -325,7 +326,11 @@ class Serves(unittest.TestCase):
             text = f.read()
         self.assertIn('"url": "opc.tcp://127.0.0.1:4840"', text)
         with open(config, "w") as f:
-            f.write(text.replace("opc.tcp://127.0.0.1:4840", "opc.tcp://127.0.0.1:0"))  # a free port
+            # Free ports for both endpoints and the metrics listener, and a PKI inside the throwaway root.
+            f.write(text.replace("opc.tcp://127.0.0.1:4840", "opc.tcp://127.0.0.1:0")
+                    .replace("opc.tcp://0.0.0.0:4843", "opc.tcp://127.0.0.1:0")
+                    .replace('"127.0.0.1:9464"', '"127.0.0.1:0"')
+                    .replace('"/var/lib/opcuad/pki"', json.dumps(os.path.join(root, "var/lib/opcuad/pki"))))
         log = open(os.path.join(WORK, "serve.log"), "w+")
         proc = subprocess.Popen([os.path.join(root, "usr/sbin/opcuad"), "--config", config],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)

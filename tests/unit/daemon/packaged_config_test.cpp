@@ -97,12 +97,17 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(r.config.application_name == ds.application_name);
 }
 
-TEST_CASE("packaged config: loopback only, SecurityPolicy None, anonymous, no users",
+TEST_CASE("packaged config: None and anonymous on loopback only, a secured endpoint for the network, no users",
           "[daemon][packaged_config]") {
   const config::LoadResult r = load_packaged();
   REQUIRE(r.ok());
-  REQUIRE(r.config.endpoints.size() == 1);
+  REQUIRE(r.config.endpoints.size() == 2);
   CHECK(r.config.endpoints[0].url == "opc.tcp://127.0.0.1:4840");
+  // The endpoint on every interface is signed and encrypted only, without anonymous sessions.
+  CHECK(r.config.endpoints[1].url == "opc.tcp://0.0.0.0:4843");
+  CHECK(r.config.endpoints[1].offers.size() == 6);
+  for (const auto& o : r.config.endpoints[1].offers) CHECK(o.mode != config::SecurityMode::None);
+  CHECK_FALSE(r.config.endpoints[1].allow_anonymous);
   CHECK(r.config.users.empty());
   CHECK(r.config.security.allow_anonymous);
   CHECK(r.config.node_file_patterns == std::vector<std::string>{"nodes.d/*.json"});
