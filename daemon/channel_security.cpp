@@ -20,13 +20,13 @@ security::ServerIdentity server_identity(const security::Pki& pki) {
   return id;
 }
 
-security::CertificateValidator application_certificate_validator(security::Pki& pki) {
-  return [&pki](std::span<const uint8_t> chain, const security::Policy& policy) {
+security::CertificateValidator certificate_validator(security::Pki& pki, security::CertificateUse use) {
+  return [&pki, use](std::span<const uint8_t> chain, const security::Policy& policy) {
     security::CertificateRequirements req;
     req.min_key_bits = static_cast<int>(policy.min_key_bits);
     req.max_key_bits = static_cast<int>(policy.max_key_bits);
     req.allow_sha1 = policy.sha1_certificates;
-    req.use = security::CertificateUse::Application;
+    req.use = use;
     return pki.validate(chain, req);
   };
 }

@@ -17,8 +17,8 @@ std::vector<transport::SecurityOffer> security_offers(const config::Endpoint& en
 // The server's identity as the channel and the session services use it (the PKI keeps ownership).
 security::ServerIdentity server_identity(const security::Pki& pki);
 
-// Validates a client's application instance certificate against the PKI with the policy's limits on key
-// length and signature algorithm (Part 7).
-security::CertificateValidator application_certificate_validator(security::Pki& pki);
+// Validates a peer's certificate against the PKI's application or user trust list, with the policy's limits
+// on key length and signature algorithm (Part 7).
+security::CertificateValidator certificate_validator(security::Pki& pki, security::CertificateUse use);
 
 }  // namespace opcuad

@@ -71,14 +71,7 @@ bool Daemon::start() {
   // The server's certificate for session signatures and encrypted passwords, and the user trust list for
   // X509 identity tokens (docs/SECURITY.md).
   services_->set_identity(&identity_);
-  services_->set_user_certificate_validator([this](std::span<const uint8_t> chain, const security::Policy& p) {
-    security::CertificateRequirements req;
-    req.min_key_bits = static_cast<int>(p.min_key_bits);
-    req.max_key_bits = static_cast<int>(p.max_key_bits);
-    req.allow_sha1 = p.sha1_certificates;
-    req.use = security::CertificateUse::User;
-    return pki_.validate(chain, req);
-  });
+  services_->set_user_certificate_validator(certificate_validator(pki_, security::CertificateUse::User));
   for (const auto& w : config::security_warnings(config_)) log::warn("security: {}", w);
   if (const auto problems = services_->security_problems(); !problems.empty()) {
     for (const auto& p : problems) log::error("security: {}", p);
@@ -152,7 +145,7 @@ bool Daemon::listen(const config::Endpoint& endpoint) {
     auto config = std::make_unique<transport::TransportConfig>(transport_config_);
     config->security_offers = security_offers(endpoint);
     config->identity = &identity_;
-    config->validate_certificate = application_certificate_validator(pki_);
+    config->validate_certificate = certificate_validator(pki_, security::CertificateUse::Application);
     config->handshakes = handshakes_.get();
     auto l = std::make_unique<transport::Listener>(control_, ep, *shards_, *config, *services_, ids_);
     endpoint_configs_.push_back(std::move(config));

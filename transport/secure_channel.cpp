@@ -33,6 +33,18 @@ constexpr size_t kRetainedReassembly = 65536;
 
 void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
 
+// The sequence header and the OpenSecureChannelRequest after an OPN's security header (in clear with None,
+// decrypted otherwise); false when they do not decode.
+bool decode_open_request(ua::Decoder& d, uint32_t& sequence, uint32_t& request_id,
+                         ua::OpenSecureChannelRequest& request) {
+  sequence = d.read_u32();
+  request_id = d.read_u32();
+  ua::NodeId type;
+  ua::decode(d, type);
+  ua::decode(d, request);
+  return d.ok() && type.is_ns0(ua::OpenSecureChannelRequest::binary_encoding_id);
+}
+
 }  // namespace
 
 SecureChannel::SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool,
@@ -287,13 +299,9 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
     return false;
   }
   if (p->id == security::PolicyId::None) {
-    const uint32_t sequence = d.read_u32();
-    const uint32_t request_id = d.read_u32();
-    ua::NodeId type;
-    ua::decode(d, type);
+    uint32_t sequence = 0, request_id = 0;
     ua::OpenSecureChannelRequest request;
-    ua::decode(d, request);
-    if (!d.ok() || !type.is_ns0(ua::OpenSecureChannelRequest::binary_encoding_id)) {
+    if (!decode_open_request(d, sequence, request_id, request)) {
       close(status::BadDecodingError, "malformed OpenSecureChannel request");
       return false;
     }
@@ -361,13 +369,9 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
     return;
   }
   ua::Decoder d(plaintext, config_.decode_limits);
-  const uint32_t sequence = d.read_u32();
-  const uint32_t request_id = d.read_u32();
-  ua::NodeId type;
-  ua::decode(d, type);
+  uint32_t sequence = 0, request_id = 0;
   ua::OpenSecureChannelRequest request;
-  ua::decode(d, request);
-  if (!d.ok() || !type.is_ns0(ua::OpenSecureChannelRequest::binary_encoding_id)) {
+  if (!decode_open_request(d, sequence, request_id, request)) {
     handshake_pending_ = false;
     close(status::BadDecodingError, "malformed OpenSecureChannel request");
     return;

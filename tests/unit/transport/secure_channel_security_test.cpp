@@ -211,6 +211,21 @@ void open_secured(Harness& h, SecureClient& c) {
   h.sink.out.clear();
 }
 
+// Sends HEL and `open` to a fresh channel; the status of the ERR it answers with (Good when it answered
+// something else, which the callers' checks then fail on).
+ua::StatusCode refusal(const TransportConfig& config, const std::string& open) {
+  Harness h(config);
+  h.feed(hello());
+  h.sink.out.clear();
+  h.feed(open);
+  h.run();
+  auto out = chunks_of(h.sink.out);
+  REQUIRE(out.size() == 1);
+  if (out[0].substr(0, 3) != "ERR") return status::Good;
+  CHECK(h.events.closed);
+  return error_of(out[0]);
+}
+
 }  // namespace
 
 TEST_CASE("secure channel: every policy and mode opens, answers a request and secures the response",
@@ -304,60 +319,37 @@ TEST_CASE("secure channel: OPN for another certificate, an untrusted client, a d
     s.application_uri = "urn:test:stranger";
     s.application_name = "stranger";
     REQUIRE(stranger.open(s).ok());
-    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
     SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
-    h.feed(hello());
-    h.sink.out.clear();
-    h.feed(c.open_request(1, stranger.certificate_der()));
-    h.run();
-    auto out = chunks_of(h.sink.out);
-    REQUIRE(out.size() == 1);
-    CHECK(out[0].substr(0, 3) == "ERR");
-    CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt),
+                  c.open_request(1, stranger.certificate_der())) == status::BadSecurityChecksFailed);
+  }
+  SECTION("encrypted for another certificate: BadCertificateInvalid") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    const auto& cert = keys().client.certificate_der();
+    std::string m = c.open_request(1, cert);
+    // The first byte of ReceiverCertificateThumbprint, after the header, the policy URI and the certificate.
+    m[12 + 4 + p.uri.size() + 4 + cert.size() + 4] ^= 1;
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt), m) == status::BadCertificateInvalid);
   }
   SECTION("damaged OPN") {
-    Harness h(secured_config(p, ua::MessageSecurityMode::Sign));
     SecureClient c{p, ua::MessageSecurityMode::Sign};
-    h.feed(hello());
-    h.sink.out.clear();
     std::string m = c.open_request(1, keys().client.certificate_der());
     m[m.size() - 300] ^= 1;
-    h.feed(m);
-    h.run();
-    auto out = chunks_of(h.sink.out);
-    REQUIRE(out.size() == 1);
-    CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::Sign), m) == status::BadSecurityChecksFailed);
   }
   SECTION("a policy the endpoint does not offer") {
-    Harness h(secured_config(p, ua::MessageSecurityMode::Sign));
     SecureClient c{security::policy(security::PolicyId::Aes256_Sha256_RsaPss), ua::MessageSecurityMode::Sign};
-    h.feed(hello());
-    h.sink.out.clear();
-    h.feed(c.open_request(1, keys().client.certificate_der()));
-    h.run();
-    auto out = chunks_of(h.sink.out);
-    REQUIRE(out.size() == 1);
-    CHECK(error_of(out[0]) == status::BadSecurityPolicyRejected);
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::Sign), c.open_request(1, keys().client.certificate_der())) ==
+          status::BadSecurityPolicyRejected);
   }
   SECTION("a mode the endpoint does not offer with the policy") {
-    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
     SecureClient c{p, ua::MessageSecurityMode::Sign};
-    h.feed(hello());
-    h.sink.out.clear();
-    h.feed(c.open_request(1, keys().client.certificate_der()));
-    h.run();
-    auto out = chunks_of(h.sink.out);
-    REQUIRE(out.size() == 1);
-    CHECK(error_of(out[0]) == status::BadSecurityModeRejected);
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt),
+                  c.open_request(1, keys().client.certificate_der())) == status::BadSecurityModeRejected);
   }
   SECTION("SecurityPolicy None on a secured-only endpoint") {
-    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
-    h.feed(hello());
-    h.sink.out.clear();
-    h.feed(opcuad::transport::test::open_request(1, 1));
-    auto out = chunks_of(h.sink.out);
-    REQUIRE(out.size() == 1);
-    CHECK(error_of(out[0]) == status::BadSecurityPolicyRejected);
+    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt),
+                  opcuad::transport::test::open_request(1, 1)) == status::BadSecurityPolicyRejected);
   }
 }
 
