@@ -50,6 +50,7 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
   return {
     url,
     pki,
+    configFile: file,
     exited,
     signal: (name) => child.kill(name),
     output: () => output,
@@ -75,4 +76,4 @@ function until(predicate, what, ms = 5000) {
   });
 }
 
-module.exports = { startDaemon, until };
+module.exports = { startDaemon, until, BIN };

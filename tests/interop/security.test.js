@@ -11,7 +11,8 @@ const {
   OPCUAClient, OPCUACertificateManager, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
   StatusCodes, ClientSubscription, ClientMonitoredItem, TimestampsToReturn, UserTokenType,
 } = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { execFileSync } = require("node:child_process");
+const { startDaemon, until, BIN } = require("./daemon");
 
 const NS = 2;
 const id = (p) => `ns=${NS};s=Interop.${p}`;
@@ -60,7 +61,7 @@ test.after(async () => {
   if (clientPki) fs.rmSync(clientPki, { recursive: true, force: true });
 });
 
-test("an unknown client certificate is refused, saved to rejected/, and accepted once trusted", async () => {
+test("an unknown client certificate is refused, saved to rejected/, and accepted once `opcuad pki trust` trusts it", async () => {
   const client = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);
   await assert.rejects(client.connect(daemon.url));
   await client.disconnect();
@@ -69,7 +70,12 @@ test("an unknown client certificate is refused, saved to rejected/, and accepted
   const [file] = fs.readdirSync(rejected);
   assert.match(file, /^[0-9a-f]{40}\.der$/i);
   assert.match(daemon.output(), /BadCertificateUntrusted/);
-  fs.renameSync(path.join(rejected, file), path.join(daemon.pki, "trusted", "certs", file));
+  // The operator's way: `opcuad pki trust <thumbprint>` moves it from rejected/ to trusted/.
+  const thumbprint = file.replace(/\.der$/i, "");
+  const out = execFileSync(BIN, ["--config", daemon.configFile, "pki", "trust", thumbprint]).toString();
+  assert.match(out, /action=trusted/);
+  assert.ok(fs.existsSync(path.join(daemon.pki, "trusted", "certs", file)), "the certificate is in trusted/certs");
+  assert.equal(fs.readdirSync(rejected).length, 0);
   // opcuad looks at the trust folders at most once a second: the change is picked up without a restart.
   await new Promise((resolve) => setTimeout(resolve, 1200));
   const again = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);
