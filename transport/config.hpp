@@ -47,7 +47,7 @@ struct TransportConfig {
   // Secure channel tokens (Part 4 §5.5.2): the requested lifetime is revised into these bounds.
   uint32_t min_token_lifetime_ms = 10000;
   uint32_t max_token_lifetime_ms = 3600000;
-  // Back-pressure (DESIGN.md): stop reading while more responses are owed than this, resume at half;
+  // Back-pressure (docs/ARCHITECTURE.md, "How a request flows"): stop reading while more responses are owed than this, resume at half;
   // stop reading while more bytes are queued for sending than the high watermark, resume below low.
   uint32_t max_owed_responses = 100;
   size_t write_high_watermark = 4u << 20;
