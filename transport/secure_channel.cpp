@@ -789,7 +789,7 @@ void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint6
   }
   const size_t body = buf.size() - kSymmetricPrefix;
   const size_t max_body = chunk_body_capacity();
-  if (body <= max_body) {
+  if (body <= max_body && (peer_max_message_size_ == 0 || body <= peer_max_message_size_)) {
     write_symmetric_header(buf, ChunkType::Final, request_id);
     writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Symmetric, 16, true, true}, stream);
     return;

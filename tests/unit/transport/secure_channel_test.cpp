@@ -136,6 +136,26 @@ TEST_CASE("transport: a response beyond the client's MaxChunkCount becomes BadRe
   CHECK(fault.response_header.request_handle == 31);
 }
 
+TEST_CASE("transport: a one-chunk response beyond the client's MaxMessageSize becomes BadResponseTooLarge",
+          "[transport]") {
+  Harness h;
+  h.open(600000, hello(65535, 65535, 1000, 0));  // chunks of 64 KiB, but messages of at most 1000 bytes
+  h.feed(h.msg(encode_request(read_request(32, 200))));  // about 2.4 KB: one chunk, too large a message
+  auto m = h.messages();
+  REQUIRE(m.size() == 1);
+  ua::ServiceFault fault;
+  REQUIRE(decode_body(m[0], fault));
+  CHECK(fault.response_header.service_result == status::BadResponseTooLarge);
+  CHECK(fault.response_header.request_handle == 32);
+  h.sink.out.clear();
+  h.feed(h.msg(encode_request(read_request(33, 10))));  // small enough: answered
+  m = h.messages();
+  REQUIRE(m.size() == 1);
+  ua::ReadResponse resp;
+  REQUIRE(decode_body(m[0], resp));
+  CHECK(resp.results.size() == 10);
+}
+
 TEST_CASE("transport: a request beyond MaxMessageSize gets BadRequestTooLarge", "[transport]") {
   TransportConfig c;
   c.max_message_size = 20000;
