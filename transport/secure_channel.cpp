@@ -360,6 +360,7 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
   if (state_ >= State::Closing) return;
   if (!st.is_good()) {
     handshake_pending_ = false;
+    if (!verdict.status.is_good()) TransportStats::add(stats_.certificate_rejections);
     // The client learns only that the checks failed; the log gets the certificate status and why
     // (Part 4 §6.1.3 leaves the detail to the Server; telling an unknown client more helps it probe).
     if (config_.warn) {
@@ -411,12 +412,12 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, ui
       return false;
     }
     id_ = ids_.next();
-    stats_.channel_opened(SecurityPolicyId::None);
     tokens_[0] = issue_token(request.requested_lifetime);
     token_count_ = 1;
     opened_at_ = std::chrono::steady_clock::now();
     policy_ = &p;
     mode_ = request.security_mode;
+    stats_.channel_opened(stats_policy());
     if (secured) {
       client_chain_ = std::move(chain);
       const auto leaf = security::leaf_certificate(client_chain_);
@@ -750,6 +751,14 @@ size_t SecureChannel::max_response_body() const noexcept {
   return limit;
 }
 
+SecurityPolicyId SecureChannel::stats_policy() const noexcept {
+  static_assert(static_cast<size_t>(SecurityPolicyId::kCount) == 6 &&
+                    static_cast<int>(SecurityPolicyId::Aes256_Sha256_RsaPss) ==
+                        static_cast<int>(security::PolicyId::Aes256_Sha256_RsaPss),
+                "the per-policy counters follow security::PolicyId");
+  return static_cast<SecurityPolicyId>(policy_->id);
+}
+
 size_t SecureChannel::chunk_body_capacity() const noexcept {
   // Part 6 §6.7.2: what is left of a chunk of the client's receive size for the body once the headers, the
   // signature and (encrypted) the padding-size byte fit, the encrypted part being whole cipher blocks.
@@ -908,7 +917,7 @@ void SecureChannel::finish() {
   writer_.shut();
   timer_.cancel();
   if (had_channel) {
-    stats_.channel_closed(SecurityPolicyId::None);
+    stats_.channel_closed(stats_policy());
     handler_.on_channel_closed(*this);
   }
   if (events_) events_->close_transport();
@@ -921,7 +930,7 @@ void SecureChannel::detach() noexcept {
   writer_.shut();
   timer_.cancel();
   if (id_ != 0) {
-    stats_.channel_closed(SecurityPolicyId::None);
+    stats_.channel_closed(stats_policy());
     handler_.on_channel_closed(*this);
   }
 }

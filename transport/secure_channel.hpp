@@ -172,6 +172,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   bool unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end);
   void seal_symmetric(ua::ByteBuffer& buf);
   size_t chunk_body_capacity() const noexcept;
+  SecurityPolicyId stats_policy() const noexcept;  // the per-policy counters' index of policy_
   const SecurityToken* find_token(uint32_t token_id) const noexcept;
   void dispatch(uint32_t request_id, std::span<const uint8_t> body);
   bool accept_sequence_number(uint32_t seq) noexcept;

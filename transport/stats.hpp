@@ -14,11 +14,19 @@
 
 namespace opcuad::transport {
 
-// Security policies a channel may use (Part 7 profiles), as a dense index for per-policy counters.
-// Adding a policy: add it before kCount and its URI fragment to kSecurityPolicyNames.
-enum class SecurityPolicyId : uint8_t { None, kCount };
-inline constexpr std::array<std::string_view, static_cast<size_t>(SecurityPolicyId::kCount)>
-    kSecurityPolicyNames{"None"};
+// Security policies a channel may use (Part 7), as a dense index for per-policy counters: the values of
+// security::PolicyId (transport/security/policy.hpp), in its order; the names are its URI fragments.
+enum class SecurityPolicyId : uint8_t {
+  None,
+  Basic128Rsa15,
+  Basic256,
+  Basic256Sha256,
+  Aes128_Sha256_RsaOaep,
+  Aes256_Sha256_RsaPss,
+  kCount
+};
+inline constexpr std::array<std::string_view, static_cast<size_t>(SecurityPolicyId::kCount)> kSecurityPolicyNames{
+    "None", "Basic128Rsa15", "Basic256", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
 
 // Why the listener refused a connection (ERR BadTcpNotEnoughResources either way).
 enum class RefuseReason : uint8_t { MaxConnections, MaxConnectionsPerAddress, kCount };

@@ -240,6 +240,9 @@ TEST_CASE("secure channel: every policy and mode opens, answers a request and se
       open_secured(h, c);
       CHECK(h.channel->security_policy().id == id);
       CHECK(h.channel->security_mode() == mode);
+      // The per-policy counters (/metrics) see the channel under its own policy.
+      CHECK(TransportStats::get(h.stats.channels_opened[static_cast<size_t>(id)]) == 1);
+      CHECK(TransportStats::get(h.stats.channels_opened[0]) == 0);
       CHECK(std::vector<uint8_t>(h.channel->client_certificate().begin(), h.channel->client_certificate().end()) ==
             keys().client.certificate_der());
       h.feed(c.message(7, encode_request(read_request(5, 3))));
@@ -320,8 +323,15 @@ TEST_CASE("secure channel: OPN for another certificate, an untrusted client, a d
     s.application_name = "stranger";
     REQUIRE(stranger.open(s).ok());
     SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
-    CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt),
-                  c.open_request(1, stranger.certificate_der())) == status::BadSecurityChecksFailed);
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(c.open_request(1, stranger.certificate_der()));
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(error_of(out[0]) == status::BadSecurityChecksFailed);
+    CHECK(TransportStats::get(h.stats.certificate_rejections) == 1);  // opcuad_certificate_rejections_total
   }
   SECTION("encrypted for another certificate: BadCertificateInvalid") {
     SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
