@@ -16,6 +16,7 @@
 
 #include "addressspace/node_store.hpp"
 #include "addressspace/value_store.hpp"
+#include "ua/generated/node_ids_data_type.hpp"
 #include "ua/variant.hpp"
 
 namespace opcuad::addressspace {
@@ -35,7 +36,7 @@ struct NodeSpec {
   ua::LocalizedText inverse_name;  // ReferenceType
   bool executable = true;          // Method
   // Variable, VariableType
-  ua::NodeId data_type = ua::NodeId(0, 24);  // BaseDataType
+  ua::NodeId data_type = ua::NodeId(0, ua::id::BaseDataType);
   int32_t value_rank = -2;
   std::vector<uint32_t> array_dimensions;
   uint8_t access_level = access::kCurrentRead;

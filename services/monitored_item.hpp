@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "addressspace/attributes.hpp"
 #include "addressspace/node_store.hpp"
 #include "addressspace/value_store.hpp"
 #include "services/index_range.hpp"
@@ -130,7 +131,7 @@ struct MonitoredItem {
   uint32_t sampler_slot = 0;
   uint16_t node_ns = 0;
   uint16_t queue_capacity_ = 1;  // revised queueSize, at most kMaxQueueSize
-  uint8_t attribute_id = 13;
+  uint8_t attribute_id = addressspace::attr::kValue;
   uint8_t mode_ : 2 = 0;        // ua::MonitoringMode
   uint8_t timestamps_ : 2 = 2;  // ua::TimestampsToReturn (Both)
   uint8_t trigger_ : 2 = 1;     // ua::DataChangeTrigger (StatusValue)
