@@ -87,6 +87,7 @@ bool Daemon::start() {
   // RSA work of secure channel handshakes, off the shard threads (docs/SECURITY.md, "Secure conversation").
   handshakes_ = std::make_unique<transport::HandshakePool>(
       std::max(1u, std::thread::hardware_concurrency() / 2), kMaxQueuedHandshakes);
+  services_->set_crypto_pool(handshakes_.get());  // CreateSession's signature, encrypted passwords
   // Signals first: one that comes as soon as the port is open (and logged) is then handled, not fatal.
   signals_.add(SIGINT);
   signals_.add(SIGTERM);

@@ -37,6 +37,7 @@
 #include "services/service_stats.hpp"
 #include "services/session.hpp"
 #include "transport/events.hpp"
+#include "transport/handshake_pool.hpp"
 #include "transport/secure_channel.hpp"
 #include "transport/security/identity.hpp"
 #include "transport/service_handler.hpp"
@@ -146,6 +147,12 @@ class Server final : public transport::ServiceHandler {
   const security::CertificateValidator& user_certificate_validator() const noexcept {
     return user_validator_;
   }
+  // The threads for the RSA private-key work of the session services (CreateSession's signature, an
+  // encrypted password's decryption: 1-10 ms each), so a shard keeps serving its other sessions meanwhile
+  // (docs/SECURITY.md). The daemon passes its HandshakePool; unset (unit tests), the work runs inline.
+  // REQUIRES: `pool` outlives the Server's traffic (the daemon stops it before the shards).
+  void set_crypto_pool(transport::HandshakePool* pool) noexcept { crypto_pool_ = pool; }
+  transport::HandshakePool* crypto_pool() const noexcept { return crypto_pool_; }
   // What makes the configured security impossible with this wiring (a secure endpoint, or users whose
   // passwords must be encrypted, without a server certificate): the daemon refuses to start when any.
   std::vector<std::string> security_problems() const;
@@ -236,6 +243,7 @@ class Server final : public transport::ServiceHandler {
   const config::ServerConfig& config_;
   const security::ServerIdentity* identity_ = nullptr;
   security::CertificateValidator user_validator_;
+  transport::HandshakePool* crypto_pool_ = nullptr;
   config::RoleTable roles_;
   CellWatch watch_;          // which shards watch which value cells (exception-based items)
   const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
@@ -313,9 +321,10 @@ void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32
 // the fields (quoted and bounded: the client chose them).
 void report_session(const Server& server, std::string_view kind, const Session& session);
 // A refused identity at ActivateSession (at warn, rate-limited by address): the user name it claimed
-// ("" for anonymous), never the password.
+// ("" for anonymous; "certificate <thumbprint>" for an X509 token), never the password, and for a refused
+// user certificate the validator's reason.
 void report_login_failed(const Server& server, std::string_view peer, std::string_view user,
-                         ua::StatusCode status);
+                         ua::StatusCode status, std::string_view reason = {});
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
 ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);

@@ -28,13 +28,14 @@ void report_session_refused(const Server& server, std::string_view peer, std::st
 }
 
 void report_login_failed(const Server& server, std::string_view peer, std::string_view user,
-                         ua::StatusCode status) {
+                         ua::StatusCode status, std::string_view reason) {
   const transport::EventSink& sink = server.events();
   if (!sink) return;
   std::string f;
   transport::append_field(f, "user", user.empty() ? std::string_view("anonymous") : user);
   transport::append_field(f, "peer", peer);
   transport::append_status(f, "status", status);
+  if (!reason.empty()) transport::append_field(f, "reason", reason);
   sink(transport::Event{transport::EventLevel::Warn, "login.failed", peer, f});
 }
 

@@ -1,4 +1,5 @@
 // Session service set (Part 4 §5.6): CreateSession, ActivateSession, CloseSession, Cancel.
+#include <asio/post.hpp>
 #include <openssl/rand.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 
 #include "config/password.hpp"
 #include "services/request.hpp"
+#include "transport/security/certificate.hpp"
 #include "services/user_token.hpp"
 #include "services/session_events.hpp"
 
@@ -54,6 +56,25 @@ std::vector<uint8_t> concat(std::span<const uint8_t> a, std::span<const uint8_t>
   return out;
 }
 
+// Runs `work` (RSA private-key work: 1-10 ms) on the server's crypto pool, then `done(result)` back on
+// `shard`'s thread, so the shard serves its other sessions meanwhile (docs/SECURITY.md); both inline when
+// the server has no pool. False when the pool's queue is full: nothing ran, `done` never will.
+// `done` must hold nothing whose destruction touches the Server (a completion still queued when the
+// shards stop is destroyed without running, after the Server).
+template <class Work, class Done>
+[[nodiscard]] bool offload(Server& server, ShardState& shard, Work work, Done done) {
+  transport::HandshakePool* pool = server.crypto_pool();
+  if (pool == nullptr) {
+    done(work());
+    return true;
+  }
+  auto job = std::make_shared<std::pair<Work, Done>>(std::move(work), std::move(done));
+  return pool->submit([job, ctx = shard.context] {
+    auto result = std::make_shared<decltype(job->first())>(job->first());
+    asio::post(*ctx, [job, result] { job->second(std::move(*result)); });
+  });
+}
+
 // What the endpoint(s) the channel came through allow: the configured offers with the channel's policy and
 // mode. The transport does not tell which listener accepted the channel, so anonymous access holds only if
 // every endpoint with this pair allows it (docs/CONFIGURATION.md, endpoints[].allow_anonymous).
@@ -93,7 +114,7 @@ const security::Policy* token_policy(const Server& server, const ChannelEndpoint
 
 ua::StatusCode check_x509_user(const Server& server, const security::Policy& policy,
                                const ua::X509IdentityToken& token, const ua::SignatureData& signature,
-                               std::span<const uint8_t> server_nonce, std::string& user) {
+                               std::span<const uint8_t> server_nonce, std::string& user, std::string& reason) {
   const auto& validate = server.user_certificate_validator();
   const security::ServerIdentity* identity = server.identity();
   if (!validate || !identity) return status::BadIdentityTokenInvalid;
@@ -102,7 +123,10 @@ ua::StatusCode check_x509_user(const Server& server, const security::Policy& pol
   // The validator's own status (untrusted, expired, revoked, ...) is for the log; the client learns only
   // that the token was refused (Part 4 §5.6.3).
   security::CertificateVerdict verdict = validate(token.certificate_data.bytes(), policy);
-  if (!verdict.status.is_good()) return status::BadIdentityTokenRejected;
+  if (!verdict.status.is_good()) {
+    reason = std::string(verdict.status.name()) + ": " + verdict.reason;
+    return status::BadIdentityTokenRejected;
+  }
   // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
   security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : security::certificate_public_key(leaf);
   if (!key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
@@ -117,7 +141,8 @@ ua::StatusCode check_x509_user(const Server& server, const security::Policy& pol
       return status::Good;
     }
   }
-  return status::BadIdentityTokenRejected;  // trusted, but nobody's certificate
+  reason = "trusted, but no configured user has this certificate";
+  return status::BadIdentityTokenRejected;
 }
 
 }  // namespace
@@ -149,16 +174,21 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
                       IdentityDone done) {
   const ua::ExtensionObject& token = request.user_identity_token;
   const ChannelEndpoint ep = channel_endpoint(server, channel);
-  // Every refusal is an operator event with the claimed user name and the address (never the password).
-  const auto* claimed = token.get<ua::UserNameIdentityToken>();
-  IdentityDone then =
-      [&server, peer = channel.peer_address(),
-       user = claimed ? std::string(claimed->user_name.view().substr(0, transport::kMaxFieldValue))
-                      : std::string(),
-       done = std::move(done)](ua::StatusCode result, std::string who) {
-        if (!result.is_good()) report_login_failed(server, peer, user, result);
-        done(result, std::move(who));
-      };
+  // Every refusal is an operator event with the claimed identity and the address (never the password):
+  // the user name, or the user certificate's thumbprint and why it was refused.
+  std::string claimed_name;
+  if (const auto* login = token.get<ua::UserNameIdentityToken>()) {
+    claimed_name = std::string(login->user_name.view().substr(0, transport::kMaxFieldValue));
+  } else if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
+    const auto leaf = security::leaf_certificate(x509->certificate_data.bytes());
+    claimed_name = leaf.empty() ? "certificate (not DER)" : "certificate " + security::to_hex(security::sha1(leaf));
+  }
+  auto reason = std::make_shared<std::string>();
+  IdentityDone then = [&server, peer = channel.peer_address(), user = std::move(claimed_name), reason,
+                       done = std::move(done)](ua::StatusCode result, std::string who) {
+    if (!result.is_good()) report_login_failed(server, peer, user, result, *reason);
+    done(result, std::move(who));
+  };
   if (token.is_empty()) {
     // Part 4 §5.6.3: a null token means anonymous.
     if (!ep.allow_anonymous) return then(status::BadIdentityTokenRejected, {});
@@ -174,32 +204,47 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     const security::Policy* policy =
         token_policy(server, ep, channel, ua::UserTokenType::UserName, login->policy_id.view());
     if (!policy) return then(status::BadIdentityTokenInvalid, {});
-    std::string password;
+    // The password check runs on the verifier's threads; `then` comes back to this shard, which counts
+    // a refused login (a full queue, BadServerTooBusy, is no verdict on the password).
+    auto verify = [&server, &shard, peer = channel.peer_address(), user = std::string(login->user_name.view()),
+                   then](std::string password) mutable {
+      server.logins().submit(std::move(peer), std::move(user), std::move(password), *shard.context,
+                             [&shard, then = std::move(then)](ua::StatusCode result, std::string who) {
+                               if (!result.is_good() && !result.is(status::BadServerTooBusy)) {
+                                 stat_add(shard.stats.failed_logins);
+                               }
+                               then(result, std::move(who));
+                             });
+    };
     if (policy->id == security::PolicyId::None) {
       // Offered only with security.allow_plaintext_passwords on a None endpoint (discovery_service.cpp).
       if (!login->encryption_algorithm.empty()) return then(status::BadIdentityTokenInvalid, {});
-      password.assign(login->password.view());
-    } else {
-      // Part 4 §7.41: the secret is encrypted with the token policy's algorithm; a plaintext password (no
-      // encryptionAlgorithm) or another algorithm is refused before anything is decrypted.
-      const security::ServerIdentity* identity = server.identity();
-      if (!identity || login->encryption_algorithm.view() != policy->asymmetric_encryption_uri) {
-        return then(status::BadIdentityTokenInvalid, {});
-      }
-      const ua::StatusCode s = decrypt_legacy_secret(*policy, identity->private_key.get(),
-                                                     login->password.bytes(), server_nonce, password);
-      if (!s.is_good()) return then(s, {});
+      return verify(std::string(login->password.view()));
     }
-    // The password check runs on the verifier's threads; `then` comes back to this shard, which counts
-    // a refused login (a full queue, BadServerTooBusy, is no verdict on the password).
-    return server.logins().submit(channel.peer_address(), std::string(login->user_name.view()),
-                                  std::move(password), *shard.context,
-                                  [&shard, then = std::move(then)](ua::StatusCode result, std::string user) {
-                                    if (!result.is_good() && !result.is(status::BadServerTooBusy)) {
-                                      stat_add(shard.stats.failed_logins);
-                                    }
-                                    then(result, std::move(user));
-                                  });
+    // Part 4 §7.41: the secret is encrypted with the token policy's algorithm; a plaintext password (no
+    // encryptionAlgorithm) or another algorithm is refused before anything is decrypted. The RSA
+    // decryption is private-key work: off this shard.
+    const security::ServerIdentity* identity = server.identity();
+    if (!identity || login->encryption_algorithm.view() != policy->asymmetric_encryption_uri) {
+      return then(status::BadIdentityTokenInvalid, {});
+    }
+    struct Decrypted {
+      ua::StatusCode status;
+      std::string password;
+    };
+    auto decrypt = [policy, key = identity->private_key,
+                    secret = std::vector<uint8_t>(login->password.bytes().begin(), login->password.bytes().end()),
+                    nonce = std::vector<uint8_t>(server_nonce.begin(), server_nonce.end())] {
+      Decrypted d;
+      d.status = decrypt_legacy_secret(*policy, key.get(), secret, nonce, d.password);
+      return d;
+    };
+    auto decrypted = [then, verify = std::move(verify)](Decrypted d) mutable {
+      if (!d.status.is_good()) return then(d.status, {});
+      verify(std::move(d.password));
+    };
+    if (!offload(server, shard, std::move(decrypt), std::move(decrypted))) then(status::BadServerTooBusy, {});
+    return;
   }
   if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
     const security::Policy* policy =
@@ -207,7 +252,7 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     if (!policy || policy->id == security::PolicyId::None) return then(status::BadIdentityTokenInvalid, {});
     std::string user;
     const ua::StatusCode s =
-        check_x509_user(server, *policy, *x509, request.user_token_signature, server_nonce, user);
+        check_x509_user(server, *policy, *x509, request.user_token_signature, server_nonce, user, *reason);
     return then(s, s.is_good() ? std::move(user) : std::string());
   }
   then(status::BadIdentityTokenInvalid, {});
@@ -282,25 +327,50 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   resp.revised_session_timeout = s->timeout_ms;
   resp.server_nonce = s->server_nonce;
   resp.server_certificate = identity ? ua::ByteString::from_bytes(identity->certificate) : ua::ByteString();
-  if (secure) {
-    // serverSignature: clientCertificate + clientNonce signed with the channel policy's algorithm.
-    const security::Policy& policy = call.channel.security_policy();
-    std::vector<uint8_t> signature(security::rsa_key_bytes(identity->private_key.get()));
-    if (signature.empty() ||
-        !security::asymmetric_sign(policy, identity->private_key.get(),
-                                   concat(req.client_certificate.bytes(), req.client_nonce.bytes()),
-                                   signature)) {
-      return call.channel.send_fault(call.request_id, handle, status::BadInternalError);
-    }
-    resp.server_signature.algorithm = ua::String(std::string(policy.asymmetric_signature_uri));
-    resp.server_signature.signature = ua::ByteString::from_bytes(signature);
-  }
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
-  report_session(server, "session.created", *s);
+  if (!secure) {
+    report_session(server, "session.created", *s);
+    server.add_session(shard, std::move(s));
+    stat_add(shard.stats.sessions_created);
+    return call.channel.send(call.request_id, resp);
+  }
   server.add_session(shard, std::move(s));
-  stat_add(shard.stats.sessions_created);
-  call.channel.send(call.request_id, resp);
+
+  // serverSignature: clientCertificate + clientNonce signed with the channel policy's algorithm, off this
+  // shard. The session waits in the table meanwhile, unusable (its token is only in this response) and
+  // holding its reservations; if the channel closes first it goes with the channel's other unactivated
+  // sessions.
+  const security::Policy& policy = call.channel.security_policy();
+  auto sign = [policy = &policy, key = identity->private_key,
+               signed_bytes = concat(req.client_certificate.bytes(), req.client_nonce.bytes())] {
+    std::vector<uint8_t> signature(security::rsa_key_bytes(key.get()));
+    if (signature.empty() || !security::asymmetric_sign(*policy, key.get(), signed_bytes, signature)) signature.clear();
+    return signature;
+  };
+  auto pending = std::make_shared<ua::CreateSessionResponse>(std::move(resp));
+  auto send = [&server, &shard, policy = &policy, weak = call.channel.weak_from_this(), request_id = call.request_id,
+               handle, pending](std::vector<uint8_t> signature) {
+    auto channel = weak.lock();
+    if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
+    auto it = shard.sessions.find(pending->authentication_token);
+    if (it == shard.sessions.end()) {  // expired meanwhile (limits.unactivated_session_timeout_ms)
+      return refuse_session(shard, *channel, request_id, handle, status::BadTimeout);
+    }
+    if (signature.empty()) {
+      server.remove_session(shard, pending->authentication_token);
+      return refuse_session(shard, *channel, request_id, handle, status::BadInternalError);
+    }
+    report_session(server, "session.created", *it->second);
+    stat_add(shard.stats.sessions_created);
+    pending->server_signature.algorithm = ua::String(std::string(policy->asymmetric_signature_uri));
+    pending->server_signature.signature = ua::ByteString::from_bytes(signature);
+    channel->send(request_id, *pending);
+  };
+  if (!offload(server, shard, std::move(sign), std::move(send))) {
+    server.remove_session(shard, pending->authentication_token);
+    refuse_session(shard, call.channel, call.request_id, handle, status::BadServerTooBusy);
+  }
 }
 
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,

@@ -45,6 +45,49 @@ bool decode_open_request(ua::Decoder& d, uint32_t& sequence, uint32_t& request_i
   return d.ok() && type.is_ns0(ua::OpenSecureChannelRequest::binary_encoding_id);
 }
 
+// Joins the plaintexts (SequenceHeader | body) of one message's chunks: the first chunk's sequence header,
+// then every body. `later` gets the sequence numbers of the chunks after the first. False when a part is
+// shorter than its sequence header or names another RequestId (Part 6 §6.7.2.4: every chunk of a message
+// carries its RequestId).
+bool join_chunks(std::span<const std::span<const uint8_t>> parts, std::vector<uint8_t>& out,
+                 std::vector<uint32_t>& later) {
+  out.clear();
+  later.clear();
+  uint32_t request_id = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const auto part = parts[i];
+    if (part.size() < 8) return false;
+    uint32_t sequence, id;
+    std::memcpy(&sequence, part.data(), 4);
+    std::memcpy(&id, part.data() + 4, 4);
+    if (i == 0) {
+      request_id = id;
+      out.assign(part.begin(), part.end());
+      continue;
+    }
+    if (id != request_id) return false;
+    later.push_back(sequence);
+    out.insert(out.end(), part.begin() + 8, part.end());
+  }
+  return true;
+}
+
+// Whether the chunks of one message, whose first chunk's plaintext is `first_part`, carry consecutive
+// sequence numbers (Part 6 §6.7.2.4, the wrap rule included); checked before their body is decoded.
+bool consecutive(std::span<const uint8_t> first_part, std::span<const uint32_t> later) noexcept {
+  if (later.empty()) return true;
+  if (first_part.size() < 4) return false;
+  uint32_t previous;
+  std::memcpy(&previous, first_part.data(), 4);
+  for (const uint32_t next : later) {
+    const bool step = next == previous + 1 && previous != UINT32_MAX;
+    const bool wrapped = previous > kWrapThreshold && next < 1024;
+    if (!step && !wrapped) return false;
+    previous = next;
+  }
+  return true;
+}
+
 }  // namespace
 
 SecureChannel::SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool,
@@ -191,11 +234,11 @@ bool SecureChannel::handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk)
       }
       return handle_hello(chunk.subspan(kHeaderSize));
     case MessageType::Open:
-      if (state_ == State::AwaitHello || h.chunk != ChunkType::Final) {
-        close(status::BadTcpMessageTypeInvalid, "OpenSecureChannel before Hello, or in several chunks");
+      if (state_ == State::AwaitHello || h.chunk == ChunkType::Abort) {
+        close(status::BadTcpMessageTypeInvalid, "OpenSecureChannel before Hello, or aborted");
         return false;
       }
-      return handle_open(chunk);
+      return handle_open(h, chunk);
     case MessageType::Message:
     case MessageType::Close:
       if (state_ != State::Open) {
@@ -267,7 +310,7 @@ bool SecureChannel::offered(const security::Policy& p, ua::MessageSecurityMode m
   return false;
 }
 
-bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
+bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> chunk) {
   ua::Decoder d(chunk.subspan(kHeaderSize), config_.decode_limits);
   const uint32_t channel_id = d.read_u32();
   ua::String policy_uri;
@@ -298,14 +341,59 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
     close(status::BadSecureChannelIdInvalid, "renewal for another secure channel");
     return false;
   }
+  const size_t header_end = static_cast<size_t>(d.position() - chunk.data());
+  // A request of several chunks: each carries the same security header (Part 6 §6.7.2.3) and, when
+  // secured, is signed and encrypted on its own; all of them are kept until the final one.
+  if (!open_chunks_.empty()) {
+    const std::vector<uint8_t>& first = open_chunks_.front();
+    if (first.size() < header_end ||
+        !std::equal(chunk.begin() + 8, chunk.begin() + static_cast<ptrdiff_t>(header_end), first.begin() + 8)) {
+      close(status::BadSecurityChecksFailed, "the chunks of an OpenSecureChannel request differ in their security header");
+      return false;
+    }
+  }
+  if (h.chunk == ChunkType::Intermediate) {
+    if (open_chunks_.size() + 1 >= kMaxOpenChunks ||
+        open_bytes_ + chunk.size() > config_.max_message_size_before_session) {
+      close(status::BadTcpMessageTooLarge, "OpenSecureChannel request of too many chunks");
+      return false;
+    }
+    open_bytes_ += chunk.size();
+    open_chunks_.emplace_back(chunk.begin(), chunk.end());
+    return true;
+  }
+  std::vector<std::vector<uint8_t>> chunks = std::move(open_chunks_);
+  open_chunks_.clear();
+  open_bytes_ = 0;
   if (p->id == security::PolicyId::None) {
     uint32_t sequence = 0, request_id = 0;
     ua::OpenSecureChannelRequest request;
-    if (!decode_open_request(d, sequence, request_id, request)) {
+    if (chunks.empty()) {
+      if (!decode_open_request(d, sequence, request_id, request)) {
+        close(status::BadDecodingError, "malformed OpenSecureChannel request");
+        return false;
+      }
+      return finish_open(*p, sequence, {}, request_id, request, {}, nullptr);
+    }
+    std::vector<std::span<const uint8_t>> parts;
+    for (const auto& c : chunks) parts.push_back(std::span<const uint8_t>(c).subspan(header_end));
+    parts.push_back(chunk.subspan(header_end));
+    std::vector<uint8_t> joined;
+    std::vector<uint32_t> later;
+    if (!join_chunks(parts, joined, later)) {
+      close(status::BadDecodingError, "the chunks of the OpenSecureChannel request do not belong together");
+      return false;
+    }
+    if (!consecutive(joined, later)) {
+      close(status::BadSequenceNumberInvalid, "sequence number out of order");
+      return false;
+    }
+    ua::Decoder whole(joined, config_.decode_limits);
+    if (!decode_open_request(whole, sequence, request_id, request)) {
       close(status::BadDecodingError, "malformed OpenSecureChannel request");
       return false;
     }
-    return finish_open(*p, sequence, request_id, request, {}, nullptr);
+    return finish_open(*p, sequence, later, request_id, request, {}, nullptr);
   }
 
   // Secured: the rest is encrypted for our certificate and signed with the client's (Part 6 §6.7.2.3).
@@ -324,24 +412,41 @@ bool SecureChannel::handle_open(std::span<const uint8_t> chunk) {
     close(status::BadSecurityChecksFailed, "a renewal must come from the same client certificate");
     return false;
   }
-  const size_t encrypted_from = static_cast<size_t>(d.position() - chunk.data());
+  const size_t encrypted_from = header_end;
+  chunks.emplace_back(chunk.begin(), chunk.end());
   handshake_pending_ = true;
-  run_handshake([self = shared_from_this(), p, chunk = std::vector<uint8_t>(chunk.begin(), chunk.end()),
-                 chain = std::move(chain), encrypted_from, identity]() mutable {
+  run_handshake([self = shared_from_this(), p, chunks = std::move(chunks), chain = std::move(chain), encrypted_from,
+                 identity]() mutable {
     security::CertificateVerdict verdict = self->config_.validate_certificate(chain, *p);
     ua::StatusCode st = verdict.status;
     std::string reason = verdict.reason;
     std::vector<uint8_t> plaintext;
+    std::vector<uint32_t> later;
     if (st.is_good()) {
-      security::OpenedChunk o =
-          security::open_asymmetric(*p, identity->private_key.get(), verdict.public_key.get(), chunk, encrypted_from);
-      st = o.status;
-      reason = std::move(o.reason);
-      plaintext = std::move(o.plaintext);
+      // Every chunk is decrypted and verified on its own, then the bodies are joined.
+      std::vector<std::vector<uint8_t>> opened;
+      for (const auto& c : chunks) {
+        security::OpenedChunk o =
+            security::open_asymmetric(*p, identity->private_key.get(), verdict.public_key.get(), c, encrypted_from);
+        if (!o.status.is_good()) {
+          st = o.status;
+          reason = std::move(o.reason);
+          break;
+        }
+        opened.push_back(std::move(o.plaintext));
+      }
+      if (st.is_good()) {
+        std::vector<std::span<const uint8_t>> parts(opened.begin(), opened.end());
+        if (!join_chunks(parts, plaintext, later)) {
+          st = status::BadSecurityChecksFailed;
+          reason = "the chunks of the OpenSecureChannel request name different requests";
+        }
+      }
     }
     asio::post(self->ctx_, [self, p, st, reason = std::move(reason), plaintext = std::move(plaintext),
-                            verdict = std::move(verdict), chain = std::move(chain)]() mutable {
-      self->opened(*p, st, std::move(reason), std::move(plaintext), std::move(verdict), std::move(chain));
+                            later = std::move(later), verdict = std::move(verdict), chain = std::move(chain)]() mutable {
+      self->opened(*p, st, std::move(reason), std::move(plaintext), std::move(later), std::move(verdict),
+                   std::move(chain));
     });
   });
   return false;  // nothing more is read until the handshake is done
@@ -356,7 +461,8 @@ void SecureChannel::run_handshake(std::function<void()> job) {
 }
 
 void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string reason, std::vector<uint8_t> plaintext,
-                           security::CertificateVerdict verdict, std::vector<uint8_t> chain) {
+                           std::vector<uint32_t> sequences, security::CertificateVerdict verdict,
+                           std::vector<uint8_t> chain) {
   if (state_ >= State::Closing) return;
   if (!st.is_good()) {
     handshake_pending_ = false;
@@ -369,6 +475,11 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
     close(status::BadSecurityChecksFailed, "security checks failed");
     return;
   }
+  if (!consecutive(plaintext, sequences)) {
+    handshake_pending_ = false;
+    close(status::BadSequenceNumberInvalid, "sequence number out of order");
+    return;
+  }
   ua::Decoder d(plaintext, config_.decode_limits);
   uint32_t sequence = 0, request_id = 0;
   ua::OpenSecureChannelRequest request;
@@ -377,14 +488,18 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
     close(status::BadDecodingError, "malformed OpenSecureChannel request");
     return;
   }
-  if (!finish_open(p, sequence, request_id, request, std::move(chain), &verdict)) handshake_pending_ = false;
+  if (!finish_open(p, sequence, sequences, request_id, request, std::move(chain), &verdict)) {
+    handshake_pending_ = false;
+  }
 }
 
-bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, uint32_t request_id,
-                                const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
-                                security::CertificateVerdict* verdict) {
+bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, std::span<const uint32_t> later_sequences,
+                                uint32_t request_id, const ua::OpenSecureChannelRequest& request,
+                                std::vector<uint8_t> chain, security::CertificateVerdict* verdict) {
   const bool secured = p.id != security::PolicyId::None;
-  if (!accept_sequence_number(sequence)) {
+  bool in_order = accept_sequence_number(sequence);
+  for (const uint32_t later : later_sequences) in_order = in_order && accept_sequence_number(later);
+  if (!in_order) {
     close(status::BadSequenceNumberInvalid, "sequence number out of order");
     return false;
   }
@@ -484,6 +599,7 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, ui
   }
   const auto sequence_offset = static_cast<uint32_t>(buf.size());
   if (!secured) {
+    // One chunk: without a certificate the response is ~100 bytes, and every receive buffer is >= 8192.
     e.write_u32(0);  // sequence number, stamped at send time
     e.write_u32(request_id);
     ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelResponse::binary_encoding_id));
@@ -492,21 +608,68 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, ui
     writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Asymmetric, sequence_offset, true, false});
     return true;
   }
-  // The sequence number is inside the signed, encrypted part: number it now and hold everything queued
-  // behind it until it is sealed (OutputWriter::hold).
-  writer_.hold();
-  const uint32_t seq = next_send_sequence_;
-  next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
-  e.write_u32(seq);
+  e.write_u32(0);  // sequence numbers: seal_open_response() numbers the chunks
   e.write_u32(request_id);
   ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelResponse::binary_encoding_id));
   ua::encode(e, response);
-  std::vector<uint8_t> plain(buf.data(), buf.data() + buf.size());
+  return seal_open_response(p, buf, sequence_offset, request_id);
+}
+
+bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer& buf, size_t sequence_offset,
+                                       uint32_t request_id) {
+  // Each chunk is SequenceHeader | body | padding | signature, encrypted in blocks of the client's key,
+  // behind our security header; it must fit the client's receive buffer (Part 6 §6.7.2.3). With a
+  // certificate chain too large for that buffer no chunk can be sent: the channel closes.
+  const std::span<const uint8_t> header(buf.data(), sequence_offset);
+  const std::span<const uint8_t> body(buf.data() + sequence_offset + 8, buf.size() - sequence_offset - 8);
+  const size_t receiver_bytes = security::rsa_key_bytes(client_key_.get());
+  const size_t own_bytes = security::rsa_key_bytes(config_.identity->private_key.get());
+  const size_t block = security::rsa_plaintext_block(p.asymmetric_encryption, receiver_bytes);
+  const size_t padding_size_bytes = block > 256 ? 2 : 1;
+  const size_t blocks = receiver_bytes ? (send_buffer_size_ - std::min<size_t>(send_buffer_size_, header.size())) /
+                                             receiver_bytes
+                                       : 0;
+  const size_t overhead = 8 + own_bytes + padding_size_bytes;
+  if (blocks * block <= overhead) {
+    pool_.release(std::move(buf));
+    close(status::BadTcpMessageTooLarge, "the server certificate does not fit the client's receive buffer");
+    return false;
+  }
+  const size_t capacity = blocks * block - overhead;
+  const size_t count = std::max<size_t>(1, (body.size() + capacity - 1) / capacity);
+  if (peer_max_chunk_count_ != 0 && count > peer_max_chunk_count_) {
+    pool_.release(std::move(buf));
+    close(status::BadTcpMessageTooLarge, "the OpenSecureChannel response needs more chunks than the client takes");
+    return false;
+  }
+  // The sequence numbers are inside the signed, encrypted part: number the chunks now and hold everything
+  // queued behind them until they are sealed (OutputWriter::hold).
+  std::vector<std::vector<uint8_t>> plain(count);
+  for (size_t i = 0; i < count; ++i) {
+    const auto piece = body.subspan(i * capacity, std::min(capacity, body.size() - i * capacity));
+    std::vector<uint8_t>& c = plain[i];
+    c.reserve(header.size() + 8 + piece.size());
+    c.assign(header.begin(), header.end());
+    c[3] = i + 1 == count ? 'F' : 'C';
+    const uint32_t seq = next_send_sequence_;
+    next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
+    uint8_t sequence_header[8];
+    put_u32(sequence_header, seq);
+    put_u32(sequence_header + 4, request_id);
+    c.insert(c.end(), sequence_header, sequence_header + 8);
+    c.insert(c.end(), piece.begin(), piece.end());
+  }
   pool_.release(std::move(buf));
-  run_handshake([self = shared_from_this(), p = &p, chunk = std::move(plain), encrypted_from = size_t{sequence_offset},
+  writer_.hold();
+  run_handshake([self = shared_from_this(), p = &p, plain = std::move(plain), encrypted_from = sequence_offset,
                  identity = config_.identity, key = client_key_]() mutable {
-    const bool ok = security::seal_asymmetric(*p, identity->private_key.get(), key.get(), chunk, encrypted_from);
-    asio::post(self->ctx_, [self, ok, chunk = std::move(chunk)]() mutable { self->sealed(ok, std::move(chunk)); });
+    bool ok = true;
+    std::vector<uint8_t> wire;
+    for (auto& c : plain) {
+      ok = ok && security::seal_asymmetric(*p, identity->private_key.get(), key.get(), c, encrypted_from);
+      if (ok) wire.insert(wire.end(), c.begin(), c.end());
+    }
+    asio::post(self->ctx_, [self, ok, wire = std::move(wire)]() mutable { self->sealed(ok, std::move(wire)); });
   });
   return state_ < State::Closing;
 }

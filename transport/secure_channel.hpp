@@ -156,18 +156,24 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   void process();
   bool handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk);
   bool handle_hello(std::span<const uint8_t> body);
-  bool handle_open(std::span<const uint8_t> chunk);
+  bool handle_open(const FrameHeader& h, std::span<const uint8_t> chunk);
   bool handle_symmetric(const FrameHeader& h, std::span<uint8_t> chunk);
   // Secured OpenSecureChannel (Part 6 §6.7.2): the RSA work runs on the handshake pool; the channel reads
   // nothing more until the response is queued.
   bool offered(const security::Policy& p, ua::MessageSecurityMode mode) const noexcept;
   void run_handshake(std::function<void()> job);
+  // `plaintext`: the request's SequenceHeader and body, its chunks joined; `sequences`: the sequence
+  // number of each chunk after the first.
   void opened(const security::Policy& p, ua::StatusCode status, std::string reason, std::vector<uint8_t> plaintext,
-              security::CertificateVerdict verdict, std::vector<uint8_t> chain);
-  bool finish_open(const security::Policy& p, uint32_t sequence, uint32_t request_id,
-                   const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
+              std::vector<uint32_t> sequences, security::CertificateVerdict verdict, std::vector<uint8_t> chain);
+  bool finish_open(const security::Policy& p, uint32_t sequence, std::span<const uint32_t> later_sequences,
+                   uint32_t request_id, const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
                    security::CertificateVerdict* verdict);
-  void sealed(bool ok, std::vector<uint8_t> chunk);
+  // Secures the response (one chunk, or several when it does not fit the client's receive buffer) on the
+  // pool; sealed() then sends it ahead of everything queued.
+  bool seal_open_response(const security::Policy& p, ua::ByteBuffer& plain, size_t sequence_offset,
+                          uint32_t request_id);
+  void sealed(bool ok, std::vector<uint8_t> chunks);
   // MSG/CLO security (Part 6 §6.7.2.5): verify and decrypt in place; secure a chunk at send time.
   bool unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end);
   void seal_symmetric(ua::ByteBuffer& buf);
@@ -216,6 +222,12 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   std::vector<uint8_t> client_chain_;        // as the OPN carried it (a renewal must repeat it)
   security::Pkey client_key_;
   bool handshake_pending_ = false;
+  // The chunks so far of an OpenSecureChannel request sent in several (Part 6 §6.7.2.2 has OPN in one
+  // chunk, but some stacks split a large one): kept whole until its final chunk, at most kMaxOpenChunks
+  // and max_message_size_before_session bytes.
+  static constexpr size_t kMaxOpenChunks = 8;
+  std::vector<std::vector<uint8_t>> open_chunks_;
+  size_t open_bytes_ = 0;
   // Negotiated in HEL/ACK.
   uint32_t receive_buffer_size_;
   uint32_t send_buffer_size_;

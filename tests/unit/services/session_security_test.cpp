@@ -4,6 +4,9 @@
 // handshake itself is the secure channel's (tests/unit/transport/).
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <mutex>
+
 #include "services/user_token.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/test_certificates.hpp"
@@ -34,6 +37,14 @@ struct SecureHarness {
                          std::string_view extra_nodes = "")
       : identity(test_identity()), h("", extra_nodes, members) {
     h.server->set_identity(&identity);
+  }
+  // The daemon's wiring: RSA private-key work on a pool of `threads`, at most `queued` waiting.
+  void use_pool(size_t threads = 1, size_t queued = 8) {
+    pool = std::make_unique<transport::HandshakePool>(threads, queued);
+    h.server->set_crypto_pool(pool.get());
+  }
+  ~SecureHarness() {
+    if (pool) pool->stop();
   }
   // The channel as a secured OPN from the client with this ApplicationUri's certificate leaves it.
   void secure(const security::Policy& p = b256(),
@@ -91,7 +102,31 @@ struct SecureHarness {
 
   security::ServerIdentity identity;
   ServiceHarness h;
+  std::unique_ptr<transport::HandshakePool> pool;  // after h: stopped and joined before the shard goes
   ua::ByteString nonce, client_nonce;
+};
+
+// Holds a pool thread until released, so a test sees what the shard does while its RSA work waits.
+struct PoolBlocker {
+  explicit PoolBlocker(transport::HandshakePool& pool) {
+    REQUIRE(pool.submit([this] {
+      std::unique_lock lock(mu);
+      started = true;
+      cv.notify_all();
+      cv.wait(lock, [this] { return released; });
+    }));
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return started; });
+  }
+  ~PoolBlocker() { release(); }
+  void release() {
+    std::lock_guard lock(mu);
+    released = true;
+    cv.notify_all();
+  }
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false, released = false;
 };
 
 const ua::UserTokenPolicy* find_token(const ua::EndpointDescription& e, ua::UserTokenType type) {
@@ -425,4 +460,89 @@ TEST_CASE("session security: X509 user tokens", "[services][security][session]")
   const auto replay = user_signature(alice_cert);
   s.nonce = now;
   CHECK(activate_x509(alice_cert, replay) == status::BadUserSignatureInvalid);
+}
+
+TEST_CASE("session security: CreateSession's signature and encrypted passwords are computed off the shard",
+          "[services][security][session]") {
+  SecureHarness s;
+  s.use_pool();
+  s.secure();
+  ua::StatusCode st;
+  uint32_t create_id = 0;
+  {
+    PoolBlocker busy(*s.pool);
+    // The signature waits for the pool; the shard answers another request on the channel meanwhile.
+    ua::CreateSessionRequest req;
+    req.session_name = ua::String("secure");
+    req.requested_session_timeout = 60000;
+    req.client_description.application_uri = ua::String("urn:test:client");
+    req.client_nonce = ua::ByteString(std::string(32, '\x5a'));
+    req.client_certificate = ua::ByteString::from_bytes(test_certificate("urn:test:client").der);
+    create_id = s.h.send(req);
+    ServerMessage m;
+    CHECK(!s.h.wait_response(create_id, m, std::chrono::milliseconds(50)));
+    const auto endpoints = s.h.call<ua::GetEndpointsResponse>(ua::GetEndpointsRequest{});
+    CHECK(!endpoints.endpoints.empty());
+    CHECK(s.h.server->session_count() == 1);  // reserved while it waits
+  }
+  ServerMessage m;
+  REQUIRE(s.h.wait_response(create_id, m));
+  const auto created = decode_response<ua::CreateSessionResponse>(m, &st, create_id);
+  REQUIRE(st.is_good());
+  CHECK(security::asymmetric_verify(
+      b256(), s.identity.public_key.get(),
+      bytes_of(test_certificate("urn:test:client").der, ua::ByteString(std::string(32, '\x5a')).bytes()),
+      created.server_signature.signature.bytes()));
+  s.h.token = created.authentication_token;
+  s.nonce = created.server_nonce;
+  // The encrypted password is decrypted on the pool too; then checked, and the session is activated.
+  s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
+  CHECK(st.is_good());
+  s.activate(s.password("username_Basic256Sha256", b256(), "wrong"), &st, s.client_signature());
+  CHECK(st == status::BadUserAccessDenied);
+}
+
+TEST_CASE("session security: a full crypto queue refuses CreateSession and ActivateSession with BadServerTooBusy",
+          "[services][security][session][limits]") {
+  SecureHarness s;
+  s.use_pool(1, 1);
+  s.secure();
+  ua::StatusCode st;
+  s.create(&st);  // the pool is free: this one is signed
+  REQUIRE(st.is_good());
+  {
+    PoolBlocker busy(*s.pool);
+    REQUIRE(s.pool->submit([] {}));  // the queue's one place taken
+    s.create(&st);  // (h.token stays the first session's: create() keeps it on a failure)
+    CHECK(st == status::BadServerTooBusy);
+    CHECK(s.h.server->session_count() == 1);  // the refused one released its reservation
+    s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
+    CHECK(st == status::BadServerTooBusy);
+  }
+  s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
+  CHECK(st.is_good());
+}
+
+TEST_CASE("session security: a channel closed while its CreateSession is signed leaves no session behind",
+          "[services][security][session]") {
+  SecureHarness s;
+  s.use_pool();
+  s.secure();
+  {
+    PoolBlocker busy(*s.pool);
+    ua::CreateSessionRequest req;
+    req.session_name = ua::String("secure");
+    req.client_description.application_uri = ua::String("urn:test:client");
+    req.client_nonce = ua::ByteString(std::string(32, '\x5a'));
+    req.client_certificate = ua::ByteString::from_bytes(test_certificate("urn:test:client").der);
+    s.h.send(req);
+    CHECK(s.h.server->session_count() == 1);
+    s.h.channel->detach();  // the connection is gone
+    CHECK(s.h.server->session_count() == 0);
+  }
+  // The signature completes and finds no channel: nothing is sent, nothing is added.
+  s.pool->stop();
+  s.h.run_for(std::chrono::milliseconds(20));
+  CHECK(s.h.server->session_count() == 0);
+  CHECK(s.h.sink.out.empty());
 }

@@ -108,6 +108,46 @@ struct SecureClient {
     return std::string(chunk.begin(), chunk.end());
   }
 
+  // The same request split into `pieces` chunks ('C' ... 'F'), each sealed on its own; `request_ids`
+  // overrides the RequestId per chunk (hostile variants).
+  std::vector<std::string> open_request_chunks(uint32_t request_id, std::span<const uint8_t> certificate,
+                                               size_t pieces, std::vector<uint32_t> request_ids = {}) {
+    ua::ByteBuffer header;
+    ua::Encoder h(header);
+    h.write_raw("OPNC\0\0\0\0", 8);
+    h.write_u32(0);
+    ua::encode(h, ua::String(std::string(policy.uri)));
+    ua::encode(h, ua::ByteString::from_bytes(certificate));
+    ua::encode(h, ua::ByteString::from_bytes(keys().identity.thumbprint));
+    ua::ByteBuffer body;
+    ua::Encoder b(body);
+    ua::OpenSecureChannelRequest req;
+    req.request_type = ua::SecurityTokenRequestType::Issue;
+    req.security_mode = mode;
+    req.client_nonce = ua::ByteString::from_bytes(client_nonce);
+    req.requested_lifetime = 600000;
+    ua::encode(b, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
+    ua::encode(b, req);
+    std::vector<std::string> out;
+    const size_t step = (body.size() + pieces - 1) / pieces;
+    for (size_t i = 0; i < pieces; ++i) {
+      std::vector<uint8_t> chunk(header.data(), header.data() + header.size());
+      chunk[3] = i + 1 == pieces ? 'F' : 'C';
+      const size_t encrypted_from = chunk.size();
+      const uint32_t id = i < request_ids.size() ? request_ids[i] : request_id;
+      const uint32_t seq = sequence++;
+      chunk.insert(chunk.end(), reinterpret_cast<const uint8_t*>(&seq), reinterpret_cast<const uint8_t*>(&seq) + 4);
+      chunk.insert(chunk.end(), reinterpret_cast<const uint8_t*>(&id), reinterpret_cast<const uint8_t*>(&id) + 4);
+      const size_t from = std::min(body.size(), i * step);
+      const size_t to = std::min(body.size(), from + step);
+      chunk.insert(chunk.end(), body.data() + from, body.data() + to);
+      REQUIRE(security::seal_asymmetric(policy, keys().client_private.get(), keys().server_public.get(), chunk,
+                                        encrypted_from));
+      out.emplace_back(chunk.begin(), chunk.end());
+    }
+    return out;
+  }
+
   // Reads the server's OPN response and derives both directions' keys.
   void accept_open(const std::string& out) {
     REQUIRE(out.substr(0, 3) == "OPN");
@@ -392,4 +432,177 @@ TEST_CASE("secure channel: a large response is split into secured chunks inside 
   ua::decode(d, resp);
   REQUIRE(d.ok());
   CHECK(resp.results.size() == 2000);
+}
+
+TEST_CASE("secure channel: an OpenSecureChannel request in several chunks is joined, each chunk verified on its own",
+          "[transport][security]") {
+  for (auto id : {security::PolicyId::Basic256Sha256, security::PolicyId::Aes256_Sha256_RsaPss}) {
+    const auto& p = security::policy(id);
+    INFO(p.name);
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    h.feed(hello());
+    h.sink.out.clear();
+    const auto parts = c.open_request_chunks(1, keys().client.certificate_der(), 3);
+    for (const auto& part : parts) h.feed(part);
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    c.accept_open(out[0]);
+    h.sink.out.clear();
+    h.feed(c.message(7, encode_request(read_request(5, 3))));
+    h.run();
+    CHECK(h.handler.requests == 1);
+    out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].substr(0, 3) == "MSG");
+  }
+}
+
+TEST_CASE("secure channel: hostile OpenSecureChannel chunk sequences are refused", "[transport][security][limits]") {
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  const auto config = secured_config(p, ua::MessageSecurityMode::SignAndEncrypt);
+  const auto& cert = keys().client.certificate_der();
+  auto refuse = [&](const std::vector<std::string>& parts) {
+    Harness h(config);
+    h.feed(hello());
+    h.sink.out.clear();
+    for (const auto& part : parts) h.feed(part);
+    h.run();
+    auto out = chunks_of(h.sink.out);
+    REQUIRE(out.size() == 1);
+    REQUIRE(out[0].substr(0, 3) == "ERR");
+    CHECK(h.events.closed);
+    CHECK(h.channel->id() == 0);  // nothing opened
+    return error_of(out[0]);
+  };
+  SECTION("chunks naming different requests") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    CHECK(refuse(c.open_request_chunks(1, cert, 2, {1, 2})) == status::BadSecurityChecksFailed);
+  }
+  SECTION("a later chunk with another security header (certificate chain)") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    auto first = c.open_request_chunks(1, cert, 2);
+    std::vector<uint8_t> longer(cert.begin(), cert.end());
+    longer.insert(longer.end(), cert.begin(), cert.end());  // the same leaf, a chain behind it
+    SecureClient d{p, ua::MessageSecurityMode::SignAndEncrypt};
+    d.sequence = 2;
+    auto second = d.open_request_chunks(1, longer, 2);
+    CHECK(refuse({first[0], second[1]}) == status::BadSecurityChecksFailed);
+  }
+  SECTION("a damaged later chunk") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    auto parts = c.open_request_chunks(1, cert, 2);
+    parts[1][parts[1].size() - 100] ^= 1;
+    CHECK(refuse(parts) == status::BadSecurityChecksFailed);
+  }
+  SECTION("chunks out of sequence") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    auto parts = c.open_request_chunks(1, cert, 3);
+    CHECK(refuse({parts[0], parts[2]}) == status::BadSequenceNumberInvalid);
+  }
+  SECTION("more chunks than an OpenSecureChannel request may have") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    CHECK(refuse(c.open_request_chunks(1, cert, 12)) == status::BadTcpMessageTooLarge);
+  }
+  SECTION("an aborted OpenSecureChannel request") {
+    SecureClient c{p, ua::MessageSecurityMode::SignAndEncrypt};
+    auto parts = c.open_request_chunks(1, cert, 2);
+    parts[1][3] = 'A';
+    CHECK(refuse(parts) == status::BadTcpMessageTypeInvalid);
+  }
+}
+
+TEST_CASE("secure channel: an OpenSecureChannel response too large for one client chunk is sent in several",
+          "[transport][security]") {
+  // A 4096-bit server key signs (512 bytes) while the client's 2048-bit key encrypts (190 plaintext bytes per
+  // block with OAEP-SHA256): with room for three blocks behind a large certificate chain, a chunk carries
+  // 49 body bytes, so the response takes two.
+  TempDir dir;
+  security::Pki big;
+  security::PkiSettings s;
+  s.directory = dir.path;
+  s.application_uri = "urn:test:server";
+  s.application_name = "server";
+  s.key_bits = 4096;
+  REQUIRE(big.open(s).ok());
+  security::ServerIdentity identity;
+  identity.certificate = big.certificate_der();
+  identity.thumbprint = big.thumbprint();
+  identity.private_key = security::share_pkey(big.private_key());
+  const security::Pkey server_public = security::certificate_public_key(big.certificate_der());
+  const auto& p = security::policy(security::PolicyId::Aes256_Sha256_RsaPss);
+  // Filler after the leaf stands for the issuers of a long chain (the server sends its chain as configured).
+  const size_t header_without_chain = 12 + 4 + p.uri.size() + 4 + 4 + 20;
+  identity.certificate.resize(8192 - header_without_chain - 3 * 256 - 100, 0x30);
+  TransportConfig config = secured_config(p, ua::MessageSecurityMode::SignAndEncrypt);
+  config.identity = &identity;
+  Harness h(config);
+
+  // The request, encrypted for the 4096-bit certificate.
+  ua::ByteBuffer buf;
+  ua::Encoder e(buf);
+  e.write_raw("OPNF\0\0\0\0", 8);
+  e.write_u32(0);
+  ua::encode(e, ua::String(std::string(p.uri)));
+  ua::encode(e, ua::ByteString::from_bytes(keys().client.certificate_der()));
+  ua::encode(e, ua::ByteString::from_bytes(identity.thumbprint));
+  const size_t encrypted_from = buf.size();
+  e.write_u32(1);
+  e.write_u32(1);
+  ua::OpenSecureChannelRequest req;
+  req.request_type = ua::SecurityTokenRequestType::Issue;
+  req.security_mode = ua::MessageSecurityMode::SignAndEncrypt;
+  req.client_nonce = ua::ByteString(std::string(32, '\x5a'));
+  req.requested_lifetime = 600000;
+  ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
+  ua::encode(e, req);
+  std::vector<uint8_t> open(buf.data(), buf.data() + buf.size());
+  REQUIRE(security::seal_asymmetric(p, keys().client_private.get(), server_public.get(), open, encrypted_from));
+  h.feed(hello(8192, 65535));  // the client takes chunks of at most 8192 bytes
+  h.sink.out.clear();
+  h.feed(std::string(open.begin(), open.end()));
+  h.run();
+  auto out = chunks_of(h.sink.out);
+  REQUIRE(out.size() == 2);
+  std::vector<uint8_t> body;
+  uint32_t first_sequence = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    INFO("chunk " << i);
+    CHECK(out[i].size() <= 8192);
+    CHECK(out[i][3] == (i + 1 == out.size() ? 'F' : 'C'));
+    std::span<const uint8_t> chunk(reinterpret_cast<const uint8_t*>(out[i].data()), out[i].size());
+    auto opened = security::open_asymmetric(p, keys().client_private.get(), server_public.get(), chunk,
+                                            12 + 4 + p.uri.size() + 4 + identity.certificate.size() + 4 + 20);
+    REQUIRE(opened.status.is_good());
+    uint32_t seq, request_id;
+    std::memcpy(&seq, opened.plaintext.data(), 4);
+    std::memcpy(&request_id, opened.plaintext.data() + 4, 4);
+    CHECK(request_id == 1);
+    if (i == 0) first_sequence = seq;
+    CHECK(seq == first_sequence + i);
+    body.insert(body.end(), opened.plaintext.begin() + 8, opened.plaintext.end());
+  }
+  ua::Decoder d(body);
+  ua::NodeId type;
+  ua::decode(d, type);
+  ua::OpenSecureChannelResponse resp;
+  ua::decode(d, resp);
+  REQUIRE(d.ok());
+  CHECK(resp.server_nonce.size() == 32);
+  CHECK(h.channel->state() == SecureChannel::State::Open);
+
+  SECTION("a chain that leaves no room for a chunk closes the channel") {
+    identity.certificate.resize(8192 - header_without_chain - 200, 0x30);
+    Harness small(config);
+    small.feed(hello(8192, 65535));
+    small.sink.out.clear();
+    // The same request (encrypted for the 4096-bit certificate, whose thumbprint it names).
+    small.feed(std::string(open.begin(), open.end()));
+    small.run();
+    auto err = chunks_of(small.sink.out);
+    REQUIRE(err.size() == 1);
+    CHECK(err[0].substr(0, 3) == "ERR");
+    CHECK(error_of(err[0]) == status::BadTcpMessageTooLarge);
+  }
 }
