@@ -1,6 +1,6 @@
 // node-opcua (2.182.2) against the real daemon: who a session's user is and what that user may do
 // (docs/SECURITY.md, "Users and roles"). An X509 user identity token whose certificate is in the user trust
-// list (pki/user/trusted/certs) activates a session with its configured roles, an untrusted one is refused;
+// list (pki/user/trusted/certs) activates a session with its user's configured roles, an untrusted one is refused;
 // an endpoint with `allow_anonymous: false` refuses anonymous but takes a user name; a variable's
 // `write_roles` decide who may write it, and UserAccessLevel says so before anyone tries.
 "use strict";
@@ -25,6 +25,7 @@ let daemon;
 let certificateManager;
 let client;      // application certificate: clientCert (trusted by the daemon)
 let carol;       // X509 user in user/trusted/certs, role Operator
+let dave;        // X509 user in user/trusted/certs, role Observer
 let mallory;     // X509 user mapped to a configured user but NOT in the user trust list
 
 // A self-signed RSA certificate made with the openssl command line: { der, pem, key (PEM), thumbprint }.
@@ -84,7 +85,8 @@ async function refusal(promise) {
 }
 
 // Refused ActivateSessions in the operator log (docs/CONFIGURATION.md, "Operator log").
-const loginFailures = () => (daemon.output().match(/event=login\.failed .*status=BadIdentityTokenRejected/g) || []).length;
+const loginFailures = () =>
+  (daemon.output().match(/event=login\.failed .*status=BadIdentityTokenRejected/g) || []).length;
 
 const x509 = (user) => ({ type: UserTokenType.Certificate, certificateData: user.der, privateKey: user.key });
 const login = (userName, password) => ({ type: UserTokenType.UserName, userName, password });
@@ -99,11 +101,13 @@ test.before(async () => {
     "extendedKeyUsage=clientAuth",
   ]);
   carol = makeCertificate("carol", "/CN=carol", ["keyUsage=critical,digitalSignature,nonRepudiation"]);
+  dave = makeCertificate("dave", "/CN=dave", ["keyUsage=critical,digitalSignature,nonRepudiation"]);
   mallory = makeCertificate("mallory", "/CN=mallory", ["keyUsage=critical,digitalSignature,nonRepudiation"]);
 
   // The daemon's PKI, prepared before its first start: the client application and carol are trusted.
   const pki = path.join(dir, "pki");
-  for (const [folder, cert] of [["trusted/certs", client], ["user/trusted/certs", carol]]) {
+  const trusted = [["trusted/certs", client], ["user/trusted/certs", carol], ["user/trusted/certs", dave]];
+  for (const [folder, cert] of trusted) {
     fs.mkdirSync(path.join(pki, folder), { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(pki, folder, `${cert.thumbprint}.der`), cert.der);
   }
@@ -134,6 +138,7 @@ test.before(async () => {
         { name: "alice", password_hash: hashPassword("wonderland"), roles: ["Operator"] },
         { name: "bob", password_hash: hashPassword("builder"), roles: ["Observer"] },
         { name: "carol", certificate_thumbprint: carol.thumbprint, roles: ["Operator"] },
+        { name: "dave", certificate_thumbprint: dave.thumbprint, roles: ["Observer"] },
         { name: "mallory", certificate_thumbprint: mallory.thumbprint, roles: ["Operator"] },
       ],
       node_files: [path.join(__dirname, "nodes.json"), nodeFile],
@@ -177,6 +182,18 @@ for (const [policy, mode] of [[SecurityPolicy.None, MessageSecurityMode.None],
       } finally {
         await session.close();
       }
+      // dave, trusted the same way, is only an Observer: his certificate's user has his roles, not carol's.
+      const observer = await c.createSession(x509(dave));
+      try {
+        const access = await observer.read({ nodeId: GUARDED, attributeId: AttributeIds.UserAccessLevel });
+        assert.equal(access.value.value & CURRENT_WRITE, 0, "UserAccessLevel lacks CurrentWrite for an Observer");
+        const w = await observer.write({
+          nodeId: GUARDED, attributeId: AttributeIds.Value, value: { value: { dataType: DataType.Double, value: 7 } },
+        });
+        assert.equal(w, StatusCodes.BadUserAccessDenied);
+      } finally {
+        await observer.close();
+      }
       // mallory's certificate is a configured user's, but not in user/trusted/certs: the validator refuses it
       // and the client learns only BadIdentityTokenRejected (Part 4 §5.6.3, Table 18), not why.
       const before = loginFailures();
@@ -194,7 +211,8 @@ for (const [policy, mode] of [[SecurityPolicy.None, MessageSecurityMode.None],
       // node-opcua sends only tokens the endpoint description offers; a hostile client sends one anyway, so
       // the test adds the anonymous policy to the client's copy of the endpoints.
       for (const e of c._serverEndpoints) {
-        if (e.securityMode === mode) e.userIdentityTokens.push({ policyId: "anonymous", tokenType: UserTokenType.Anonymous });
+        if (e.securityMode !== mode) continue;
+        e.userIdentityTokens.push({ policyId: "anonymous", tokenType: UserTokenType.Anonymous });
       }
       const before = loginFailures();
       assert.match(await refusal(c.createSession({ type: UserTokenType.Anonymous })), /BadIdentityTokenRejected/);
