@@ -5,10 +5,12 @@
 // with the token it is told to use, and verifies and decrypts what the server sends with the token the
 // chunk names. No test framework: every failure is a return value the caller checks.
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
