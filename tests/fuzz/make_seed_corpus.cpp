@@ -1,12 +1,14 @@
 // Writes the seed corpus of every fuzz target into <dir>/<target>/: well-formed encodings of the values
 // a server receives, so that mutation starts from the interesting structures.
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <cstring>
 #include <string>
 
 #include "tests/fuzz/fuzz_ids.hpp"
+#include "tests/fuzz/fuzz_key_material.hpp"
+#include "tests/fuzz/secure_channel_fuzz_input.hpp"
 #include "tests/fuzz/services_fuzz_input.hpp"
 #include "transport/channel_id.hpp"
 #include "transport/uatcp.hpp"
@@ -557,6 +559,114 @@ void write_large_service_input(const std::filesystem::path& dir) {
   s.op(w).op(r).end();
 }
 
+// secure_channel_fuzz inputs (tests/fuzz/secure_channel_fuzz_input.hpp), for every policy and mode: valid
+// sealed requests (whole, in two chunks, around a renewal and the switch to the new token, then CLO), a
+// tampered one, an unsealed one; and valid, renewing and unsealed OPN requests.
+void write_secure_channel_seeds(const std::filesystem::path& dir) {
+  namespace sf = opcuad::fuzz::secure;
+  std::filesystem::create_directories(dir);
+  // A symmetric chunk before sealing; the target writes the ids, the sequence number and the size.
+  auto chunk = [](const char* type, char c, uint32_t request_id, const ByteBuffer& body) {
+    ByteBuffer b;
+    Encoder e(b);
+    e.write_raw(type, 3);
+    e.write_u8(static_cast<uint8_t>(c));
+    for (int i = 0; i < 4; ++i) e.write_u32(0);  // size, channel id, token id, sequence number
+    e.write_u32(request_id);
+    b.append(body.data(), body.size());
+    return std::vector<uint8_t>(b.data(), b.data() + b.size());
+  };
+  ByteBuffer read;
+  {
+    Encoder e(read);
+    ReadRequest r;
+    r.request_header = header();
+    for (uint32_t i = 0; i < 3; ++i) r.nodes_to_read.push_back(ReadValueId{NodeId(2, i), 13, String(), {}});
+    encode(e, NodeId(0, ReadRequest::binary_encoding_id));
+    encode(e, r);
+  }
+  ByteBuffer first, second;
+  first.append(read.data(), read.size() / 2);
+  second.append(read.data() + read.size() / 2, read.size() - read.size() / 2);
+  const auto whole = chunk("MSG", 'F', 2, read);
+  const uint8_t sealed = sf::kSeal | sf::kFixHeader | sf::kPad | sf::kFixSeq;
+  std::vector<uint8_t> tampered = {30, 0, 0x04};
+  tampered.insert(tampered.end(), whole.begin(), whole.end());
+
+  const auto& client = opcuad::fuzz::fuzz_client();
+  const auto& server = opcuad::fuzz::fuzz_server();
+  // An OPN chunk before sealing (the target pads, signs and encrypts it).
+  auto open = [&](const opcuad::security::Policy& p, MessageSecurityMode mode,
+                  SecurityTokenRequestType type) {
+    ByteBuffer b;
+    Encoder e(b);
+    e.write_raw("OPNF\0\0\0\0", 8);
+    e.write_u32(0);  // channel id: the target writes it (kFixHeader)
+    encode(e, String(std::string(p.uri)));
+    encode(e, ByteString::from_bytes(client.certificate));
+    encode(e, ByteString::from_bytes(server.thumbprint));
+    e.write_u32(type == SecurityTokenRequestType::Issue ? 1 : 2);
+    e.write_u32(type == SecurityTokenRequestType::Issue ? 1 : 2);
+    OpenSecureChannelRequest req;
+    req.request_type = type;
+    req.security_mode = mode;
+    req.client_nonce = ByteString::from_bytes(std::vector<uint8_t>(p.nonce_length, 0x42));
+    req.requested_lifetime = 600000;
+    encode(e, NodeId(0, OpenSecureChannelRequest::binary_encoding_id));
+    encode(e, req);
+    return std::vector<uint8_t>(b.data(), b.data() + b.size());
+  };
+
+  int n = 0;
+  auto put = [&](const std::string& input) {
+    std::ofstream(dir / ("seed-" + std::to_string(n++)), std::ios::binary)
+        .write(input.data(), static_cast<std::streamsize>(input.size()));
+  };
+  static constexpr opcuad::security::PolicyId kIds[sf::kPolicies] = {
+      opcuad::security::PolicyId::Basic256Sha256, opcuad::security::PolicyId::Aes128_Sha256_RsaOaep,
+      opcuad::security::PolicyId::Aes256_Sha256_RsaPss};
+  for (uint8_t policy = 0; policy < sf::kPolicies; ++policy) {
+    for (bool encrypt : {false, true}) {
+      const std::string sym(1, static_cast<char>(sf::selector(policy, encrypt, sf::kSymmetric)));
+      std::string in = sym;
+      sf::append_record(in, sealed, whole);
+      put(in);
+      in = sym;
+      sf::append_record(in, sealed, chunk("MSG", 'C', 3, first));
+      sf::append_record(in, sealed | sf::kSplit, chunk("MSG", 'F', 3, second));
+      put(in);
+      in = sym;
+      sf::append_record(in, sealed, whole);
+      sf::append_record(in, sf::kRenew, {});
+      sf::append_record(in, sealed, whole);  // still the old token: it stays valid until the switch
+      sf::append_record(in, sealed | sf::kSwitch, whole);
+      sf::append_record(in, sealed, chunk("CLO", 'F', 4, ByteBuffer()));
+      put(in);
+      in = sym;
+      sf::append_record(in, sealed | sf::kTamper, tampered);
+      put(in);
+      in = sym;
+      sf::append_record(in, sf::kFixHeader | sf::kFixSeq, whole);  // not sealed
+      put(in);
+
+      const auto& p = opcuad::security::policy(kIds[policy]);
+      const auto mode = encrypt ? MessageSecurityMode::SignAndEncrypt : MessageSecurityMode::Sign;
+      const std::string asym(1, static_cast<char>(sf::selector(policy, encrypt, sf::kAsymmetric)));
+      in = asym;
+      sf::append_record(in, sf::kSeal, open(p, mode, SecurityTokenRequestType::Issue));
+      put(in);
+      in = asym;
+      sf::append_record(in, sf::kSeal, open(p, mode, SecurityTokenRequestType::Issue));
+      sf::append_record(in, sf::kSeal | sf::kFixHeader, open(p, mode, SecurityTokenRequestType::Renew));
+      put(in);
+      in = asym;
+      sf::append_record(in, sf::kFixHeader, open(p, mode, SecurityTokenRequestType::Issue));
+      put(in);
+    }
+  }
+  std::printf("wrote %d secure channel seeds\n", n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -576,7 +686,8 @@ int main(int argc, char** argv) {
   ReadRequest read;
   read.request_header = header();
   read.timestamps_to_return = TimestampsToReturn::Both;
-  for (uint32_t i = 0; i < 3; ++i) read.nodes_to_read.push_back(ReadValueId{NodeId(2, i), 13, String("1:2"), {}});
+  for (uint32_t i = 0; i < 3; ++i)
+    read.nodes_to_read.push_back(ReadValueId{NodeId(2, i), 13, String("1:2"), {}});
   s.add(2, ExtensionObject::make(read));
   WriteRequest write;
   write.request_header = header();
@@ -584,7 +695,8 @@ int main(int argc, char** argv) {
   s.add(2, ExtensionObject::make(write));
   BrowseRequest browse;
   browse.request_header = header();
-  browse.nodes_to_browse.push_back(BrowseDescription{NodeId(0, 85), BrowseDirection::Both, NodeId(0, 33), true, 0, 63});
+  browse.nodes_to_browse.push_back(
+      BrowseDescription{NodeId(0, 85), BrowseDirection::Both, NodeId(0, 33), true, 0, 63});
   s.add(2, ExtensionObject::make(browse));
   CreateSessionRequest create;
   create.request_header = header();
@@ -593,16 +705,19 @@ int main(int argc, char** argv) {
   s.add(2, ExtensionObject::make(create));
   ActivateSessionRequest activate;
   activate.request_header = header();
-  activate.user_identity_token = ExtensionObject::make(UserNameIdentityToken{String("p"), String("u"), ByteString("pw"), String()});
+  activate.user_identity_token =
+      ExtensionObject::make(UserNameIdentityToken{String("p"), String("u"), ByteString("pw"), String()});
   s.add(2, ExtensionObject::make(activate));
   CreateMonitoredItemsRequest monitor;
   monitor.request_header = header();
   MonitoredItemCreateRequest item;
   item.item_to_monitor = ReadValueId{NodeId(2, 1), 13, String(), {}};
-  item.requested_parameters.filter = ExtensionObject::make(DataChangeFilter{DataChangeTrigger::StatusValue, 1, 0.5});
+  item.requested_parameters.filter =
+      ExtensionObject::make(DataChangeFilter{DataChangeTrigger::StatusValue, 1, 0.5});
   monitor.items_to_create.push_back(item);
   s.add(2, ExtensionObject::make(monitor));
-  s.add(7, std::vector<ExtensionObject>{ExtensionObject::make(Range{0, 100}), ExtensionObject::make(EUInformation{})});
+  s.add(7, std::vector<ExtensionObject>{ExtensionObject::make(Range{0, 100}),
+                                        ExtensionObject::make(EUInformation{})});
 
   DiagnosticInfo d;
   d.symbolic_id = 1;
@@ -616,5 +731,6 @@ int main(int argc, char** argv) {
   write_stream_seeds(std::filesystem::path(argv[1]) / "uatcp_stream_fuzz");
   write_service_seeds(std::filesystem::path(argv[1]) / "services_fuzz");
   write_large_service_input(std::filesystem::path(argv[1]) / "services_fuzz-large");
+  write_secure_channel_seeds(std::filesystem::path(argv[1]) / "secure_channel_fuzz");
   return 0;
 }

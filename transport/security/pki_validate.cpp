@@ -11,7 +11,9 @@
 //   9 certificate usage    BadCertificateUseNotAllowed / BadCertificateIssuerUseNotAllowed
 //  10 find revocation list BadCertificateRevocationUnknown / BadCertificateIssuerRevocationUnknown
 //  11 revocation check     BadCertificateRevoked / BadCertificateIssuerRevoked
-// Processing stops at the first failure. A self-signed leaf has no issuer and so needs no CRL.
+// Processing stops at the first failure. A self-signed leaf has no issuer and so needs no CRL. A CRL past its
+// nextUpdate (or before its thisUpdate) counts for step 11 (what it lists stays revoked) but not for step 10:
+// a certificate it does not list has an unknown revocation status.
 #include <openssl/objects.h>
 #include <openssl/x509v3.h>
 
@@ -76,15 +78,38 @@ const char* signature_problem(X509* cert, bool allow_sha1) {
   }
 }
 
-// A CRL of `ca`: issued under its name and signed by its key.
-X509_CRL* find_crl(X509* ca, const std::vector<X509CrlPtr>& crls) {
+// Whether a CRL speaks for now (RFC 5280 §5.1.2.4, §5.1.2.5): issued already (thisUpdate passed) and not
+// yet due to be replaced (nextUpdate, when it has one, still to come). After nextUpdate the CA may have
+// revoked certificates the list does not show. A time that does not parse counts as not current.
+bool crl_current(X509_CRL* crl) {
+  const ASN1_TIME* this_update = X509_CRL_get0_lastUpdate(crl);
+  const ASN1_TIME* next_update = X509_CRL_get0_nextUpdate(crl);
+  if (this_update == nullptr || X509_cmp_current_time(this_update) >= 0) return false;
+  return next_update == nullptr || X509_cmp_current_time(next_update) > 0;
+}
+
+std::string crl_time_text(const ASN1_TIME* t) {
+  const auto time = t ? asn1_time(t) : std::nullopt;
+  return time ? iso_time(*time) : std::string("an unreadable time");
+}
+
+// A CRL of `ca`: issued under its name and signed by its key; a current one when there is one (an operator
+// may leave the old list beside the new), else an outdated one (current = false), else none.
+struct FoundCrl {
+  X509_CRL* crl = nullptr;
+  bool current = false;
+};
+FoundCrl find_crl(X509* ca, const std::vector<X509CrlPtr>& crls) {
   const X509_NAME* name = X509_get_subject_name(ca);
   EVP_PKEY* key = X509_get0_pubkey(ca);
+  FoundCrl found;
   for (const auto& crl : crls) {
     if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()), name) != 0) continue;
-    if (key && X509_CRL_verify(crl.get(), key) == 1) return crl.get();
+    if (!key || X509_CRL_verify(crl.get(), key) != 1) continue;
+    if (crl_current(crl.get())) return {crl.get(), true};
+    if (!found.crl) found.crl = crl.get();
   }
-  return nullptr;
+  return found;
 }
 
 bool is_revoked(X509_CRL* crl, X509* cert) {
@@ -235,18 +260,30 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   }
 
   // 10 and 11: each CA's CRL (trusted/crl or issuers/crl), then whether it lists the certificate it issued.
-  std::vector<X509_CRL*> crls(n, nullptr);
+  std::vector<FoundCrl> crls(n);
   for (size_t i = 0; i + 1 < n; ++i) {
     crls[i] = find_crl(chain[i + 1], lists.crls);
-    if (!crls[i]) {
+    if (!crls[i].crl) {
       return fail(i == 0 ? st::BadCertificateRevocationUnknown : st::BadCertificateIssuerRevocationUnknown,
                   label(chain[i + 1]) + ": no CRL of this CA in trusted/crl or issuers/crl");
     }
   }
+  // An outdated CRL still proves a revocation (a CA does not take one back), so it is consulted first.
   for (size_t i = 0; i + 1 < n; ++i) {
-    if (is_revoked(crls[i], chain[i])) {
+    if (is_revoked(crls[i].crl, chain[i])) {
       return fail(i == 0 ? st::BadCertificateRevoked : st::BadCertificateIssuerRevoked,
                   label(chain[i]) + ": revoked by " + label(chain[i + 1]));
+    }
+  }
+  // What an outdated CRL does not list may have been revoked since: the revocation status is unknown
+  // (Part 4 §6.1.3, "Find Revocation List"), as with no CRL at all, until the CA's new list is in place.
+  for (size_t i = 0; i + 1 < n; ++i) {
+    if (!crls[i].current) {
+      X509_CRL* crl = crls[i].crl;
+      return fail(i == 0 ? st::BadCertificateRevocationUnknown : st::BadCertificateIssuerRevocationUnknown,
+                  label(chain[i + 1]) + ": its CRL is not current (thisUpdate " +
+                      crl_time_text(X509_CRL_get0_lastUpdate(crl)) + ", nextUpdate " +
+                      crl_time_text(X509_CRL_get0_nextUpdate(crl)) + "): put the CA's newer CRL in place");
     }
   }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -76,14 +77,20 @@ inline X509Ptr make_cert(const CertSpec& s) {
   return cert;
 }
 
-inline X509CrlPtr make_crl(X509* ca, EVP_PKEY* ca_key, const std::vector<X509*>& revoked) {
+// A CRL of `ca` listing `revoked`, issued `this_update_days` from now and due `next_update_days` from now
+// (a next_update_days of kNoNextUpdate: no nextUpdate field).
+inline constexpr long kNoNextUpdate = LONG_MIN;
+inline X509CrlPtr make_crl(X509* ca, EVP_PKEY* ca_key, const std::vector<X509*>& revoked,
+                           long this_update_days = -1, long next_update_days = 30) {
   X509CrlPtr crl(X509_CRL_new());
   X509_CRL_set_version(crl.get(), X509_CRL_VERSION_2);
   X509_CRL_set_issuer_name(crl.get(), X509_get_subject_name(ca));
-  ASN1_TIME* now = ASN1_TIME_adj(nullptr, time(nullptr), -1, 0);
-  ASN1_TIME* next = ASN1_TIME_adj(nullptr, time(nullptr), 30, 0);
+  ASN1_TIME* now = ASN1_TIME_adj(nullptr, time(nullptr), static_cast<int>(this_update_days), 0);
+  ASN1_TIME* next = next_update_days == kNoNextUpdate
+                        ? nullptr
+                        : ASN1_TIME_adj(nullptr, time(nullptr), static_cast<int>(next_update_days), 0);
   X509_CRL_set1_lastUpdate(crl.get(), now);
-  X509_CRL_set1_nextUpdate(crl.get(), next);
+  if (next) X509_CRL_set1_nextUpdate(crl.get(), next);
   for (X509* r : revoked) {
     X509_REVOKED* entry = X509_REVOKED_new();
     X509_REVOKED_set_serialNumber(entry, X509_get_serialNumber(r));

@@ -250,6 +250,77 @@ TEST_CASE("a CA without a CRL is BadCertificateRevocationUnknown or ...IssuerRev
   }
 }
 
+TEST_CASE("a CRL past its nextUpdate leaves the revocation status unknown, what it lists stays revoked",
+          "[pki][crl]") {
+  // Lists made by OpenSSL here: issued 40 days ago, due 10 days ago.
+  auto stale = [](X509* ca, EVP_PKEY* key, std::vector<X509*> revoked = {}) {
+    return test::make_crl(ca, key, revoked, -40, -10);
+  };
+  SECTION("the leaf's issuer: BadCertificateRevocationUnknown, and the log says why") {
+    Hierarchy h;
+    h.install_ca(true, false);
+    test::write_crl(h.pki.paths().issuers_crl / "intermediate.crl",
+                    stale(h.intermediate.get(), test::shared_key(1)).get());
+    h.pki.reload();
+    const auto v = h.check(h.leaf.get());
+    CHECK(v.status == st::BadCertificateRevocationUnknown);
+    CHECK_THAT(v.reason, Catch::Contains("Test Intermediate CA") && Catch::Contains("not current") &&
+                             Catch::Contains("nextUpdate 20"));
+  }
+  SECTION("the issuer's issuer: BadCertificateIssuerRevocationUnknown") {
+    Hierarchy h;
+    h.install_ca(false, true);
+    test::write_crl(h.pki.paths().trusted_crl / "root.crl", stale(h.root.get(), test::shared_key(0)).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::BadCertificateIssuerRevocationUnknown);
+  }
+  SECTION("a certificate an outdated CRL lists is still BadCertificateRevoked") {
+    Hierarchy h;
+    h.install_ca(true, false);
+    test::write_crl(h.pki.paths().issuers_crl / "intermediate.crl",
+                    stale(h.intermediate.get(), test::shared_key(1), {h.leaf.get()}).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::BadCertificateRevoked);
+  }
+  SECTION("the CA's new CRL beside the outdated one is used") {
+    Hierarchy h;
+    h.install_ca(true, true);
+    test::write_crl(h.pki.paths().issuers_crl / "intermediate-old.crl",
+                    stale(h.intermediate.get(), test::shared_key(1)).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::Good);
+  }
+  SECTION("a CRL issued in the future does not speak for now either") {
+    Hierarchy h;
+    h.install_ca(true, false);
+    test::write_crl(h.pki.paths().issuers_crl / "intermediate.crl",
+                    test::make_crl(h.intermediate.get(), test::shared_key(1), {}, 2, 30).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::BadCertificateRevocationUnknown);
+  }
+  SECTION("a CRL without nextUpdate announces no replacement: it stays current") {
+    Hierarchy h;
+    h.install_ca(true, false);
+    test::write_crl(
+        h.pki.paths().issuers_crl / "intermediate.crl",
+        test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -1, test::kNoNextUpdate).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::Good);
+  }
+  SECTION("user certificates follow the same rule") {
+    Hierarchy h;
+    const PkiPaths& p = h.pki.paths();
+    test::write_der(p.user_trusted_certs / "root.der", h.root.get());
+    test::write_der(p.user_issuers_certs / "intermediate.der", h.intermediate.get());
+    test::write_crl(p.user_trusted_crl / "root.crl",
+                    test::make_crl(h.root.get(), test::shared_key(0), {}).get());
+    test::write_crl(p.user_issuers_crl / "intermediate.crl",
+                    stale(h.intermediate.get(), test::shared_key(1)).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get(), {.use = CertificateUse::User}).status == st::BadCertificateRevocationUnknown);
+  }
+}
+
 TEST_CASE("a subjectAltName URI other than the ApplicationUri is BadCertificateUriInvalid", "[pki]") {
   Hierarchy h;
   h.install_ca();

@@ -1,0 +1,120 @@
+#pragma once
+// Fixed RSA-2048 keys and self-signed certificates for the secure channel fuzz target and its seed
+// generator: TEST-ONLY key material, committed on purpose so every run (and every replayed input) sees the
+// same server and client. Never use them for anything else. Made with the openssl command line (valid
+// until 2126), for each of server / client:
+//   openssl req -x509 -newkey rsa:2048 -nodes -sha256 -days 36500 -subj "/CN=opcuad fuzz <who>"
+//     -addext "subjectAltName=URI:urn:opcuad:fuzz:<who>" -addext "basicConstraints=critical,CA:FALSE"
+//     -addext "keyUsage=critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment"
+//     -addext "extendedKeyUsage=<serverAuth,clientAuth | clientAuth>"
+// (the server's subjectAltName also names DNS:localhost).
+
+namespace opcuad::fuzz {
+
+inline constexpr const char* kServerCertificatePem = R"(-----BEGIN CERTIFICATE-----
+MIIDeTCCAmGgAwIBAgIUVXOMfRHpcKj5bctC017edhIy1gcwDQYJKoZIhvcNAQEL
+BQAwHTEbMBkGA1UEAwwSb3BjdWFkIGZ1enogc2VydmVyMCAXDTI2MTIwMjAxMzQw
+OVoYDzIxMjYxMTA4MDEzNDA5WjAdMRswGQYDVQQDDBJvcGN1YWQgZnV6eiBzZXJ2
+ZXIwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQDlXgBgvNWr2NHuouZs
+LCB/Yq6YqgJ5LW4jJ38oITY23PfN3v+b2mh/EvImHA7Igubmh4rYyZmyEEaLWUI1
+AKW81+Jsli8BxdsFRlRRrfofjyt3FKfae+ScHI3d3WA/cnzMTxCG/c9BoxEq46JO
+6OSYnf0SfqRcUwF4UDvANsnTD6tLa4lGHWq6WbbiAz6L1RaT4eVknvNGmNGxRxdn
+3hVWiN5MgBAaNxQvud9QQCevMMQzszvGQs/8Zpc54qajm8+l8c3UabRrH8n0kTR4
+LwjIXd8LFAflkIGGszF/FYo6KFi3+X2FeaJxCMXXksb5JriulFcd/MVmDUXNnCnT
+2FKvAgMBAAGjga4wgaswHQYDVR0OBBYEFPlGrXIgfLpSoOGGtfF555uu8uKEMB8G
+A1UdIwQYMBaAFPlGrXIgfLpSoOGGtfF555uu8uKEMCwGA1UdEQQlMCOGFnVybjpv
+cGN1YWQ6ZnV6ejpzZXJ2ZXKCCWxvY2FsaG9zdDAMBgNVHRMBAf8EAjAAMA4GA1Ud
+DwEB/wQEAwIE8DAdBgNVHSUEFjAUBggrBgEFBQcDAQYIKwYBBQUHAwIwDQYJKoZI
+hvcNAQELBQADggEBAKUpB03dZ1vqycjlIQRU4bEIRjF2UuBg1BdnWp9RQsWECS+4
+SbQIAqQxg4U2Q1QjBd9EVonsDJwFBHZrN/rWv60Hs+5nDL9vUAn9s/B2gd8QOsUd
+xbGGshrxmgu+5H1YMYZaRdNOHRxk/inSZPpa4VK7TMA8TXCvEQ1FWJrV9xzV4MDo
+fOfTBdXxUfpA+0m4ynIcpgKdwG8fyRpWAkS8qm5PhtCXKTvxuBSY1IysEMSA/cnl
+rdbLCo8k4AquYx6vo5h6yXquTb8S7kip8pXx3RDdyIIqt8W/Pwp08qWV0qv5c/u9
+24VZY1btu/g5CpK8XXnMPmmQhey05aEJ3wJb0/0=
+-----END CERTIFICATE-----
+)";
+
+inline constexpr const char* kServerKeyPem = R"(-----BEGIN PRIVATE KEY-----
+MIIEvgIBADANBgkqhkiG9w0BAQEFAASCBKgwggSkAgEAAoIBAQDlXgBgvNWr2NHu
+ouZsLCB/Yq6YqgJ5LW4jJ38oITY23PfN3v+b2mh/EvImHA7Igubmh4rYyZmyEEaL
+WUI1AKW81+Jsli8BxdsFRlRRrfofjyt3FKfae+ScHI3d3WA/cnzMTxCG/c9BoxEq
+46JO6OSYnf0SfqRcUwF4UDvANsnTD6tLa4lGHWq6WbbiAz6L1RaT4eVknvNGmNGx
+Rxdn3hVWiN5MgBAaNxQvud9QQCevMMQzszvGQs/8Zpc54qajm8+l8c3UabRrH8n0
+kTR4LwjIXd8LFAflkIGGszF/FYo6KFi3+X2FeaJxCMXXksb5JriulFcd/MVmDUXN
+nCnT2FKvAgMBAAECggEAOjyj2+wWVIu4wd6aotyRY8aqjhiciCgAzuw4XPgRy9xP
+DvaP8AKEhb9JvGNjXYXfGqlPl7uYSp3XS4peRRbk/g3Sb7+yL8EM20oAHr0NxPWV
+E6cq9059vSWC39JVncZz6Wwpxhyrgv7kXP9vNpnrcNSsbQW6tbZdqS61/RfsJqpY
+xFiNmY1w6SB4oG9irWG8ym6zVWH8jLiUvbblDVClqVkWUsW5aEPAvXOXEu6Loq23
+UPLzyliukKB2dw2NNFQ3XFlc2fEXy5RkAg9HMWZsMoOIJnoRKNGT2H4H4z59/izK
+HsRqlCkjI0f6MvYc5nGix2XuQ4h/4UoRtb+Gb3kAAQKBgQD1JUrYjA2iUJRz455l
+O8BhdJK1Vul3hVjRSjcSPSJyai1E4FQlBGsRhB4yLBzb/R38P9jyqUufOimJbAq9
+9fSVjYRgQnEnvWsB+mvp0WPzIZ0zMZtpmotaKv/lnbp8gLfzTxLTkN3CxUC3GyKJ
+u9ND3UjYtxlo9h8+dO4sk3TLAQKBgQDvhdx5zVaDopxfiJvwgEJV63Cy8c/Kykdd
+GxF0XRtYL1S2SUdM1tNBqs2TcNn2wPHjitVKI6p/4IfGjMwHLCeKFjNwuCgHzoDZ
+WtVlOcio9cWtLCUOAKO6Zz2hB6hTru9IrZm4WLx/+OccmTvPggaDsac410bBNa82
+nFpbDTKNrwKBgQCo/7iFaKfNijeNXRHJQFPz22V4Vh5FI0yDm+IzVKn2rnPe07eu
+fUlCng4jEH4kum59g5aQU12qu3H/JtiQ9IpUv2bO5X8UomSuzHCwlIWPC1FQBZba
+Soxe8N3Q8deqFSK7PXwBFhGLQGjI0pAQ28ddNaQOosuFrIcFi57WZCFUAQKBgANk
+Qdr3rWHvy4cOyCZ/qnDNBKuEAQ0+EAShfX3IU7rL8MckAn50DEnBwWd1EaEM2l/+
+d0a1epSU+Vc2Zy0y0tyBs/jEosx5gBmTz7G/P7gkwsfQ+DVajPb2v0iocxm8QGcn
+DiYuG300aRFemho2HSGAQn3rjnTt7a04SY9AgJbBAoGBAIkvFkUPHNTx7l3s3Azx
+U4peQCN2S/z4CJ0Oib4UdEJc1TkRfIMURHtd3Bqzds9rG+iXGOEn7qfl7xg3zj5J
+N2LLBx4+ZcdJdZ0qbgh4jRYPPXTw0/qGCueV4VAGqgzu8+rwuwNJb6BwnR4hKLYj
+mq/0zWeu0hgr4OiqsIYGLo/4
+-----END PRIVATE KEY-----
+)";
+
+inline constexpr const char* kClientCertificatePem = R"(-----BEGIN CERTIFICATE-----
+MIIDZDCCAkygAwIBAgIUZ74TREZXJp+hYCTAd9JDdw3o1dswDQYJKoZIhvcNAQEL
+BQAwHTEbMBkGA1UEAwwSb3BjdWFkIGZ1enogY2xpZW50MCAXDTI2MTIwMjAxMzQw
+OVoYDzIxMjYxMTA4MDEzNDA5WjAdMRswGQYDVQQDDBJvcGN1YWQgZnV6eiBjbGll
+bnQwggEiMA0GCSqGSIb3DQEBAQUAA4IBDwAwggEKAoIBAQCws1LgQ5BLJrzGXS18
+Kk8mFRInRai7rBanCrk0ySUyRx64qjf8ulSD/L4XhpIk3lYFVqVQksbYqVPGpJnI
+XGQCFMP7WrSCeUy4PQ/u78tDcikUE0XPSv3csJy+/Pl9WQrY+zehFyuOGOsN1LsQ
+MW6RjKrANhO76pzZkAwIIas1WLaniDSyU5kCmkYiTnnKAUqxt/AGbyeMp2te0KyX
+gyE7cF6nBso+W3mBwtv8UONEtHBUvV3XBSdkvf05JXrAZX1zS49CLHy5yWRcdJK5
+7u8EdopCVJvAQMCswbjBZz2oTPtx/0cXiHzEumjGfx85JoF2qwovd3vEICRFOXTl
+29hhAgMBAAGjgZkwgZYwHQYDVR0OBBYEFPfsSRsl4HxGboWzayeTA0Ubv0iOMB8G
+A1UdIwQYMBaAFPfsSRsl4HxGboWzayeTA0Ubv0iOMCEGA1UdEQQaMBiGFnVybjpv
+cGN1YWQ6ZnV6ejpjbGllbnQwDAYDVR0TAQH/BAIwADAOBgNVHQ8BAf8EBAMCBPAw
+EwYDVR0lBAwwCgYIKwYBBQUHAwIwDQYJKoZIhvcNAQELBQADggEBACKTshwMUlpf
+R9dW9IW2rUmjy4XEPfB/vGUgNhA52brCPutW+i+DfF9CnicCeUn3Le1rLNwgNCoZ
+bqb++hEem9DbnmLhOA4hKwrnUvp0eIKWLuvI4WFbisTRo96kN6nBL6jo7DMNHLQD
+kVJR3dOGYOOmQA6XeL0DnzbENnNE4/HzGdTQBFisdtK892mACndsboQHwNOB7hvb
+TBQIwmOEjlsNfsb1VcKMta0/Ebzpex+S8/rzxXp0kxl/K9hD/lQn02iAK9NitQ23
+aQ/b7wvrVWlF57Z4H6Yw4cz9Uy8Kcz5t/UYpvu3Q7OXtVZMS9XO/1TmSq1Fo01ri
+ZxyPxH7n1m4=
+-----END CERTIFICATE-----
+)";
+
+inline constexpr const char* kClientKeyPem = R"(-----BEGIN PRIVATE KEY-----
+MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQCws1LgQ5BLJrzG
+XS18Kk8mFRInRai7rBanCrk0ySUyRx64qjf8ulSD/L4XhpIk3lYFVqVQksbYqVPG
+pJnIXGQCFMP7WrSCeUy4PQ/u78tDcikUE0XPSv3csJy+/Pl9WQrY+zehFyuOGOsN
+1LsQMW6RjKrANhO76pzZkAwIIas1WLaniDSyU5kCmkYiTnnKAUqxt/AGbyeMp2te
+0KyXgyE7cF6nBso+W3mBwtv8UONEtHBUvV3XBSdkvf05JXrAZX1zS49CLHy5yWRc
+dJK57u8EdopCVJvAQMCswbjBZz2oTPtx/0cXiHzEumjGfx85JoF2qwovd3vEICRF
+OXTl29hhAgMBAAECggEAA9ibZLNDyEb7E+xCSbIYD/GkeANdpVwdEBy9JEd+jkYb
+BpT56//YSBkvwA5XTwMh5zLYHVVci6m/35KEoGZWbO8rxuRWCoL+ZwI5Pw+sIncx
+KrUyr0zoEq4rc0LJYW+XO1rYfqKk+Y5US3RGcBdLW1KvAskKi+wS5u9qO6ET+3C+
+H8qdGHuEUV8A42peN5Dxetnj7XdOZLRYgkSpdzVRigiPhvosHz7UPhe1c18X2g4F
+7+cK4wzr881iR0kPelrmp1h3kxteX0rMXITwxGZSI/rTmpSb1res48+wnQRDJhLY
+TYhqWbRPfjZJpY68ZHQR36ckkHaq6AnkCdoXPO9O8wKBgQDfntihKeNtzq+2OfJe
+PO8A/7fekPPEj8u+Mh6VGqwYZHR1fHpVr2GD/xi8vU5L6JhCmNxObrT+OipJpbME
+A5G9ugrjbISfA9ONlNned17A5wo31+LUjD0Nj/SRInR06hBGP3flHly9cMFJh7lv
+HDsSo5hVK31zHQeSxOwbMuacswKBgQDKST+z/31lGUxpP58Fwimy/FHxF5UTIEIz
+HwaqTzTCEb1EryJJab9HFtFTi1zR1lhMnUjqbAbC1XPVMcKLqO3E4jzTwE9lWpWe
+6Rv0LTEPGqW79IA9Or3e0D9OE/qPnU6tDcpAqXYwHV3qECI1av3bzn5vGMChPyKa
+syfqssUomwKBgFBpACDDvUIpBkoSgDKe2pqTWXywxtcxlePohdK76pJC3RW6Ewto
+qzoZqr2DnPnyw31/FgkmCfM42yfsa3jQB8IfefbZeL7tU08f7U/vwKTA742xFaG0
+Y+fSkfD2YMYBvKRmAijjSBnex8I3CdkIX72OEiLeJpgUIjsGkJgfL4m9AoGBAJ4r
+YDAyWa4vddvl70XlaA2X1cqaEep+ksS+QcvxWuNUU5XdCwY0NWg0o0Cb+9vnqete
+IKGMDk1R8dyFqATj9ea4r68y8+HgTpWO2Fi47V9OCsFIkO1PfR833ggC/yxEaDxQ
+SBD/cHZ2v/RA4T67hfvVHm9n/1cVss0bwN53Ikp5AoGAJKVDW8wto8rpb7yZCIzv
+ZQ/erfETsqn8SJWbHLZ3zFKIUso4XW5XG4tnICNdHkU7oZglsQUi4/r9tLvjbiFh
+y1hamUklUlWpP8kY/ybO0Nl0uS9365GTT1AXEF5T2cfO8uqLvq3b3ycb9oqFMxl2
+OawXqb2qLGHUz7SlSqtOGis=
+-----END PRIVATE KEY-----
+)";
+
+}  // namespace opcuad::fuzz
