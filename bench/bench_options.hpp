@@ -3,11 +3,13 @@
 // the report printer (report.cpp).
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "bench/client_security.hpp"
 #include "bench/histogram.hpp"
 #include "bench/server_counters.hpp"
 #include "bench/sub_scenario.hpp"
@@ -43,6 +45,13 @@ struct Options {
   double max_allocs_per_op = -1;        // fail when the server's heap allocations per request exceed it
   std::optional<uint16_t> serve_canned;
   std::string canned_response;
+  // --security: None or POLICY:MODE, several comma-separated to compare them (one server each).
+  std::string security;
+  std::string server_certificate;  // --url targets: the server's certificate (DER)
+  std::string client_pki;          // where the client certificate is kept (default: a temporary folder)
+  // storm
+  uint32_t storm_clients = 4;   // closed loops opening secure channels + sessions during storm windows
+  double read_interval_ms = 1;  // the Read sessions send one request per interval (0: closed loop)
 };
 
 struct RunResult {
@@ -94,5 +103,12 @@ struct RunResult {
 // The text block and the JSON document of a load run (read, write, browse, translate).
 void print_text(const Options& o, const Workload& w, const std::vector<RunResult>& runs);
 void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs);
+
+// The generated configuration of a load run (opcuad_bench.cpp), offering `security`'s policy and mode.
+bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
+                  std::filesystem::path& config);
+// `--scenario storm` (storm_scenario.cpp): Read latency on open sessions with and without a connection
+// storm, alternating windows on one server; returns the exit code.
+int run_storm(const Options& o);
 
 }  // namespace opcuad::bench

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "transport/security/asymmetric.hpp"
 #include "transport/uatcp.hpp"
 
 namespace opcuad::bench {
@@ -26,9 +27,9 @@ bool write_all(asio::ip::tcp::socket& s, std::span<const uint8_t> bytes, std::st
   return !ec;
 }
 
-// Reads one chunk: its message and chunk type, and `rest`, the bytes after its 8-byte header. An ERR
-// fails with the server's reason.
-bool read_chunk(asio::ip::tcp::socket& s, MessageType& type, char& chunk_type, std::vector<uint8_t>& rest,
+// Reads one chunk whole (its 8-byte header included) and its message and chunk type. An ERR fails with
+// the server's reason.
+bool read_chunk(asio::ip::tcp::socket& s, MessageType& type, char& chunk_type, std::vector<uint8_t>& chunk,
                 std::string& error) {
   uint8_t h[transport::kHeaderSize];
   asio::error_code ec;
@@ -44,15 +45,16 @@ bool read_chunk(asio::ip::tcp::socket& s, MessageType& type, char& chunk_type, s
     error = "implausible chunk size " + std::to_string(size);
     return false;
   }
-  rest.resize(size - transport::kHeaderSize);
-  asio::read(s, asio::buffer(rest), ec);
+  chunk.resize(size);
+  std::memcpy(chunk.data(), h, transport::kHeaderSize);
+  asio::read(s, asio::buffer(chunk.data() + transport::kHeaderSize, size - transport::kHeaderSize), ec);
   if (ec) {
     error = "read: " + ec.message();
     return false;
   }
   if (type == MessageType::Error) {
     transport::ErrorMessage err;
-    read_error(rest, err, error);
+    read_error(std::span<const uint8_t>(chunk).subspan(transport::kHeaderSize), err, error);
     return false;
   }
   return true;
@@ -61,13 +63,141 @@ bool read_chunk(asio::ip::tcp::socket& s, MessageType& type, char& chunk_type, s
 // A fresh random nonce per session (Part 4 §5.6.2: never used in another request); servers such as
 // node-opcua refuse a nonce they have seen before with BadNonceInvalid.
 ua::ByteString session_nonce() {
-  thread_local std::mt19937_64 nonce_source{std::random_device{}()};
-  std::string nonce(32, '\0');
-  for (size_t i = 0; i < nonce.size(); i += 8) {
-    const uint64_t r = nonce_source();
-    std::memcpy(nonce.data() + i, &r, 8);
+  std::vector<uint8_t> nonce(32);
+  if (!security::random_bytes(nonce)) {
+    thread_local std::mt19937_64 fallback{std::random_device{}()};
+    for (auto& b : nonce) b = static_cast<uint8_t>(fallback());
   }
-  return ua::ByteString(std::move(nonce));
+  return ua::ByteString::from_bytes(nonce);
+}
+
+std::vector<uint8_t> concat(std::span<const uint8_t> a, std::span<const uint8_t> b) {
+  std::vector<uint8_t> out(a.begin(), a.end());
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+// OPN with SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
+bool open_channel_none(asio::ip::tcp::socket& s, SessionInfo& out, std::string& error) {
+  ua::OpenSecureChannelRequest opn;
+  set_request_header(opn.request_header, ua::NodeId(), 1, 0);
+  opn.request_type = ua::SecurityTokenRequestType::Issue;
+  opn.security_mode = ua::MessageSecurityMode::None;
+  opn.requested_lifetime = kTokenLifetimeMs;
+  ua::ByteBuffer msg;
+  append_open(msg, 0, out.next_sequence++, 1, opn);  // no SecureChannelId yet; request id 1
+  if (!write_all(s, msg.span(), error)) return false;
+  MessageType type;
+  char chunk_type;
+  std::vector<uint8_t> in;
+  if (!read_chunk(s, type, chunk_type, in, error)) return false;
+  if (type != MessageType::Open) {
+    error = "expected an OPN response";
+    return false;
+  }
+  ua::Decoder d(std::span<const uint8_t>(in).subspan(transport::kHeaderSize));
+  read_open_headers(d);
+  ua::NodeId type_id;
+  ua::decode(d, type_id);
+  ua::OpenSecureChannelResponse r;
+  ua::decode(d, r);
+  if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
+      !r.response_header.service_result.is_good()) {
+    error = "OpenSecureChannel failed";
+    return false;
+  }
+  out.channel_id = r.security_token.channel_id;
+  out.token_id = r.security_token.token_id;
+  return true;
+}
+
+// OPN on a secured policy (Part 6 §6.7.2.3, §6.7.4): the request carries our certificate and the
+// server certificate's thumbprint, is signed with our key and encrypted for the server's; the response
+// the reverse. Both nonces then give the channel's symmetric keys (Part 6 §6.7.5).
+bool open_channel_secured(asio::ip::tcp::socket& s, const ServerSecurity& server, SessionInfo& out,
+                          std::string& error) {
+  const SecuritySettings& st = *server.settings;
+  const security::Policy& p = *st.policy;
+  std::vector<uint8_t> client_nonce(p.nonce_length);
+  if (!security::random_bytes(client_nonce)) {
+    error = "no random bytes for the client nonce";
+    return false;
+  }
+  ua::ByteBuffer buf;
+  ua::Encoder e(buf);
+  e.write_raw("OPNF\0\0\0\0", transport::kHeaderSize);
+  e.write_u32(0);  // no SecureChannelId yet
+  ua::encode(e, ua::String(std::string(p.uri)));
+  ua::encode(e, ua::ByteString::from_bytes(st.certificate));
+  ua::encode(e, ua::ByteString::from_bytes(server.server_thumbprint));
+  const size_t encrypted_from = buf.size();
+  e.write_u32(out.next_sequence++);
+  e.write_u32(1);  // request id
+  ua::OpenSecureChannelRequest opn;
+  set_request_header(opn.request_header, ua::NodeId(), 1, 0);
+  opn.request_type = ua::SecurityTokenRequestType::Issue;
+  opn.security_mode = st.mode;
+  opn.client_nonce = ua::ByteString::from_bytes(client_nonce);
+  opn.requested_lifetime = kTokenLifetimeMs;
+  encode_message(buf, opn);
+  std::vector<uint8_t> chunk(buf.data(), buf.data() + buf.size());
+  if (!security::seal_asymmetric(p, st.private_key.get(), server.server_public_key.get(), chunk,
+                                 encrypted_from)) {
+    error = "cannot sign and encrypt the OpenSecureChannel request";
+    return false;
+  }
+  if (!write_all(s, chunk, error)) return false;
+
+  MessageType type;
+  char chunk_type;
+  std::vector<uint8_t> in;
+  if (!read_chunk(s, type, chunk_type, in, error)) return false;
+  if (type != MessageType::Open || chunk_type != 'F') {
+    error = "expected a one-chunk OPN response";
+    return false;
+  }
+  ua::Decoder h(std::span<const uint8_t>(in).subspan(transport::kHeaderSize));
+  h.read_u32();
+  ua::String uri;
+  ua::ByteString certificate, thumbprint;
+  ua::decode(h, uri);
+  ua::decode(h, certificate);
+  ua::decode(h, thumbprint);
+  if (!h.ok() || uri.view() != p.uri) {
+    error = "OPN response: another security policy";
+    return false;
+  }
+  const size_t from = static_cast<size_t>(h.position() - in.data());
+  security::OpenedChunk opened =
+      security::open_asymmetric(p, st.private_key.get(), server.server_public_key.get(), in, from);
+  if (!opened.status.is_good()) {
+    error = "OPN response: " + opened.reason;
+    return false;
+  }
+  ua::Decoder d(opened.plaintext);
+  d.read_u32();  // sequence number
+  d.read_u32();  // request id
+  ua::NodeId type_id;
+  ua::decode(d, type_id);
+  ua::OpenSecureChannelResponse r;
+  ua::decode(d, r);
+  if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
+      !r.response_header.service_result.is_good()) {
+    error = "OpenSecureChannel failed";
+    return false;
+  }
+  if (r.server_nonce.size() != p.nonce_length) {
+    error = "OPN response: a server nonce of " + std::to_string(r.server_nonce.size()) + " bytes";
+    return false;
+  }
+  out.channel_id = r.security_token.channel_id;
+  out.token_id = r.security_token.token_id;
+  out.crypto = std::make_shared<ChannelCrypto>(p, st.encrypting());
+  if (!out.crypto->set_keys(client_nonce, r.server_nonce.bytes())) {
+    error = "cannot set up the channel's symmetric keys";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -88,41 +218,15 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   char chunk_type;
   std::vector<uint8_t> in;
   if (!read_chunk(s, type, chunk_type, in, error)) return false;
-  if (type != MessageType::Acknowledge || in.size() < 20) {
+  if (type != MessageType::Acknowledge || in.size() < transport::kHeaderSize + 20) {
     error = "expected ACK";
     return false;
   }
-  out.server_receive_buffer = get_u32(in.data() + 4);
+  out.server_receive_buffer = get_u32(in.data() + transport::kHeaderSize + 4);
 
-  // OPN, SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
-  ua::OpenSecureChannelRequest opn;
-  set_request_header(opn.request_header, ua::NodeId(), 1, 0);
-  opn.request_type = ua::SecurityTokenRequestType::Issue;
-  opn.security_mode = ua::MessageSecurityMode::None;
-  opn.requested_lifetime = kTokenLifetimeMs;
-  ua::ByteBuffer msg;
-  append_open(msg, 0, out.next_sequence++, 1, opn);  // no SecureChannelId yet; request id 1
-  if (!write_all(s, msg.span(), error)) return false;
-  if (!read_chunk(s, type, chunk_type, in, error)) return false;
-  if (type != MessageType::Open) {
-    error = "expected an OPN response";
-    return false;
-  }
-  {
-    ua::Decoder d(in);
-    read_open_headers(d);
-    ua::NodeId type_id;
-    ua::decode(d, type_id);
-    ua::OpenSecureChannelResponse r;
-    ua::decode(d, r);
-    if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
-        !r.response_header.service_result.is_good()) {
-      error = "OpenSecureChannel failed";
-      return false;
-    }
-    out.channel_id = r.security_token.channel_id;
-    out.token_id = r.security_token.token_id;
-  }
+  const bool opened = endpoint.security ? open_channel_secured(s, *endpoint.security, out, error)
+                                        : open_channel_none(s, out, error);
+  if (!opened) return false;
 
   // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3), request ids 2 and 3, no
   // timeout hint.
@@ -134,6 +238,8 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   create.session_name = ua::String(session_name);
   create.client_nonce = session_nonce();
   create.requested_session_timeout = session_timeout_ms;
+  if (endpoint.security)
+    create.client_certificate = ua::ByteString::from_bytes(endpoint.security->settings->certificate);
   ua::CreateSessionResponse created;
   out.authentication_token = ua::NodeId();  // none before the session exists
   if (!blocking_call(s, out, 2, create, created, error, 0)) {
@@ -143,6 +249,21 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   out.authentication_token = created.authentication_token;
 
   ua::ActivateSessionRequest activate;
+  if (endpoint.security) {
+    // Part 4 §5.6.3: the client signs the server certificate and the server's session nonce.
+    const SecuritySettings& st = *endpoint.security->settings;
+    std::vector<uint8_t> signature(security::rsa_key_bytes(st.private_key.get()));
+    const auto server_certificate = created.server_certificate.size()
+                                        ? created.server_certificate.bytes()
+                                        : std::span<const uint8_t>(endpoint.security->server_certificate);
+    if (!security::asymmetric_sign(*st.policy, st.private_key.get(),
+                                   concat(server_certificate, created.server_nonce.bytes()), signature)) {
+      error = "ActivateSession: cannot sign";
+      return false;
+    }
+    activate.client_signature.algorithm = ua::String(std::string(st.policy->asymmetric_signature_uri));
+    activate.client_signature.signature = ua::ByteString::from_bytes(signature);
+  }
   activate.user_identity_token =
       ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
   ua::ActivateSessionResponse activated;
@@ -153,39 +274,47 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   return true;
 }
 
-bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::span<const uint8_t> body,
-                  std::string& error) {
-  const size_t limit = info.server_receive_buffer ? info.server_receive_buffer : transport::kMinBufferSize;
-  const size_t room = limit - transport::kSymmetricPrefix;
-  ua::ByteBuffer out(body.size() + (body.size() / room + 1) * transport::kSymmetricPrefix);
+bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id,
+                  std::span<const uint8_t> body, std::string& error) {
+  const size_t room = info.chunk_room();
+  const size_t overhead = transport::kSymmetricPrefix + (info.crypto ? info.crypto->max_overhead() : 0);
+  ua::ByteBuffer out(body.size() + (body.size() / room + 1) * overhead);
   size_t pos = 0;
   do {
     const size_t n = std::min(room, body.size() - pos);
     const char chunk_type = pos + n == body.size() ? 'F' : 'C';
-    append_chunk(out, MessageType::Message, chunk_type, info, request_id, body.subspan(pos, n));
+    if (!append_chunk(out, MessageType::Message, chunk_type, info, request_id, body.subspan(pos, n))) {
+      error = "cannot seal a chunk";
+      return false;
+    }
     pos += n;
   } while (pos < body.size());
   return write_all(s, out.span(), error);
 }
 
-bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<uint8_t>& body, std::string& error) {
+bool read_response(asio::ip::tcp::socket& s, const SessionInfo& info, uint32_t& request_id,
+                   std::vector<uint8_t>& body, std::string& error) {
   body.clear();
   std::vector<uint8_t> chunk;
   for (;;) {
     MessageType type;
     char chunk_type;
     if (!read_chunk(s, type, chunk_type, chunk, error)) return false;
-    // `chunk` starts after the 8-byte header: channel, token, sequence number, request id, body.
-    if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix - transport::kHeaderSize) {
+    std::span<const uint8_t> piece;
+    if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {
       error = "unexpected message type";
       return false;
     }
-    request_id = get_u32(chunk.data() + 12);
+    if (!open_chunk(info, chunk, piece)) {
+      error = "a response chunk failed its security checks";
+      return false;
+    }
+    request_id = get_u32(chunk.data() + 20);
     if (chunk_type == 'A') {
       error = "response aborted";
       return false;
     }
-    body.insert(body.end(), chunk.begin() + (transport::kSymmetricPrefix - transport::kHeaderSize), chunk.end());
+    body.insert(body.end(), piece.begin(), piece.end());
     if (chunk_type == 'F') return true;
   }
 }
@@ -202,7 +331,10 @@ bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request
   ua::CloseSecureChannelRequest clo;
   set_request_header(clo.request_header, ua::NodeId(), request_id + 1, 0);
   ua::ByteBuffer out;
-  append_request(out, MessageType::Close, info, request_id + 1, clo);
+  if (!append_request(out, MessageType::Close, info, request_id + 1, clo)) {
+    error = "CLO: cannot seal";
+    return false;
+  }
   asio::error_code ec;
   asio::write(s, asio::buffer(out.data(), out.size()), ec);
   if (ec) error = "CLO: " + ec.message();

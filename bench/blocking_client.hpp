@@ -18,15 +18,18 @@
 
 namespace opcuad::bench {
 
-// HEL/ACK, OpenSecureChannel (None), CreateSession, ActivateSession (anonymous), on a connected socket.
-// On failure returns false with a message.
+// HEL/ACK, OpenSecureChannel (None, or the run's policy and mode when endpoint.security is set),
+// CreateSession, ActivateSession (anonymous; signed by the client on a secured channel), on a connected
+// socket. On failure returns false with a message.
 bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
                   SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
 // Sends type id + request body as one message of as many chunks as needed.
-bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::span<const uint8_t> body,
-                  std::string& error);
+bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id,
+                  std::span<const uint8_t> body, std::string& error);
 // Reads chunks until a final one; `body` gets the reassembled message body (after the sequence header).
-bool read_response(asio::ip::tcp::socket& s, uint32_t& request_id, std::vector<uint8_t>& body, std::string& error);
+// Secured chunks are checked and decrypted with info's keys.
+bool read_response(asio::ip::tcp::socket& s, const SessionInfo& info, uint32_t& request_id,
+                   std::vector<uint8_t>& body, std::string& error);
 // CloseSessionRequest then CLO; the socket is left for the caller to close.
 bool close_session(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id, std::string& error);
 
@@ -41,7 +44,7 @@ bool blocking_call(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request
   if (!send_message(s, info, request_id, body.span(), error)) return false;
   std::vector<uint8_t> in;
   uint32_t got_id = 0;
-  if (!read_response(s, got_id, in, error)) return false;
+  if (!read_response(s, info, got_id, in, error)) return false;
   ua::Decoder d(in);
   ua::NodeId type_id;
   ua::decode(d, type_id);

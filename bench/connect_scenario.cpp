@@ -252,7 +252,12 @@ int run_connect_scenario(const SubOptions& o) {
       std::fprintf(stderr, "opcuad-bench: server did not start: %s\n", error.c_str());
       return 1;
     }
-    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
+    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port(), nullptr};
+  }
+  if (!attach_security(endpoint, dir, error)) {
+    std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+    child.stop();
+    return 1;
   }
   int rc = o.hold ? run_hold(o, child, endpoint) : run_rate(o, child, endpoint);
   std::string how = child.stop();

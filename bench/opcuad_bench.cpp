@@ -50,7 +50,8 @@ constexpr const char* kUsage =
     "  --url URL             an already running server on loopback (opc.tcp://127.0.0.1:PORT); for sub it\n"
     "                        must serve the counters ns=2;i=1..N that change every sampling interval\n"
     "Load:\n"
-    "  --scenario S          read | write | browse | translate | sub | connect | limits (default read)\n"
+    "  --scenario S          read | write | browse | translate | sub | connect | limits | storm (default "
+    "read)\n"
     "  --sessions S          sessions, each on its own connection (default 10)\n"
     "  --inflight K          outstanding requests per session (default 10)\n"
     "  --nodes N             values per Read/Write, paths per Translate (default 1; browse: i=2253)\n"
@@ -70,6 +71,17 @@ constexpr const char* kUsage =
     "Sessions (--scenario connect):\n"
     "  --threads T           closed loops opening and closing sessions\n"
     "  --hold N              instead: open N sessions, each with a subscription, hold them --duration\n"
+    "Storm (--scenario storm): --sessions Read-1 sessions, one request per --read-interval-ms (default 1),\n"
+    "                        measured in --rounds pairs of --duration windows without and with a storm of\n"
+    "                        --storm-clients closed loops opening channels + sessions (default 4); server\n"
+    "                        threads default to 2\n"
+    "Security:\n"
+    "  --security S          None (default) or POLICY:MODE, e.g. Basic256Sha256:SignAndEncrypt,\n"
+    "                        Aes256_Sha256_RsaPss:Sign; comma-separated: one server per entry, rounds\n"
+    "                        alternate, ratios to the first (load scenarios)\n"
+    "  --server-certificate FILE  with --url: the server's certificate (DER) to open channels for\n"
+    "  --client-pki DIR      keep the client certificate here (reused when present), e.g. to trust it\n"
+    "                        once on an external server; default: a temporary folder\n"
     "Limits (--scenario limits): clients 1..128 x outstanding 1..256 of Read-1, --duration per level\n"
     "  --quick               a reduced grid (5 x 5)\n"
     "Machine:\n"
@@ -132,7 +144,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       if (ok) o.url = *v;
     } else if (a == "--scenario") {
       auto v = value();
-      if (v && (*v == "sub" || *v == "connect" || *v == "limits")) {
+      if (v && (*v == "sub" || *v == "connect" || *v == "limits" || *v == "storm")) {
         o.mode = *v;
         continue;
       }
@@ -199,6 +211,22 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       o.expect_server_counters = true;
     } else if (a == "--max-allocs-per-op") {
       ok = number(o.max_allocs_per_op) && o.max_allocs_per_op >= 0;
+    } else if (a == "--security") {
+      auto v = value();
+      ok = v.has_value() && !v->empty();
+      if (ok) o.security = *v;
+    } else if (a == "--server-certificate") {
+      auto v = value();
+      ok = v.has_value();
+      if (ok) o.server_certificate = *v;
+    } else if (a == "--client-pki") {
+      auto v = value();
+      ok = v.has_value() && !v->empty();
+      if (ok) o.client_pki = *v;
+    } else if (a == "--storm-clients") {
+      ok = number(o.storm_clients) && o.storm_clients > 0;
+    } else if (a == "--read-interval-ms") {
+      ok = number(o.read_interval_ms) && o.read_interval_ms >= 0;
     } else if (a == "--serve-canned") {
       uint16_t port = 0;
       ok = number(port);
@@ -240,9 +268,13 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
   return o;
 }
 
-// A configuration directory for the server under test: one endpoint on a free loopback port, one shard
-// unless asked otherwise, and N writable Double variables ns=2;s=Bench.V1 .. VN.
-bool write_config(const std::filesystem::path& dir, const Options& o, std::filesystem::path& config) {
+}  // namespace
+
+// A configuration directory for the server under test: one endpoint on a free loopback port (offering
+// `security`'s policy and mode), one shard unless asked otherwise, and N writable Double variables
+// ns=2;s=Bench.V1 .. VN.
+bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
+                  std::filesystem::path& config) {
   const uint32_t count = std::max<uint32_t>(o.nodes, 100);
   std::ofstream nodes(dir / "nodes.json");
   nodes << R"({"namespaces": ["urn:opcuad:bench"],
@@ -255,19 +287,23 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
   config = dir / "opcuad.json";
   std::ofstream server(config);
   const uint32_t limit = std::max<uint32_t>(o.nodes, 1000);
-  // shutdown.grace_period_s 0: the harness stops its server with SIGTERM and gives it 5 s (server_process.cpp).
+  // shutdown.grace_period_s 0: the harness stops its server with SIGTERM and gives it 5 s
+  // (server_process.cpp).
+  const std::string endpoints = endpoint_config_json(dir, security);
+  if (endpoints.empty()) return false;
   server << R"({"application_uri": "urn:opcuad:bench:server",
- "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
+ )" << endpoints
+         << R"(,
  "threads": )"
          << o.server_threads << R"(,)"
-         << (o.server_realtime_priority
-                 ? "\n \"scheduling\": {\"realtime_priority\": " + std::to_string(o.server_realtime_priority) + "},"
-                 : std::string())
+         << (o.server_realtime_priority ? "\n \"scheduling\": {\"realtime_priority\": " +
+                                              std::to_string(o.server_realtime_priority) + "},"
+                                        : std::string())
          << R"(
  "limits": {"max_sessions": )"
-         << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )" << limit
-         << R"(, "max_nodes_per_write": )" << limit << R"(, "max_nodes_per_translate_browse_paths": )"
-         << limit << R"(},
+         << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )"
+         << limit << R"(, "max_nodes_per_write": )" << limit
+         << R"(, "max_nodes_per_translate_browse_paths": )" << limit << R"(},
  "connections": {"max_connections_per_address": 0},
  "logging": {"level": "info"},
  "shutdown": {"grace_period_s": 0},
@@ -278,6 +314,8 @@ bool write_config(const std::filesystem::path& dir, const Options& o, std::files
 )";
   return static_cast<bool>(nodes) && static_cast<bool>(server);
 }
+
+namespace {
 
 void sleep_seconds(double s) {
   std::this_thread::sleep_for(std::chrono::duration<double>(s));
@@ -428,16 +466,19 @@ int run_limits(const Options& in) {
   const auto dir = make_temp_dir();
   if (!o.url.empty()) {
     std::string error;
-    if (!parse_loopback_url(o.url, server.endpoint, error)) {
+    if (!parse_loopback_url(o.url, server.endpoint, error) || !attach_security(server.endpoint, {}, error)) {
       std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
       return 2;
     }
   } else {
     std::filesystem::path config;
-    if (dir.empty() || !write_config(dir, o, config) ||
-        !start_child(server, {o.server, "--config", config.string()}, o)) {
+    std::string error;
+    if (dir.empty() || !write_config(dir, o, security_settings(), config) ||
+        !start_child(server, {o.server, "--config", config.string()}, o) ||
+        !attach_security(server.endpoint, dir, server.total.server_problem)) {
       std::fprintf(stderr, "opcuad-bench: the server did not start: %s\n",
                    server.total.server_problem.c_str());
+      stop_child(server);
       return 1;
     }
   }
@@ -471,6 +512,7 @@ int run(const Options& o) {
   if (o.mode == "sub") return run_sub_scenario(o.sub);
   if (o.mode == "connect") return run_connect_scenario(o.sub);
   if (o.mode == "limits") return run_limits(o);
+  if (o.mode == "storm") return run_storm(o);
   raise_fd_limit();
   const Workload workload(o.scenario, o.nodes, 2);
   if (o.serve_canned) {
@@ -495,30 +537,48 @@ int run(const Options& o) {
     }
     dir = tmpl;
   }
-  Target server;
-  server.total.server_cpu = 0;
+  // One server under test per security variant (--security A,B,...; None when none is given).
+  std::vector<SecuritySettings> none_only(1);
+  const std::vector<SecuritySettings>& variants =
+      security_variants().empty() ? none_only : security_variants();
+  std::vector<Target> servers(variants.size());
   Target canned;
   canned.name = "canned";
   canned.total.server_cpu = 0;
   bool started = true;
-  if (!o.url.empty()) {
-    server.name = "server";
+  for (size_t i = 0; started && i < variants.size(); ++i) {
+    Target& server = servers[i];
+    server.total.server_cpu = 0;
+    const std::string suffix = variants.size() > 1 ? "[" + variants[i].name() + "]" : std::string();
     std::string error;
-    if (!parse_loopback_url(o.url, server.endpoint, error)) {
-      std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
-      std::filesystem::remove_all(dir);
-      return 2;
+    if (!o.url.empty()) {
+      server.name = "server" + suffix;
+      if (!parse_loopback_url(o.url, server.endpoint, error) ||
+          !attach_security(server.endpoint, {}, error, variants[i])) {
+        std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+        std::filesystem::remove_all(dir);
+        return 2;
+      }
+    } else {
+      server.name = "opcuad" + suffix;
+      const auto server_dir = variants.size() > 1 ? dir / ("server-" + std::to_string(i)) : dir;
+      std::filesystem::path config;
+      std::error_code ec;
+      std::filesystem::create_directories(server_dir, ec);
+      if (!write_config(server_dir, o, variants[i], config)) {
+        std::fprintf(stderr, "opcuad-bench: cannot write the configuration in %s\n", server_dir.c_str());
+        for (auto& t : servers) stop_child(t);
+        std::filesystem::remove_all(dir);
+        return 2;
+      }
+      started = start_child(server, {o.server, "--config", config.string()}, o);
+      if (started && !attach_security(server.endpoint, server_dir, error, variants[i])) {
+        server.total.server_problem = error;
+        started = false;
+      }
     }
-  } else {
-    server.name = "opcuad";
-    std::filesystem::path config;
-    if (!write_config(dir, o, config)) {
-      std::fprintf(stderr, "opcuad-bench: cannot write the configuration in %s\n", dir.c_str());
-      std::filesystem::remove_all(dir);
-      return 2;
-    }
-    started = start_child(server, {o.server, "--config", config.string()}, o);
   }
+  Target& server = servers.front();
   // --compare: another server, started now (node-opcua) or already running (URL).
   Target peer;
   peer.total.server_cpu = 0;
@@ -533,7 +593,7 @@ int run(const Options& o) {
       std::vector<std::string> argv;
       if (!node_opcua_command(free_loopback_port(), nodes, argv, error)) {
         std::fprintf(stderr, "opcuad-bench: --compare node-opcua: %s\n", error.c_str());
-        stop_child(server);
+        for (auto& t : servers) stop_child(t);
         std::filesystem::remove_all(dir);
         return kPeerUnavailableExit;
       }
@@ -546,28 +606,35 @@ int run(const Options& o) {
       peer.total.server_cpu = -1;
       if (!parse_loopback_url(o.compare, peer.endpoint, error)) {
         std::fprintf(stderr, "opcuad-bench: --compare: %s\n", error.c_str());
-        stop_child(server);
+        for (auto& t : servers) stop_child(t);
         std::filesystem::remove_all(dir);
         return 2;
       }
     }
     peer.total.url = peer.endpoint.url;
   }
-  server.total.url = server.endpoint.url;
-  server.total.target = server.name;
+  for (auto& t : servers) {
+    t.total.url = t.endpoint.url;
+    t.total.target = t.name;
+  }
   canned.total.target = canned.name;
   peer.total.target = peer.name;
-  // Rounds alternate between the two servers, so that noise from the shared machine falls on both alike.
-  for (uint32_t round = 0; started && round < o.rounds; ++round) {
-    run_round(server, workload, o);
-    if (!server.total.server_problem.empty()) break;
+  // Rounds alternate between the servers, so that noise from the shared machine falls on all alike.
+  bool problem = false;
+  for (uint32_t round = 0; started && !problem && round < o.rounds; ++round) {
+    for (auto& t : servers) {
+      run_round(t, workload, o);
+      if (!t.total.server_problem.empty()) problem = true;
+    }
+    if (problem) break;
     if (!o.compare.empty()) {
       run_round(peer, workload, o);
       if (!peer.total.server_problem.empty()) break;
     }
     if (!o.compare_canned) continue;
     if (round == 0) {
-      // Replay the real server's own response, so the ceiling moves exactly as many bytes.
+      // Replay the real server's own response, so the ceiling moves exactly as many bytes (the canned
+      // server speaks SecurityPolicy None only).
       std::vector<std::string> argv = {
           self_path(), "--serve-canned",       "0", "--scenario", std::string(scenario_name(o.scenario)),
           "--nodes",   std::to_string(o.nodes)};
@@ -583,10 +650,11 @@ int run(const Options& o) {
     }
     run_round(canned, workload, o);
   }
-  stop_child(server);
+  for (auto& t : servers) stop_child(t);
   stop_child(canned);
   stop_child(peer);
-  std::vector<RunResult> runs = {std::move(server.total)};
+  std::vector<RunResult> runs;
+  for (auto& t : servers) runs.push_back(std::move(t.total));
   if (o.compare_canned) runs.push_back(std::move(canned.total));
   if (!o.compare.empty()) runs.push_back(std::move(peer.total));
 
@@ -615,13 +683,13 @@ int run(const Options& o) {
       std::fprintf(stderr, "opcuad-bench: %s: server counters %s\n", r.target.c_str(), why);
     }
   }
-  if (o.max_allocs_per_op >= 0) {
-    const double allocs = runs[0].counters.per_request(ServerCounter::HeapAllocations);
+  for (size_t i = 0; o.max_allocs_per_op >= 0 && i < variants.size(); ++i) {
+    const double allocs = runs[i].counters.per_request(ServerCounter::HeapAllocations);
     if (allocs < 0 || allocs > o.max_allocs_per_op) {
       failed = true;
       std::fprintf(stderr,
                    "opcuad-bench: %s: %.4f heap allocations per request, more than --max-allocs-per-op %g\n",
-                   runs[0].target.c_str(), allocs, o.max_allocs_per_op);
+                   runs[i].target.c_str(), allocs, o.max_allocs_per_op);
     }
   }
   for (const auto& r : runs) {
@@ -647,5 +715,50 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "opcuad-bench: %s\n\n%s", error.c_str(), opcuad::bench::kUsage);
     return 2;
   }
-  return opcuad::bench::run(*options);
+  // --security: the variants, and one client certificate for the secured ones.
+  namespace bench = opcuad::bench;
+  std::vector<bench::SecuritySettings> variants;
+  std::filesystem::path temporary_pki;
+  if (!options->security.empty()) {
+    std::string_view list = options->security;
+    bool any_secured = false;
+    while (!list.empty()) {
+      const auto comma = list.find(',');
+      auto s = bench::parse_security(list.substr(0, comma), error);
+      if (!s) {
+        std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+        return 2;
+      }
+      s->server_certificate_file = options->server_certificate;
+      any_secured = any_secured || s->secured();
+      variants.push_back(std::move(*s));
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    if (variants.size() > 1 && options->mode != "load") {
+      std::fprintf(stderr,
+                   "opcuad-bench: several --security variants only for read/write/browse/translate\n");
+      return 2;
+    }
+    if (any_secured) {
+      std::filesystem::path pki = options->client_pki;
+      if (pki.empty()) pki = temporary_pki = bench::make_temp_dir();
+      bench::SecuritySettings client;
+      if (pki.empty() || !bench::load_or_make_client_certificate(client, pki, error)) {
+        std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
+        return 2;
+      }
+      for (auto& v : variants) {
+        v.certificate = client.certificate;
+        v.private_key = client.private_key;
+        v.directory = client.directory;
+      }
+      if (!options->client_pki.empty())
+        std::fprintf(stderr, "opcuad-bench: client certificate %s\n",
+                     (pki / bench::kBenchCertificateName).c_str());
+    }
+  }
+  bench::set_security_variants(std::move(variants));
+  const int rc = bench::run(*options);
+  if (!temporary_pki.empty()) std::filesystem::remove_all(temporary_pki);
+  return rc;
 }

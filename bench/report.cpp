@@ -111,12 +111,12 @@ static std::string counters_json(const RunResult& r) {
 void print_text(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
   std::printf(
       "opcuad-bench: %s, %u session(s) x %u in flight, %u %s per request, %u client thread(s), "
-      "%u round(s) of %.1f s measured after %.1f s warmup\n",
+      "%u round(s) of %.1f s measured after %.1f s warmup, security %s\n",
       std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
       o.scenario == Scenario::Browse      ? "node (i=2253, both directions)"
       : o.scenario == Scenario::Translate ? "path(s)"
                                           : "value(s)",
-      o.threads, o.rounds, o.duration, o.warmup);
+      o.threads, o.rounds, o.duration, o.warmup, o.security.empty() ? "None" : o.security.c_str());
   std::printf("%s\n", machine_text(current_machine()).c_str());
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   for (const auto& r : runs) {
@@ -167,6 +167,20 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
   }
   for (size_t i = 1; i < runs.size(); ++i) {
     if (runs[i].requests == 0) continue;
+    if (runs[i].target.find('[') != std::string::npos) {
+      // A security variant (--security A,B): its share of the first variant's throughput and CPU cost.
+      const double ratio = median_ratio(runs[0], runs[i]);
+      const auto us = [](const RunResult& r) {
+        return r.requests && r.server_cpu >= 0 ? r.server_cpu * 1e6 / static_cast<double>(r.requests) : 0.0;
+      };
+      std::printf(
+          "%sratio %s / %s: %s (requests/s, median of %zu round pair(s)); server us per request %s / %s\n",
+          i == 1 ? "\n" : "", runs[i].target.c_str(), runs[0].target.c_str(),
+          fixed(ratio > 0 ? 1 / ratio : 0, 3).c_str(),
+          std::min(runs[0].round_rates.size(), runs[i].round_rates.size()), fixed(us(runs[i]), 2).c_str(),
+          fixed(us(runs[0]), 2).c_str());
+      continue;
+    }
     std::printf("%sratio %s / %s: %s%s (requests/s, median of %zu round pair(s))\n", i == 1 ? "\n" : "",
                 runs[0].target.c_str(), runs[i].target.c_str(),
                 fixed(median_ratio(runs[0], runs[i]), 3).c_str(),
@@ -190,11 +204,13 @@ static std::string json_escape(const std::string& s) {
 
 void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
   std::printf(
-      "{\"scenario\": \"%s\", \"sessions\": %u, \"inflight\": %u, \"operations_per_request\": %u, "
+      "{\"scenario\": \"%s\", \"security\": \"%s\", \"sessions\": %u, \"inflight\": %u, "
+      "\"operations_per_request\": %u, "
       "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"rounds\": %u, \"machine\": %s, "
       "\"runs\": [",
-      std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
-      o.threads, o.duration, o.warmup, o.rounds, machine_json(current_machine()).c_str());
+      std::string(scenario_name(o.scenario)).c_str(), o.security.empty() ? "None" : o.security.c_str(),
+      o.sessions, o.inflight, w.operations_per_request(), o.threads, o.duration, o.warmup, o.rounds,
+      machine_json(current_machine()).c_str());
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf(
@@ -247,6 +263,5 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
       std::printf(", \"ratio_to_ceiling\": %.4f", median_ratio(runs[0], runs[i]));
   std::printf("}\n");
 }
-
 
 }  // namespace opcuad::bench

@@ -18,10 +18,11 @@ constexpr size_t kReadSize = 256 * 1024;
 
 }  // namespace
 
-SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters) : socket_(ctx), counters_(counters) {}
+SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters)
+    : socket_(ctx), counters_(counters) {}
 
-bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, const SubParameters& p, uint32_t first,
-                          uint32_t last, std::string& error) {
+bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, const SubParameters& p,
+                          uint32_t first, uint32_t last, std::string& error) {
   asio::error_code ec;
   socket_.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
   if (ec) {
@@ -102,7 +103,8 @@ void SubConnection::send_publish() {
   set_request_header(req.request_header, session_.authentication_token, next_request_id_, 0);
   for (auto [sub, seq] : acks_) req.subscription_acknowledgements.push_back({sub, seq});
   acks_.clear();
-  append_request(pending_, transport::MessageType::Message, session_, next_request_id_++, req);
+  if (!append_request(pending_, transport::MessageType::Message, session_, next_request_id_++, req))
+    fail("cannot seal a Publish request");
 }
 
 void SubConnection::flush() {
@@ -110,12 +112,13 @@ void SubConnection::flush() {
   std::swap(pending_, writing_);
   pending_.clear();
   write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()), [this](const asio::error_code& ec, size_t) {
-    write_in_flight_ = false;
-    writing_.clear();
-    if (ec) return fail("write: " + ec.message());
-    flush();
-  });
+  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),
+                    [this](const asio::error_code& ec, size_t) {
+                      write_in_flight_ = false;
+                      writing_.clear();
+                      if (ec) return fail("write: " + ec.message());
+                      flush();
+                    });
 }
 
 void SubConnection::do_read() {
@@ -133,7 +136,7 @@ void SubConnection::do_read() {
 
 void SubConnection::on_read(size_t n) {
   rx_.commit(n);
-  std::span<const uint8_t> chunk;
+  std::span<uint8_t> chunk;
   for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
     if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
     const uint8_t* p = chunk.data();
@@ -149,7 +152,8 @@ void SubConnection::on_read(size_t n) {
     }
     if (type != transport::MessageType::Message || size < transport::kSymmetricPrefix)
       return fail("unexpected message type from the server");
-    std::span<const uint8_t> body(p + transport::kSymmetricPrefix, size - transport::kSymmetricPrefix);
+    std::span<const uint8_t> body;
+    if (!open_chunk(session_, chunk, body)) return fail("a response chunk failed its security checks");
     if (chunk_type == 'C') {
       reassembly_.insert(reassembly_.end(), body.begin(), body.end());
     } else if (chunk_type == 'A') {
@@ -193,7 +197,7 @@ void SubConnection::handle_response(std::span<const uint8_t> body) {
   }
   const uint32_t subscription_id = d.read_u32();
   for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) d.read_u32();  // available sequence numbers
-  d.read_u8();                                                                 // more notifications
+  d.read_u8();                                                               // more notifications
   const uint32_t sequence = d.read_u32();
   d.read_u64();  // publish time
   const int32_t data_count = d.read_i32();

@@ -68,13 +68,16 @@ bool write_sub_config(const std::filesystem::path& dir, const SubOptions& o, uin
 )";
   config = dir / "opcuad.json";
   std::ofstream server(config);
+  const std::string endpoints = endpoint_config_json(dir);
+  if (endpoints.empty()) return false;
   server << R"({"application_uri": "urn:opcuad:bench:server",
- "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
+ )" << endpoints
+         << R"(,
  "threads": )"
          << o.server_threads << R"(,)"
-         << (o.server_realtime_priority
-                 ? "\n \"scheduling\": {\"realtime_priority\": " + std::to_string(o.server_realtime_priority) + "},"
-                 : std::string())
+         << (o.server_realtime_priority ? "\n \"scheduling\": {\"realtime_priority\": " +
+                                              std::to_string(o.server_realtime_priority) + "},"
+                                        : std::string())
          << R"(
  "limits": {"max_sessions": )"
          << sessions + 10 << R"(, "max_subscriptions": )" << sessions * 2 + items / 1000 + 100
@@ -132,8 +135,8 @@ struct StepResult {
   double allocs_per_notification = -1;
   double writes_per_message = -1;
   // Sampling jitter from the server's counters (-1: n/a): the percentage of timer item samples taken
-  // more than 250 µs / 1 ms / 5 ms after their deadline. The sampling-jitter target of docs/PERFORMANCE.md (p99 < 1 ms)
-  // holds when late_1ms_percent < 1.
+  // more than 250 µs / 1 ms / 5 ms after their deadline. The sampling-jitter target of docs/PERFORMANCE.md
+  // (p99 < 1 ms) holds when late_1ms_percent < 1.
   double sampled_items = -1;
   double late_250us_percent = -1;
   double late_1ms_percent = -1;
@@ -221,7 +224,14 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& ta
     return r;
   }
   if (child.pid() > 0)
-    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port()};
+    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port(), nullptr};
+  // --security applies to opcuad and a --url server; node-opcua and a --compare peer stay on None.
+  if ((target.name == "opcuad" || target.name == "server") &&
+      !attach_security(endpoint, target.name == "opcuad" ? dir : std::filesystem::path(), error)) {
+    r.problem = error;
+    child.stop();
+    return r;
+  }
   SubCounters counters(items);
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<std::unique_ptr<SubConnection>> connections;
@@ -432,7 +442,8 @@ std::string step_json(const StepResult& r) {
                   ", \"revised_publishing_interval_ms\": " + json_number(r.revised_publishing) +
                   ", \"revised_queue_size\": " + std::to_string(r.revised_queue) +
                   ", \"duplicates\": " + std::to_string(r.duplicates) +
-                  ", \"errors\": " + std::to_string(r.errors) + ", \"error_kinds\": " + json_counts(r.error_kinds);
+                  ", \"errors\": " + std::to_string(r.errors) +
+                  ", \"error_kinds\": " + json_counts(r.error_kinds);
   s += ", \"server_problem\": " + json_string(r.problem) +
        ", \"shutdown_problem\": " + json_string(r.shutdown_problem) +
        ", \"step_s\": " + json_number(r.step_seconds) + "}";

@@ -3,8 +3,11 @@
 #include <asio/buffer.hpp>
 #include <asio/write.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
@@ -51,17 +54,40 @@ bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error)
   return true;
 }
 
+bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir, std::string& error,
+                     const SecuritySettings& s) {
+  if (!s.secured()) return true;
+  std::vector<uint8_t> der;
+  if (!server_dir.empty()) {
+    der = generated_server_certificate(server_dir);
+  } else if (!s.server_certificate_file.empty()) {
+    std::ifstream in(s.server_certificate_file, std::ios::binary);
+    der.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  } else {
+    error = "--security with --url needs --server-certificate FILE (the server's own/certs/*.der)";
+    return false;
+  }
+  if (der.empty()) {
+    error = "no server certificate to open a secured channel with";
+    return false;
+  }
+  endpoint.security = make_server_security(s, std::move(der), error);
+  return endpoint.security != nullptr;
+}
+
 // ---- LoadConnection
 
 LoadConnection::LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
                                const std::atomic<int>& phase)
-    : ctx_(ctx), socket_(ctx), workload_(workload), stats_(stats), phase_(phase) {}
+    : ctx_(ctx), socket_(ctx), timer_(ctx), workload_(workload), stats_(stats), phase_(phase) {}
 
-void LoadConnection::start(const SessionInfo& session, uint32_t inflight) {
+void LoadConnection::start(const SessionInfo& session, uint32_t inflight, Clock::duration pace) {
   session_ = session;
   inflight_ = inflight == 0 ? 1 : inflight;
+  pace_ = pace;
+  if (pace_.count() != 0) inflight_ = 1;
   handle_offset_ = workload_.encode_request(session_.authentication_token, request_);
-  if (transport::kSymmetricPrefix + request_.size() > session_.server_receive_buffer) {
+  if (request_.size() > session_.chunk_room()) {
     // One request per chunk keeps the client simple; Read of a few thousand nodes still fits 64 KiB.
     fail("request of " + std::to_string(request_.size()) + " bytes does not fit one chunk");
     return;
@@ -69,7 +95,9 @@ void LoadConnection::start(const SessionInfo& session, uint32_t inflight) {
   generation_.assign(inflight_, 0);
   sent_at_.assign(inflight_, Clock::time_point{});
   rx_.allocate(kReadSize);
-  pending_.reserve(inflight_ * (request_.size() + transport::kSymmetricPrefix));
+  const size_t overhead =
+      transport::kSymmetricPrefix + (session_.crypto ? session_.crypto->max_overhead() : 0);
+  pending_.reserve(inflight_ * (request_.size() + overhead));
   writing_.reserve(pending_.capacity());
   for (uint32_t slot = 0; slot < inflight_; ++slot) send_request(slot);
   flush();
@@ -80,7 +108,8 @@ void LoadConnection::send_request(uint32_t slot) {
   const uint32_t request_id = slot + inflight_ * ++generation_[slot];
   put_u32(request_.data() + handle_offset_, request_id);
   sent_at_[slot] = Clock::now();
-  append_chunk(pending_, MessageType::Message, 'F', session_, request_id, request_.span());
+  if (!append_chunk(pending_, MessageType::Message, 'F', session_, request_id, request_.span()))
+    return fail("cannot seal a request");
   ++outstanding_;
 }
 
@@ -115,7 +144,7 @@ void LoadConnection::on_read(size_t n) {
   rx_.commit(n);
   // One clock read per batch: responses that arrive together completed together as far as we can see.
   const auto now = Clock::now();
-  std::span<const uint8_t> chunk;
+  std::span<uint8_t> chunk;
   for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
     if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
     if (!handle_chunk(chunk, now)) return;
@@ -126,19 +155,26 @@ void LoadConnection::on_read(size_t n) {
   do_read();
 }
 
-bool LoadConnection::handle_chunk(std::span<const uint8_t> chunk, Clock::time_point now) {
+bool LoadConnection::handle_chunk(std::span<uint8_t> chunk, Clock::time_point now) {
   const uint32_t word = get_u32(chunk.data());
   const auto type = static_cast<MessageType>(word & 0xFFFFFF);
   const auto chunk_type = static_cast<char>(word >> 24);
   if (type == MessageType::Error) {
     transport::ErrorMessage err;
     std::string what;
-    if (read_error(chunk.subspan(transport::kHeaderSize), err, what)) ++stats_.errors.service[err.error.value()];
+    if (read_error(chunk.subspan(transport::kHeaderSize), err, what))
+      ++stats_.errors.service[err.error.value()];
     fail(what);
     return false;
   }
   if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {
     fail("unexpected message type from the server");
+    return false;
+  }
+  // Decrypted and verified in place first on a secured channel: the sequence header is inside.
+  std::span<const uint8_t> body;
+  if (!open_chunk(session_, chunk, body)) {
+    fail("a response chunk failed its security checks");
     return false;
   }
   // Part 6 §6.7.2.4: the server's sequence numbers go up by exactly one per chunk.
@@ -147,7 +183,6 @@ bool LoadConnection::handle_chunk(std::span<const uint8_t> chunk, Clock::time_po
     ++stats_.transport_errors["sequence number gap"];
   expected_sequence_ = sequence + 1;
   const uint32_t request_id = get_u32(chunk.data() + 20);
-  auto body = chunk.subspan(transport::kSymmetricPrefix);
   if (phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Measure))
     stats_.response_bytes += chunk.size();
   if (chunk_type == 'C') {
@@ -188,16 +223,33 @@ void LoadConnection::handle_response(uint32_t request_id, std::span<const uint8_
     ResponseSummary s = workload_.check_response(type_id, d, stats_.errors);
     if (s.good && s.request_handle != request_id) ++stats_.transport_errors["request handle mismatch"];
     if (s.good && s.bad_operations == 0 && sample_.empty()) sample_.assign(body.begin(), body.end());
+    const auto latency = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - sent_at_[slot]).count());
     if (phase == static_cast<int>(Phase::Measure)) {
       ++stats_.requests;
       stats_.operations += s.good ? s.operations : 0;
       stats_.references += s.references;
-      stats_.latency.record(static_cast<uint64_t>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(now - sent_at_[slot]).count()));
+      stats_.latency.record(latency);
+    } else if (phase >= kFirstWindow && static_cast<size_t>(phase - kFirstWindow) < stats_.windows.size()) {
+      auto& w = stats_.windows[static_cast<size_t>(phase - kFirstWindow)];
+      ++w.requests;
+      w.latency.record(latency);
     }
   }
   stats_.completed.store(stats_.completed.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (phase != static_cast<int>(Phase::Stop)) send_request(slot);
+  if (phase == static_cast<int>(Phase::Stop)) return;
+  if (pace_.count() == 0) return send_request(slot);
+  // Paced (one request in flight): the next one leaves one interval after this one did.
+  timer_.expires_at(std::max(sent_at_[slot] + pace_, now));
+  timer_.async_wait([this, slot](const asio::error_code& ec) {
+    if (ec || closed_) return;
+    if (phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop)) {
+      if (outstanding_ == 0) finish();
+      return;
+    }
+    send_request(slot);
+    flush();
+  });
 }
 
 void LoadConnection::fail(const std::string& what) {
@@ -210,6 +262,7 @@ void LoadConnection::finish() {
   if (closed_) return;
   closed_ = true;
   asio::error_code ec;
+  timer_.cancel();
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   socket_.close(ec);
   finished_.store(true, std::memory_order_release);

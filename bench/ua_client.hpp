@@ -1,9 +1,9 @@
 #pragma once
-// A minimal OPC UA binary client for the load harness: SecurityPolicy None, anonymous sessions,
-// pipelined requests. It is built for measuring a server, so the request path does as little as it can:
-// each connection encodes its request once and only patches the request handle and the chunk header per
-// send; responses are decoded into reused objects (no allocation once warm), and many requests queued in
-// one loop turn go out in one write.
+// A minimal OPC UA binary client for the load harness: SecurityPolicy None or a signed (and encrypted)
+// channel (client_security.hpp), anonymous sessions, pipelined requests. It is built for measuring a server,
+// so the request path does as little as it can: each connection encodes its request once and only patches the
+// request handle and the chunk header per send; responses are decoded into reused objects (no allocation once
+// warm), and many requests queued in one loop turn go out in one write.
 //
 // Setup is blocking (open_session, in blocking_client.hpp), the load phase is asynchronous on one
 // io_context per client thread.
@@ -12,11 +12,14 @@
 
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
+#include <asio/steady_timer.hpp>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <map>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,13 +36,29 @@ namespace opcuad::bench {
 struct Endpoint {
   std::string url;  // opc.tcp://127.0.0.1:PORT
   uint16_t port = 0;
+  // Set: open channels with the run's security policy and mode for this server's certificate.
+  std::shared_ptr<const ServerSecurity> security;
 };
 
 // Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
 
-// Phases of a run, written by the main thread, read (relaxed) on every response.
+// With --security: sets endpoint.security for the server under test, whose certificate is the one it
+// generated in `server_dir`/pki (a child the harness started) or, with an empty `server_dir` (--url),
+// the file given with --server-certificate. Does nothing with SecurityPolicy None. False with a reason.
+bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir, std::string& error,
+                     const SecuritySettings& s = security_settings());
+
+// Phases of a run, written by the main thread, read (relaxed) on every response. A phase value of
+// kFirstWindow + i measures into LoadStats::windows[i] instead (the storm scenario's alternating windows).
 enum class Phase : int { Warmup = 0, Measure = 1, Stop = 2 };
+inline constexpr int kFirstWindow = 16;
+
+// One measured window of the storm scenario.
+struct WindowStats {
+  uint64_t requests = 0;
+  Histogram latency;  // ns
+};
 
 // Counters of one client thread. `completed` is also read by the main thread for progress and stall
 // detection, hence atomic; it has one writer, so relaxed stores cost no more than a plain add.
@@ -52,6 +71,7 @@ struct LoadStats {
   Histogram latency;   // ns, Measure only
   ErrorCounts errors;  // every phase: an error is an error
   std::map<std::string, uint64_t> transport_errors;
+  std::vector<WindowStats> windows;  // sized before the connections start
 };
 
 // One session on its own TCP connection, keeping `inflight` requests outstanding (closed loop).
@@ -62,7 +82,9 @@ class LoadConnection {
   asio::ip::tcp::socket& socket() noexcept { return socket_; }
 
   // REQUIRES: open_session() succeeded on socket(). Must run on the io_context's thread (post it there).
-  void start(const SessionInfo& session, uint32_t inflight);
+  // A non-zero `pace` sends one request per interval (one in flight) instead of a closed loop.
+  void start(const SessionInfo& session, uint32_t inflight,
+             std::chrono::steady_clock::duration pace = std::chrono::steady_clock::duration::zero());
   // True once the connection has stopped: drained after Phase::Stop, or failed.
   bool finished() const noexcept { return finished_.load(std::memory_order_acquire); }
   uint32_t outstanding() const noexcept { return outstanding_; }
@@ -75,7 +97,7 @@ class LoadConnection {
   void flush();
   void do_read();
   void on_read(size_t n);
-  bool handle_chunk(std::span<const uint8_t> chunk, std::chrono::steady_clock::time_point now);
+  bool handle_chunk(std::span<uint8_t> chunk, std::chrono::steady_clock::time_point now);
   void handle_response(uint32_t request_id, std::span<const uint8_t> body,
                        std::chrono::steady_clock::time_point now);
   void fail(const std::string& what);
@@ -83,6 +105,8 @@ class LoadConnection {
 
   asio::io_context& ctx_;
   asio::ip::tcp::socket socket_;
+  asio::steady_timer timer_;  // paced runs only
+  std::chrono::steady_clock::duration pace_{};
   const Workload& workload_;
   LoadStats& stats_;
   const std::atomic<int>& phase_;

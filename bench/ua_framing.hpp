@@ -1,5 +1,5 @@
 #pragma once
-// OPC UA TCP framing for the load harness's clients (SecurityPolicy None), socket-free: chunk headers,
+// OPC UA TCP framing for the load harness's clients, socket-free: chunk headers,
 // the prefix of symmetric chunks, request bodies and request headers on the way out, whole chunks taken
 // from a receive buffer on the way in. Shared by ua_client (the load path), blocking_client (session
 // setup and setup calls), sub_connection (the Publish loop) and the canned server; the functions that run
@@ -11,17 +11,22 @@
 //    0  MessageType (3 bytes) | chunk type ('F' final, 'C' intermediate, 'A' abort)
 //    4  MessageSize            the whole chunk, these 24 bytes included
 //    8  SecureChannelId
-//   12  TokenId                symmetric security header (policy None: no signature)
+//   12  TokenId                symmetric security header
+//   (from here on encrypted with SignAndEncrypt)
 //   16  SequenceNumber         sequence header, +1 per chunk sent on the channel
 //   20  RequestId
 //   24  body                   type NodeId + request (or one piece of it)
+//       padding                SignAndEncrypt: to whole AES blocks (Part 6 §6.7.2.5)
+//       signature              Sign, SignAndEncrypt: HMAC over everything before it
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "bench/client_security.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/buffer.hpp"
 #include "ua/codec.hpp"
@@ -37,6 +42,15 @@ struct SessionInfo {
   uint32_t next_sequence = 1;
   ua::NodeId authentication_token;
   uint32_t server_receive_buffer = 0;  // our chunks must fit (from ACK)
+  // A signed (and encrypted) channel's keys; null with SecurityPolicy None. Shared so that SessionInfo
+  // stays copyable; one connection uses it at a time.
+  std::shared_ptr<ChannelCrypto> crypto;
+
+  // Body bytes one chunk can carry to the server.
+  size_t chunk_room() const noexcept {
+    const size_t limit = server_receive_buffer ? server_receive_buffer : transport::kMinBufferSize;
+    return limit - transport::kSymmetricPrefix - (crypto ? crypto->max_overhead() : 0);
+  }
 };
 
 // A larger size in a chunk header means a broken stream, not a big response.
@@ -74,12 +88,20 @@ inline void put_symmetric_prefix(uint8_t* p, transport::MessageType type, char c
 
 // Appends one symmetric chunk on the session's channel (taking its next sequence number): the prefix,
 // then `body` (an encoded request or a piece of one).
-inline void append_chunk(ua::ByteBuffer& out, transport::MessageType type, char chunk_type, SessionInfo& info,
+// On a secured channel the chunk is then sealed in place (signature, and padding and encryption with
+// SignAndEncrypt). Returns false when sealing fails (nothing is appended then).
+inline bool append_chunk(ua::ByteBuffer& out, transport::MessageType type, char chunk_type, SessionInfo& info,
                          uint32_t request_id, std::span<const uint8_t> body) {
-  uint8_t* p = out.extend(transport::kSymmetricPrefix + body.size());
+  const size_t at = out.size();
+  const size_t room = info.crypto ? info.crypto->max_overhead() : 0;
+  uint8_t* p = out.extend(transport::kSymmetricPrefix + body.size() + room);
   put_symmetric_prefix(p, type, chunk_type, body.size(), info.channel_id, info.token_id, info.next_sequence++,
                        request_id);
   std::memcpy(p + transport::kSymmetricPrefix, body.data(), body.size());
+  if (!info.crypto) return true;
+  const size_t sealed = info.crypto->seal(p, transport::kSymmetricPrefix + body.size());
+  out.resize(sealed ? at + sealed : at);
+  return sealed != 0;
 }
 
 // Appends a message body: its binary encoding id, then the message.
@@ -92,14 +114,30 @@ void encode_message(ua::ByteBuffer& out, const Message& message) {
 
 // Appends `request` as one final symmetric chunk, encoded in place behind its prefix. REQUIRES: it fits
 // the server's receive buffer (blocking_client's send_message splits larger ones).
+// Sealed like append_chunk; false when sealing fails.
 template <class Request>
-void append_request(ua::ByteBuffer& out, transport::MessageType type, SessionInfo& info, uint32_t request_id,
+bool append_request(ua::ByteBuffer& out, transport::MessageType type, SessionInfo& info, uint32_t request_id,
                     const Request& request) {
   const size_t at = out.size();
   out.extend(transport::kSymmetricPrefix);
   encode_message(out, request);
-  put_symmetric_prefix(out.data() + at, type, 'F', out.size() - at - transport::kSymmetricPrefix,
-                       info.channel_id, info.token_id, info.next_sequence++, request_id);
+  const size_t size = out.size() - at;
+  put_symmetric_prefix(out.data() + at, type, 'F', size - transport::kSymmetricPrefix, info.channel_id,
+                       info.token_id, info.next_sequence++, request_id);
+  if (!info.crypto) return true;
+  out.extend(info.crypto->max_overhead());
+  const size_t sealed = info.crypto->seal(out.data() + at, size);
+  out.resize(sealed ? at + sealed : at);
+  return sealed != 0;
+}
+
+// The body of a received symmetric chunk (after the sequence header): unsealed in place on a secured
+// channel. False when a check fails.
+inline bool open_chunk(const SessionInfo& info, std::span<uint8_t> chunk, std::span<const uint8_t>& body) {
+  if (info.crypto) return info.crypto->unseal(chunk, body);
+  if (chunk.size() < transport::kSymmetricPrefix) return false;
+  body = chunk.subspan(transport::kSymmetricPrefix);
+  return true;
 }
 
 // OPN chunks (Part 6 §6.7.2.3), SecurityPolicy None. After the 8-byte header: the SecureChannelId, the
@@ -169,12 +207,19 @@ class ChunkReader {
   // Takes the next whole chunk off the front; it stays valid until the next space(). NeedMore when the
   // chunk is not all there, Bad when its size is implausible (more than `max_size`).
   transport::ParseResult next(std::span<const uint8_t>& chunk, uint32_t max_size = kMaxChunkSize) {
+    std::span<uint8_t> writable;
+    const auto r = next(writable, max_size);
+    chunk = writable;
+    return r;
+  }
+  // The same, writable in place (secured chunks are decrypted where they lie).
+  transport::ParseResult next(std::span<uint8_t>& chunk, uint32_t max_size = kMaxChunkSize) {
     const size_t available = end_ - begin_;
     if (available < transport::kHeaderSize) {
       if (available == 0) begin_ = end_ = 0;
       return transport::ParseResult::NeedMore;
     }
-    const uint8_t* p = bytes_.data() + begin_;
+    uint8_t* p = bytes_.data() + begin_;
     const uint32_t size = get_u32(p + 4);
     if (size < transport::kHeaderSize || size > max_size) return transport::ParseResult::Bad;
     if (available < size) return transport::ParseResult::NeedMore;
