@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <new>
 
+#include <openssl/crypto.h>
+
 namespace opcuad::alloc_counters {
 
 namespace {
@@ -111,6 +113,22 @@ Totals totals() noexcept {
   t.bytes += g_overflow.bytes.load(std::memory_order_relaxed);
   return t;
 }
+
+// OpenSSL allocates with its own malloc wrappers, not operator new; secured channels call into libcrypto
+// for every chunk, so its allocations are counted as well.
+namespace {
+void* crypto_malloc(std::size_t n, const char*, int) noexcept {
+  count(n);
+  return std::malloc(n);
+}
+void* crypto_realloc(void* p, std::size_t n, const char*, int) noexcept {
+  count(n);
+  return std::realloc(p, n);
+}
+void crypto_free(void* p, const char*, int) noexcept { std::free(p); }
+}  // namespace
+
+bool count_openssl() noexcept { return CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free) == 1; }
 
 }  // namespace opcuad::alloc_counters
 

@@ -25,5 +25,8 @@ struct Totals {
 void enable(bool on) noexcept;
 bool enabled() noexcept;
 Totals totals() noexcept;
+// Routes OpenSSL's allocations (CRYPTO_malloc and kin) through the counters. REQUIRES: called before
+// OpenSSL allocates anything (first thing in main); false when it is too late.
+bool count_openssl() noexcept;
 
 }  // namespace opcuad::alloc_counters

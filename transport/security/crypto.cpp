@@ -1,3 +1,7 @@
+// SymmetricCipher's HMAC uses the SHA1_* / SHA256_* functions: deprecated in OpenSSL 3, but they run on a
+// caller-owned state that can be copied by value, so a chunk's signature allocates nothing (EVP_MAC and
+// EVP_MD_CTX_copy duplicate provider contexts with malloc on every use).
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include "transport/security/crypto.hpp"
 
 #include <openssl/core_names.h>
@@ -6,6 +10,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <openssl/rsa.h>
+#include <openssl/sha.h>
 
 #include <algorithm>
 #include <cstring>
@@ -15,7 +20,6 @@ namespace opcuad::security {
 namespace {
 
 const EVP_MD* md_of(Digest d) noexcept { return d == Digest::Sha1 ? EVP_sha1() : EVP_sha256(); }
-const char* md_name(Digest d) noexcept { return d == Digest::Sha1 ? "SHA1" : "SHA256"; }
 
 const EVP_CIPHER* cipher_of(const Policy& p) noexcept {
   return p.encrypting_key_length == 16 ? EVP_aes_128_cbc() : EVP_aes_256_cbc();
@@ -190,18 +194,18 @@ SymmetricKeys derive_keys(const Policy& p, std::span<const uint8_t> secret, std:
 SymmetricCipher::SymmetricCipher() = default;
 
 SymmetricCipher::~SymmetricCipher() {
-  EVP_MAC_CTX_free(mac_);
   EVP_CIPHER_CTX_free(enc_);
   EVP_CIPHER_CTX_free(dec_);
   OPENSSL_cleanse(&keys_, sizeof keys_);
+  OPENSSL_cleanse(&mac_, sizeof mac_);
 }
 
 SymmetricCipher::SymmetricCipher(SymmetricCipher&& o) noexcept
     : policy_(o.policy_), keys_(o.keys_), mac_(o.mac_), enc_(o.enc_), dec_(o.dec_) {
   o.policy_ = nullptr;
-  o.mac_ = nullptr;
   o.enc_ = o.dec_ = nullptr;
   OPENSSL_cleanse(&o.keys_, sizeof o.keys_);
+  OPENSSL_cleanse(&o.mac_, sizeof o.mac_);
 }
 
 SymmetricCipher& SymmetricCipher::operator=(SymmetricCipher&& o) noexcept {
@@ -215,17 +219,29 @@ SymmetricCipher& SymmetricCipher::operator=(SymmetricCipher&& o) noexcept {
 bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys) {
   policy_ = &p;
   keys_ = keys;
-  if (mac_ == nullptr) {
-    EVP_MAC* hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    if (hmac == nullptr) return false;
-    mac_ = EVP_MAC_CTX_new(hmac);
-    EVP_MAC_free(hmac);  // the context keeps its own reference
-    if (mac_ == nullptr) return false;
+  // HMAC (RFC 2104): the hash states after (key ^ ipad) and (key ^ opad), made once per token. The
+  // policies' signing keys (16-32 bytes) are shorter than the 64-byte hash block, so they are used as is.
+  if (p.signing_key_length > 64 || p.signing_key_length > keys_.signing.size()) return false;
+  uint8_t block[64] = {};
+  std::memcpy(block, keys_.signing.data(), p.signing_key_length);
+  for (auto& b : block) b ^= 0x36;
+  const bool sha1 = p.symmetric_signature == Digest::Sha1;
+  if (sha1) {
+    SHA1_Init(&mac_.inner1);
+    SHA1_Update(&mac_.inner1, block, sizeof block);
+  } else {
+    SHA256_Init(&mac_.inner256);
+    SHA256_Update(&mac_.inner256, block, sizeof block);
   }
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, const_cast<char*>(md_name(p.symmetric_signature)), 0),
-      OSSL_PARAM_construct_end()};
-  if (EVP_MAC_init(mac_, keys_.signing.data(), p.signing_key_length, params) != 1) return false;
+  for (auto& b : block) b ^= 0x36 ^ 0x5c;
+  if (sha1) {
+    SHA1_Init(&mac_.outer1);
+    SHA1_Update(&mac_.outer1, block, sizeof block);
+  } else {
+    SHA256_Init(&mac_.outer256);
+    SHA256_Update(&mac_.outer256, block, sizeof block);
+  }
+  OPENSSL_cleanse(block, sizeof block);
   if (enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
   if (dec_ == nullptr) dec_ = EVP_CIPHER_CTX_new();
   if (enc_ == nullptr || dec_ == nullptr) return false;
@@ -240,10 +256,26 @@ bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys) {
 
 bool SymmetricCipher::sign(std::span<const uint8_t> data, uint8_t* out) noexcept {
   if (policy_ == nullptr) return false;
-  // A null key re-initialises with the key given to set_keys().
-  size_t n = 0;
-  return EVP_MAC_init(mac_, nullptr, 0, nullptr) == 1 && EVP_MAC_update(mac_, data.data(), data.size()) == 1 &&
-         EVP_MAC_final(mac_, out, &n, policy_->signature_length) == 1 && n == policy_->signature_length;
+  // Copies of the keyed states: inner hash over the data, outer hash over the inner digest.
+  uint8_t inner[32];
+  if (policy_->symmetric_signature == Digest::Sha1) {
+    SHA_CTX c = mac_.inner1;
+    SHA1_Update(&c, data.data(), data.size());
+    SHA1_Final(inner, &c);
+    c = mac_.outer1;
+    SHA1_Update(&c, inner, 20);
+    SHA1_Final(out, &c);
+    OPENSSL_cleanse(&c, sizeof c);
+  } else {
+    SHA256_CTX c = mac_.inner256;
+    SHA256_Update(&c, data.data(), data.size());
+    SHA256_Final(inner, &c);
+    c = mac_.outer256;
+    SHA256_Update(&c, inner, 32);
+    SHA256_Final(out, &c);
+    OPENSSL_cleanse(&c, sizeof c);
+  }
+  return true;
 }
 
 bool SymmetricCipher::verify(std::span<const uint8_t> data, std::span<const uint8_t> signature) noexcept {

@@ -6,6 +6,7 @@
 // Symmetric operations (every MSG/CLO chunk of a secured channel) go through SymmetricCipher, which keeps
 // its OpenSSL contexts for the channel's life and works in place in the chunk buffer.
 
+#include <openssl/sha.h>
 #include <openssl/types.h>
 
 #include <array>
@@ -83,7 +84,12 @@ class SymmetricCipher {
  private:
   const Policy* policy_ = nullptr;
   SymmetricKeys keys_{};
-  EVP_MAC_CTX* mac_ = nullptr;
+  // HMAC as two hash states keyed once per token (RFC 2104: key ^ ipad, key ^ opad); a chunk's signature
+  // starts from copies, so it costs no allocation and no key schedule.
+  struct Hmac {
+    SHA256_CTX inner256{}, outer256{};
+    SHA_CTX inner1{}, outer1{};
+  } mac_;
   EVP_CIPHER_CTX* enc_ = nullptr;
   EVP_CIPHER_CTX* dec_ = nullptr;
 };
