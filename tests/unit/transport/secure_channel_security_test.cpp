@@ -85,31 +85,11 @@ struct SecureClient {
   security::SymmetricCipher send, receive;
 
   std::string open_request(uint32_t request_id, std::span<const uint8_t> certificate) {
-    ua::ByteBuffer buf;
-    ua::Encoder e(buf);
-    e.write_raw("OPNF\0\0\0\0", 8);
-    e.write_u32(0);
-    ua::encode(e, ua::String(std::string(policy.uri)));
-    ua::encode(e, ua::ByteString::from_bytes(certificate));
-    ua::encode(e, ua::ByteString::from_bytes(keys().identity.thumbprint));
-    const size_t encrypted_from = buf.size();
-    e.write_u32(sequence++);
-    e.write_u32(request_id);
-    ua::OpenSecureChannelRequest req;
-    req.request_type = ua::SecurityTokenRequestType::Issue;
-    req.security_mode = mode;
-    req.client_nonce = ua::ByteString::from_bytes(client_nonce);
-    req.requested_lifetime = 600000;
-    ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelRequest::binary_encoding_id));
-    ua::encode(e, req);
-    std::vector<uint8_t> chunk(buf.data(), buf.data() + buf.size());
-    REQUIRE(security::seal_asymmetric(policy, keys().client_private.get(), keys().server_public.get(), chunk,
-                                      encrypted_from));
-    return std::string(chunk.begin(), chunk.end());
+    return open_request_chunks(request_id, certificate, 1).front();
   }
 
-  // The same request split into `pieces` chunks ('C' ... 'F'), each sealed on its own; `request_ids`
-  // overrides the RequestId per chunk (hostile variants).
+  // The OPN request in `pieces` chunks ('C' ... 'F'), each sealed on its own; `request_ids` overrides the
+  // RequestId per chunk (hostile variants).
   std::vector<std::string> open_request_chunks(uint32_t request_id, std::span<const uint8_t> certificate,
                                                size_t pieces, std::vector<uint32_t> request_ids = {}) {
     ua::ByteBuffer header;
