@@ -33,6 +33,7 @@ struct OperationLimits {
   uint32_t max_nodes_per_history_read_events = 0;
   uint32_t max_nodes_per_history_update_data = 0;
   uint32_t max_nodes_per_history_update_events = 0;
+  friend bool operator==(const OperationLimits&, const OperationLimits&) = default;
 };
 
 inline constexpr const char* kMicroEmbeddedDevice2017Profile =
