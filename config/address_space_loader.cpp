@@ -1,5 +1,6 @@
 #include "config/address_space_loader.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -283,11 +284,15 @@ ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConf
                                    addressspace::AddressSpace& space,
                                    addressspace::EpochReclaimer::Participant& p) {
   ReloadOutcome out;
-  if (next.namespaces != running.namespaces) {
-    // The node files' NodeIds were resolved against the new NamespaceArray; the running one stays.
+  // The node files' NodeIds were resolved against the new NamespaceArray. Namespaces may be appended (a
+  // new node file's); one in use must keep its index, which clients may hold (Part 5 §6.3.1).
+  const bool extended =
+      next.namespaces.size() >= running.namespaces.size() &&
+      std::equal(running.namespaces.begin(), running.namespaces.end(), next.namespaces.begin());
+  if (!extended) {
     out.errors.push_back({"<server file>", "/namespaces",
-                          "the namespaces changed: their indexes cannot change while the server runs, "
-                          "restart to apply them"});
+                          "the namespaces changed: the index of a namespace in use cannot change while the "
+                          "server runs (new ones may only be appended); restart to apply them"});
     return out;
   }
   BuiltStore built = build_store(next, space, p, nullptr, &running);
@@ -298,8 +303,13 @@ ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConf
   out.diff = addressspace::diff_stores(*space.current(), *built.store);
   out.values_reset = built.values_reset;
   out.nodes = built.store->size();
-  // The Server object's values live in cells the new store reuses: nothing to install again.
+  // The Server object's values live in cells the new store reuses: nothing to install again but the
+  // NamespaceArray when it grew.
+  const addressspace::NodeStore& store = *built.store;
   space.publish(std::move(built.store), p);
+  if (next.namespaces.size() != running.namespaces.size()) {
+    addressspace::set_namespace_array(store, space.values(), p, next.namespaces);
+  }
   return out;
 }
 

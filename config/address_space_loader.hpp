@@ -26,8 +26,8 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
 // one, which `running` built, and publishes it. Cells are reused by NodeId, so unchanged variables keep
 // their live values; a variable whose initial value changed between `running` and `next` gets the new one,
 // and one whose DataType or shape changed a new cell with it (addressspace/node_store_builder.hpp).
-// Settings read at start (diagnostics.counters, the namespaces) come from `running`; changed namespaces
-// refuse the reload. With errors nothing is published and no live value changed.
+// diagnostics.counters comes from `running`; namespaces may be appended (NamespaceArray follows), any
+// other change of them refuses the reload. With errors nothing is published and no live value changed.
 // REQUIRES: `next` came from a LoadResult without errors; control plane (`p` its participant).
 struct ReloadOutcome {
   std::vector<ConfigError> errors;

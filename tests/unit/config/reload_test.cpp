@@ -6,6 +6,7 @@
 #include "config/config.hpp"
 #include "config/password.hpp"
 #include "config/reload_settings.hpp"
+#include "ua/generated/node_ids.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
@@ -221,4 +222,30 @@ TEST_CASE("reload: settings read at start are named when they change", "[config]
     CHECK(restart_only_changes(running.config, next.config) ==
           std::vector<std::string>{"simulation of ns=2;s=P.C"});
   }
+}
+
+TEST_CASE("reload: a node file may append a namespace; NamespaceArray follows", "[config][reload]") {
+  Running r(kBefore);
+  LoadResult next = load_config_text(R"({"namespaces": ["urn:t"]})", "server.json", ".");
+  load_node_file_text(kBefore, "nodes.json", next);
+  load_node_file_text(R"({"namespaces": ["urn:u"], "nodes": [
+      {"kind": "variable", "name": "U", "namespace": "urn:u", "data_type": "Int32", "value": 3}]})",
+                      "more.json", next);
+  check_references(next);
+  INFO(errors_of(next.errors));
+  REQUIRE(next.ok());
+  REQUIRE(next.config.namespaces.size() == r.loaded.config.namespaces.size() + 1);
+  const ReloadOutcome out = r.reload(next);
+  INFO(errors_of(out.errors));
+  REQUIRE(out.errors.empty());
+  CHECK(out.diff.added == 1);
+  const auto* store = r.space.current();
+  const auto n = store->find(ua::NodeId(0, ua::id::Server_NamespaceArray));
+  REQUIRE(n != addressspace::kNoNode);
+  ua::DataValue dv;
+  addressspace::ValueStore::read(*store->variable(n)->cell, dv);
+  const auto* uris = dv.value.get_if<std::vector<ua::String>>();
+  REQUIRE(uris);
+  REQUIRE(uris->size() == next.config.namespaces.size());
+  CHECK(uris->back() == ua::String("urn:u"));
 }
