@@ -198,8 +198,10 @@ void Server::sweep(ShardState& shard) {
 void Server::adapt_to_store(ShardState& shard, const addressspace::NodeStore& store) {
   shard.store_generation = store.generation();
   for (auto& [id, subscription] : shard.subscription_index) subscription->resolve_items(store);
-  for (auto& [token, session] : shard.sessions) session->continuations.clear();
-  for (auto& session : shard.parked) session->continuations.clear();
+  // A point taken from `store` itself (a handler that saw it before this shard adapted) stays valid.
+  auto stale = [&store](const auto& point) { return point.second.generation != store.generation(); };
+  for (auto& [token, session] : shard.sessions) std::erase_if(session->continuations, stale);
+  for (auto& session : shard.parked) std::erase_if(session->continuations, stale);
 }
 
 ShardState& Server::shard_of(transport::SecureChannel& channel) {
