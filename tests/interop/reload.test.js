@@ -2,7 +2,8 @@
 // "Reload"): a node added, one removed and one changed take effect in the same session, on the same
 // secure channel, with no reconnection; the monitored item on the removed node gets BadNodeIdUnknown; a
 // written value of an unchanged node survives. Then a broken node file: the errors are logged, the
-// previous address space keeps serving and the daemon stays up. /metrics counts both reloads.
+// previous address space keeps serving and the daemon stays up. Then a changed limit is reported as needing
+// a restart and a changed logging.level applied. /metrics counts the reloads.
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
@@ -130,8 +131,24 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
       assert.equal(session.sessionId.toString(), sessionId);
       assert.equal(daemon.signal(0), true, "the daemon is still alive");
 
+      // A setting read at start is reported as needing a restart; logging.level takes effect.
+      assert.doesNotMatch(daemon.output(), /reload\.needs_restart/, "unchanged settings are not reported");
+      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, dName: "D renamed" }));
+      const server = JSON.parse(fs.readFileSync(daemon.configFile, "utf8"));
+      server.limits.max_sessions = 150;
+      server.logging = { level: "debug" };
+      fs.writeFileSync(daemon.configFile, JSON.stringify(server, null, 1));
+      const at = daemon.output().length;
+      daemon.signal("SIGHUP");
+      await until(() => /event=reload\.done .*added=0 removed=0 changed=0/.test(daemon.output().slice(at)),
+        "the third reload", 10000);
+      const third = daemon.output().slice(at);
+      assert.match(third, /event=reload\.needs_restart setting=limits\.max_sessions /);
+      assert.match(third, /event=reload\.applied setting=logging\.level value=debug/);
+      assert.doesNotMatch(third, /setting=(?!limits\.max_sessions |logging\.level )/);
+
       const m = await metrics();
-      assert.match(m, /^opcuad_reloads_total 1$/m);
+      assert.match(m, /^opcuad_reloads_total 2$/m);
       assert.match(m, /^opcuad_reload_failures_total 1$/m);
       await subscription.terminate();
     } finally {
