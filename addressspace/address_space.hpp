@@ -5,6 +5,12 @@
 // quiescent() at the end of it. publish() swaps a new store in and retires the old one, which the
 // EpochReclaimer frees once every shard has passed a quiescent point. The ValueStore outlives every
 // NodeStore (stores hold ValueCell pointers).
+//
+// Each published store gets the next generation number (NodeStore::generation()). A shard that keeps
+// anything derived from a store across loop turns (a browse continuation point; the value cells its
+// monitored items sample) compares the current store's generation with the one it last saw, once per
+// request or sweep: one acquire load and one compare, no lock. Comparing store addresses would not do:
+// a new store may be allocated where a freed old one was.
 
 #include <atomic>
 #include <memory>
@@ -28,6 +34,7 @@ class AddressSpace {
 
   // Control plane: makes `store` current; the old store is retired through `p`.
   void publish(std::unique_ptr<NodeStore> store, EpochReclaimer::Participant& p) {
+    store->generation_ = ++generation_;  // before the release below makes the store visible
     const NodeStore* old = current_.exchange(store.release(), std::memory_order_acq_rel);
     if (old) values_.reclaimer().retire(p, old);
   }
@@ -35,6 +42,7 @@ class AddressSpace {
  private:
   ValueStore values_;  // declared first: destroyed after the store and the reclaimer's retired stores
   std::atomic<const NodeStore*> current_{nullptr};
+  uint64_t generation_ = 0;  // control plane only (publish)
 };
 
 }  // namespace opcuad::addressspace

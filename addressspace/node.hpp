@@ -83,7 +83,13 @@ struct VariableAttributes {
   uint16_t dims_count = 0;
   uint8_t access_level = access::kCurrentRead;
   uint8_t user_access_level = access::kCurrentRead;
+  // The role sets (bits of config/roles.hpp) that may read / write the Value; consulted only when
+  // user_access_level carries the has-roles bit. Kept in the store, not beside it, so that a reload
+  // that changes them publishes them with the nodes they belong to (fills padding: no extra bytes).
+  uint8_t read_roles = 0xFF;
+  uint8_t write_roles = 0xFF;
 };
+static_assert(sizeof(VariableAttributes) == 40, "roles live in the padding");
 
 struct ReferenceTypeAttributes {
   NodeIndex node = kNoNode;

@@ -119,6 +119,10 @@ inline void encode(ua::Encoder& e, const LocalizedTextView& v) {
 class NodeStore {
  public:
   size_t size() const noexcept { return ids_.size(); }
+  // Which publication of its AddressSpace this store is (1, 2, ...; 0 before it is published). Unlike
+  // its address, which a later store may get once this one is freed, a generation is never reused, so
+  // whoever remembers one (a browse continuation point, a shard) can tell a new store from the old one.
+  uint64_t generation() const noexcept { return generation_; }
   NodeIndex find(const ua::NodeId& id) const noexcept { return index_.find(id, ids_); }
 
   // Attributes. REQUIRES: n < size(), and a node of the right class for the class-specific ones.
@@ -190,6 +194,7 @@ class NodeStore {
 
  private:
   friend class NodeStoreBuilder;
+  friend class AddressSpace;
 
   std::vector<ua::NodeId> ids_;
   std::vector<NodeRecord> nodes_;
@@ -205,6 +210,7 @@ class NodeStore {
   SubtypeMatrix data_type_subtypes_;
   uint16_t hierarchical_ = 0;  // dense index of HierarchicalReferences (i=33)
   uint16_t has_subtype_ = 0;   // dense index of HasSubtype (i=45)
+  uint64_t generation_ = 0;    // set once by AddressSpace::publish(), before any reader sees the store
 };
 
 }  // namespace opcuad::addressspace

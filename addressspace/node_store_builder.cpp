@@ -108,10 +108,16 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
       v.dims_begin = static_cast<uint32_t>(s.dims_.size());
       v.dims_count = static_cast<uint16_t>(spec.array_dimensions.size());
       s.dims_.insert(s.dims_.end(), spec.array_dimensions.begin(), spec.array_dimensions.end());
+      v.read_roles = spec.read_roles;
+      v.write_roles = spec.write_roles;
       if (previous_) {
-        const NodeIndex old = previous_->find(spec.node_id);
-        const VariableAttributes* ov = old == kNoNode ? nullptr : previous_->variable(old);
-        if (ov) v.cell = ov->cell;  // a reload keeps the live value
+        v.cell = reusable_cell(spec);  // a reload keeps the live value
+        if (v.cell && spec.replace_value && spec.value) {
+          deferred_writes_.emplace_back(v.cell, *spec.value);
+          ++values_reset_;
+        } else if (!v.cell && previous_->find(spec.node_id) != kNoNode) {
+          ++values_reset_;  // it existed with another type: a new cell with the initial value
+        }
       }
       if (!v.cell) {
         v.cell = values_.allocate(spec.node_id);
@@ -140,8 +146,27 @@ bool NodeStoreBuilder::set_value(const ua::NodeId& node, const ua::DataValue& va
   if (n == kNoNode) return false;
   const VariableAttributes* v = store_->variable(n);
   if (!v || !v->cell) return false;
-  values_.write(*v->cell, value, participant_);
+  if (!reused(v->cell, node)) values_.write(*v->cell, value, participant_);
   return true;
+}
+
+ValueCell* NodeStoreBuilder::reusable_cell(const NodeSpec& spec) const {
+  const NodeIndex old = previous_->find(spec.node_id);
+  const VariableAttributes* ov = old == kNoNode ? nullptr : previous_->variable(old);
+  if (!ov) return nullptr;
+  const bool same_type = ov->data_type != kNoNode && previous_->node_id(ov->data_type) == spec.data_type;
+  const auto dims = previous_->array_dimensions(*ov);
+  const bool same_shape =
+      ov->value_rank == spec.value_rank &&
+      std::equal(dims.begin(), dims.end(), spec.array_dimensions.begin(), spec.array_dimensions.end());
+  return same_type && same_shape ? ov->cell : nullptr;
+}
+
+bool NodeStoreBuilder::reused(const ValueCell* cell, const ua::NodeId& id) const {
+  if (!previous_) return false;
+  const NodeIndex old = previous_->find(id);
+  const VariableAttributes* ov = old == kNoNode ? nullptr : previous_->variable(old);
+  return ov && ov->cell == cell;
 }
 
 bool NodeStoreBuilder::set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition) {
@@ -229,7 +254,13 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
   s.variables_.shrink_to_fit();
   s.dims_.shrink_to_fit();
   s.strings_.shrink_to_fit();
-  if (result.errors.empty()) result.store = std::move(store_);
+  if (result.errors.empty()) {
+    for (auto& [cell, value] : deferred_writes_) values_.write(*cell, value, participant_);
+    result.values_reset = values_reset_;
+    result.store = std::move(store_);
+  }
+  deferred_writes_.clear();
+  values_reset_ = 0;
   store_ = std::make_unique<NodeStore>();
   return result;
 }

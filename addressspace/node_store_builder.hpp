@@ -3,8 +3,14 @@
 // configured nodes), then closes the type hierarchies and freezes it.
 //
 // Values: a Variable or VariableType gets a value cell when it is added, and its initial value is
-// written at once. When the builder is given the previous store (a reload), a node whose NodeId existed
-// before keeps its cell and its live value.
+// written at once. When the builder is given the previous store (a reload), a variable whose NodeId
+// existed before keeps its cell and its live value (set_value() does not overwrite it either), except:
+// - its DataType, ValueRank or ArrayDimensions changed: it gets a new cell holding its initial value, so
+//   no reader ever sees a value of the old type under the new DataType (the old cell keeps serving the
+//   old store until that is freed; cells are never freed before the ValueStore);
+// - NodeSpec::replace_value (its initial value changed in the configuration): its initial value is
+//   written into the kept cell, but only by a build() without errors, so a reload that fails changes no
+//   value of the running address space.
 //
 // References may name nodes that are added later; build() reports any that never were.
 // Threads: one builder is used by one thread (the control plane), never by the shards.
@@ -44,7 +50,12 @@ struct NodeSpec {
   uint32_t access_level_ex = 0;
   double minimum_sampling_interval = 0;
   bool historizing = false;
+  // Role sets (config/roles.hpp) that may read / write the Value, when user_access_level has the has-roles
+  // bit.
+  uint8_t read_roles = 0xFF;
+  uint8_t write_roles = 0xFF;
   std::optional<ua::DataValue> value;  // initial Value
+  bool replace_value = false;          // a reload writes `value` over the live one (see above)
   // DataType
   std::optional<ua::ExtensionObject> definition;
 };
@@ -64,6 +75,9 @@ class NodeStoreBuilder {
   // Sets the DataTypeDefinition of a DataType added before. False when there is none.
   bool set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition);
 
+  // Drops the replace_value writes build() would make (the caller found errors of its own).
+  void cancel_value_writes() noexcept { deferred_writes_.clear(); }
+
   // Whether a node with this id was added (not merely referenced).
   bool contains(const ua::NodeId& id) const;
   size_t node_count() const noexcept { return defined_; }
@@ -71,6 +85,9 @@ class NodeStoreBuilder {
   struct Result {
     std::unique_ptr<NodeStore> store;  // null when errors is not empty
     std::vector<std::string> errors;
+    // A reload: variables whose live value was replaced by their initial value (a new cell for a changed
+    // DataType, ValueRank or ArrayDimensions, or replace_value).
+    size_t values_reset = 0;
   };
   // Consumes the builder's contents.
   Result build();
@@ -81,6 +98,10 @@ class NodeStoreBuilder {
   StringId intern(const ua::String& s) { return s.is_null() ? kNullString : intern(s.view()); }
   LocalizedTextRef intern(const ua::LocalizedText& t) { return {intern(t.locale), intern(t.text)}; }
   void close_hierarchies(std::vector<std::string>& errors);
+  // The cell of the previous store's variable `spec` may keep (same NodeId, DataType, ValueRank and
+  // ArrayDimensions), or nullptr.
+  ValueCell* reusable_cell(const NodeSpec& spec) const;
+  bool reused(const ValueCell* cell, const ua::NodeId& id) const;
 
   struct PendingRef {
     NodeIndex source, type, target;
@@ -93,6 +114,9 @@ class NodeStoreBuilder {
   std::vector<uint32_t> string_slots_;  // open addressing over StringIds, for interning
   size_t string_count_ = 0;
   size_t defined_ = 0;
+  // Initial values for kept cells (replace_value), written by a build() without errors.
+  std::vector<std::pair<ValueCell*, ua::DataValue>> deferred_writes_;
+  size_t values_reset_ = 0;
 };
 
 }  // namespace opcuad::addressspace

@@ -143,6 +143,12 @@ void install_server_object_values(const NodeStore& store, ValueStore& values, Ep
   set_source(store, values, p, id::Server_ServerStatus, kServerStatus);
 }
 
+void set_namespace_array(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                         const std::vector<std::string>& uris) {
+  Writer w(store, values, p, ua::DateTime::now());
+  w(ua::id::Server_NamespaceArray, strings(uris));
+}
+
 void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                       ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason) {
   const ua::DateTime now = ua::DateTime::now();

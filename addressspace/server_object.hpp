@@ -33,6 +33,7 @@ struct OperationLimits {
   uint32_t max_nodes_per_history_read_events = 0;
   uint32_t max_nodes_per_history_update_data = 0;
   uint32_t max_nodes_per_history_update_events = 0;
+  friend bool operator==(const OperationLimits&, const OperationLimits&) = default;
 };
 
 inline constexpr const char* kMicroEmbeddedDevice2017Profile =
@@ -71,6 +72,10 @@ struct ServerInfo {
 // REQUIRES: `store` contains namespace 0. Values whose node is absent are skipped.
 void install_server_object_values(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                                   const ServerInfo& info);
+// Server.NamespaceArray (Part 5 §6.3.1): a reload may append namespaces (a new node file's), never change
+// the index of one in use.
+void set_namespace_array(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                         const std::vector<std::string>& uris);
 void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                       ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason);
 void update_server_diagnostics(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,

@@ -1,5 +1,6 @@
 #include "config/address_space_loader.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
@@ -7,6 +8,7 @@
 #include "addressspace/namespace0.hpp"
 #include "addressspace/node_store_builder.hpp"
 #include "addressspace/server_object.hpp"
+#include "addressspace/store_diff.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::config {
@@ -53,6 +55,8 @@ addressspace::NodeSpec spec_of(const NodeDecl& d) {
   spec.user_access_level = d.access_level;
   if (d.read_roles != role::kEveryone || d.write_roles != role::kEveryone)
     spec.user_access_level |= kHasRolesBit;
+  spec.read_roles = d.read_roles;
+  spec.write_roles = d.write_roles;
   spec.minimum_sampling_interval = d.minimum_sampling_interval;
   spec.historizing = d.historizing;
   return spec;
@@ -68,14 +72,49 @@ void set_initial_value(addressspace::NodeSpec& spec, const NodeDecl& d) {
 
 }  // namespace
 
-std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
-                                             addressspace::EpochReclaimer::Participant& p,
-                                             const ua::BuildInfo& build, RoleTable* roles) {
+namespace {
+
+// What identifies a declaration from one load of the node files to the next (a reload compares them).
+std::string declaration_key(const NodeDecl& d) {
+  return d.node_id.to_string() + (d.is_type ? "\ntype\n" : "\n\n") + d.id_pattern;
+}
+
+// The running configuration's declarations by key, to tell which initial values a reload changes.
+class PreviousDeclarations {
+ public:
+  explicit PreviousDeclarations(const ServerConfig* running) {
+    if (!running) return;
+    for (const NodeDecl& d : running->nodes) by_key_.emplace(declaration_key(d), &d);
+  }
+  // Whether the nodes of `d` existed before with another initial value (then it replaces their live one).
+  bool initial_value_changed(const NodeDecl& d) const {
+    if (by_key_.empty()) return false;
+    auto it = by_key_.find(declaration_key(d));
+    return it != by_key_.end() && !(it->second->value == d.value);
+  }
+
+ private:
+  std::unordered_map<std::string, const NodeDecl*> by_key_;
+};
+
+struct BuiltStore {
+  std::unique_ptr<addressspace::NodeStore> store;
+  std::vector<ConfigError> errors;
+  size_t values_reset = 0;
+};
+
+// The store `c` describes, built over space.current() (whose cells it reuses by NodeId); `running` is the
+// configuration that store was built from (a reload), else nullptr.
+BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
+                       addressspace::EpochReclaimer::Participant& p, RoleTable* roles,
+                       const ServerConfig* running) {
   using namespace addressspace;
   std::vector<ConfigError> errors;
+  const PreviousDeclarations previous(running);
   NodeStoreBuilder b(space.values(), p, space.current());
   add_namespace0(b);
-  if (c.diagnostics.counters) add_counter_nodes(b, kCounterRefreshMs);
+  // diagnostics.counters is read at start only (the daemon's refresh runs or not): a reload keeps it.
+  if ((running ? running : &c)->diagnostics.counters) add_counter_nodes(b, kCounterRefreshMs);
   auto resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
     for (size_t i = 0; i < c.namespaces.size(); ++i) {
       if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
@@ -117,6 +156,7 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
     NodeSpec copy = spec_of(decl);
     copy.node_id = ua::NodeId(parent.namespace_index(), ua::String(base + "." + std::string(decl.browse_name.name.view())));
     set_initial_value(copy, decl);
+    copy.replace_value = previous.initial_value_changed(decl);
     const bool added = b.add_node(copy);
     if (added && roles && (copy.user_access_level & kHasRolesBit)) {
       (*roles)[copy.node_id] = NodeRoles{decl.read_roles, decl.write_roles};
@@ -163,6 +203,7 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
   NodeSpec spec;
   for (const NodeDecl& d : c.nodes) {
     spec = spec_of(d);
+    spec.replace_value = previous.initial_value_changed(d);
     const bool in_type = d.is_type || type_members.count(d.parent) != 0;
     const uint32_t count = d.count ? d.count : 1;
     const std::string name_pattern(d.browse_name.name.view());
@@ -220,13 +261,56 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
       }
     }
   }
+  if (!errors.empty()) b.cancel_value_writes();  // a failed reload writes nothing into a live cell
   auto built = b.build();
   for (auto& e : built.errors) errors.push_back({"<address space>", "", std::move(e)});
-  if (!errors.empty()) return errors;
-  const NodeStore& store = *built.store;
+  return {std::move(built.store), std::move(errors), built.values_reset};
+}
+
+}  // namespace
+
+std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
+                                             addressspace::EpochReclaimer::Participant& p,
+                                             const ua::BuildInfo& build, RoleTable* roles) {
+  BuiltStore built = build_store(c, space, p, roles, nullptr);
+  if (!built.errors.empty()) return std::move(built.errors);
+  const addressspace::NodeStore& store = *built.store;
   space.publish(std::move(built.store), p);
-  install_server_object_values(store, space.values(), p, server_info(c, build));
-  return errors;
+  addressspace::install_server_object_values(store, space.values(), p, server_info(c, build));
+  return {};
+}
+
+ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConfig& next,
+                                   addressspace::AddressSpace& space,
+                                   addressspace::EpochReclaimer::Participant& p) {
+  ReloadOutcome out;
+  // The node files' NodeIds were resolved against the new NamespaceArray. Namespaces may be appended (a
+  // new node file's); one in use must keep its index, which clients may hold (Part 5 §6.3.1).
+  const bool extended =
+      next.namespaces.size() >= running.namespaces.size() &&
+      std::equal(running.namespaces.begin(), running.namespaces.end(), next.namespaces.begin());
+  if (!extended) {
+    out.errors.push_back({"<server file>", "/namespaces",
+                          "the namespaces changed: the index of a namespace in use cannot change while the "
+                          "server runs (new ones may only be appended); restart to apply them"});
+    return out;
+  }
+  BuiltStore built = build_store(next, space, p, nullptr, &running);
+  if (!built.errors.empty()) {
+    out.errors = std::move(built.errors);
+    return out;
+  }
+  out.diff = addressspace::diff_stores(*space.current(), *built.store);
+  out.values_reset = built.values_reset;
+  out.nodes = built.store->size();
+  // The Server object's values live in cells the new store reuses: nothing to install again but the
+  // NamespaceArray when it grew.
+  const addressspace::NodeStore& store = *built.store;
+  space.publish(std::move(built.store), p);
+  if (next.namespaces.size() != running.namespaces.size()) {
+    addressspace::set_namespace_array(store, space.values(), p, next.namespaces);
+  }
+  return out;
 }
 
 }  // namespace opcuad::config

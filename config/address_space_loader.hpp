@@ -6,6 +6,7 @@
 
 #include "addressspace/address_space.hpp"
 #include "addressspace/server_object.hpp"
+#include "addressspace/store_diff.hpp"
 #include "config/config.hpp"
 
 namespace opcuad::config {
@@ -20,5 +21,22 @@ addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo&
 std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace::AddressSpace& space,
                                              addressspace::EpochReclaimer::Participant& p,
                                              const ua::BuildInfo& build = {}, RoleTable* roles = nullptr);
+
+// SIGHUP (docs/OPERATIONS.md, "Reload"): builds the store `next`'s node files describe over the running
+// one, which `running` built, and publishes it. Cells are reused by NodeId, so unchanged variables keep
+// their live values; a variable whose initial value changed between `running` and `next` gets the new one,
+// and one whose DataType or shape changed a new cell with it (addressspace/node_store_builder.hpp).
+// diagnostics.counters comes from `running`; namespaces may be appended (NamespaceArray follows), any
+// other change of them refuses the reload. With errors nothing is published and no live value changed.
+// REQUIRES: `next` came from a LoadResult without errors; control plane (`p` its participant).
+struct ReloadOutcome {
+  std::vector<ConfigError> errors;
+  addressspace::StoreDiff diff;  // old store -> new store
+  size_t values_reset = 0;       // variables whose live value the file's initial value replaced
+  size_t nodes = 0;              // in the new store
+};
+ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConfig& next,
+                                   addressspace::AddressSpace& space,
+                                   addressspace::EpochReclaimer::Participant& p);
 
 }  // namespace opcuad::config

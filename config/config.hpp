@@ -50,6 +50,7 @@ struct Endpoint {
   std::vector<std::string> security_modes{"None"};
   std::vector<SecurityOffer> offers{SecurityOffer{}};
   bool allow_anonymous = true;  // endpoints[].allow_anonymous, default security.allow_anonymous
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
 };
 
 struct User {
@@ -59,6 +60,7 @@ struct User {
   // one logs in with that certificate, validated against the user trust list.
   std::optional<std::array<uint8_t, 20>> certificate_thumbprint;
   RoleSet roles = role::kAuthenticatedUser;  // AuthenticatedUser plus the configured ones
+  friend bool operator==(const User&, const User&) = default;
 };
 
 // Server-wide security settings (docs/CONFIGURATION.md, "security").
@@ -67,6 +69,7 @@ struct Security {
   bool allow_plaintext_passwords = false;  // a UserName token policy None on None endpoints (insecure)
   bool allow_deprecated_policies = false;  // Basic128Rsa15, Basic256 (Part 7 deprecates them)
   bool anonymous_write = true;             // false: Write is refused to anonymous sessions
+  friend bool operator==(const Security&, const Security&) = default;
 };
 
 struct Limits {
@@ -113,6 +116,7 @@ struct Limits {
   uint32_t max_queued_logins = 32;
   uint32_t max_failed_logins_per_address = 5;
   double failed_login_window_ms = 60000;
+  friend bool operator==(const Limits&, const Limits&) = default;
 };
 
 // Connections and secure channels before a session exists (docs/CONFIGURATION.md, "connections"):
@@ -124,12 +128,14 @@ struct Connections {
   uint32_t open_timeout_ms = 10000;                  // HEL -> OPN
   uint32_t session_activation_timeout_ms = 30000;    // OPN -> a session activated on the channel
   uint32_t max_message_size_before_session = 65536;  // 0: limits.max_message_size
+  friend bool operator==(const Connections&, const Connections&) = default;
 };
 
 // Server-internal counters for load harnesses (docs/CONFIGURATION.md, "diagnostics"). Off by default:
 // counting heap allocations costs a little on every allocation.
 struct Diagnostics {
   bool counters = false;  // the ns=1;s=Diagnostics.* UInt64 variables (addressspace/server_object.hpp)
+  friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 // How often the daemon refreshes those counters (also their MinimumSamplingInterval).
 inline constexpr double kCounterRefreshMs = 100;
@@ -143,6 +149,7 @@ struct Http {
   uint32_t max_request_bytes = 8192;      // request line and headers; larger: 431
   uint32_t request_timeout_ms = 5000;     // from accept to the last byte of the answer
   uint32_t health_max_age_ms = 2000;      // /healthz is 503 when a shard's loop has not turned for this long
+  friend bool operator==(const Http&, const Http&) = default;
 };
 // Splits "host:port" or "[v6]:port" (port 0..65535); false when it is neither.
 bool split_listen_address(std::string_view text, std::string& host, uint16_t& port);
@@ -151,6 +158,7 @@ bool split_listen_address(std::string_view text, std::string& host, uint16_t& po
 struct Scheduling {
   bool pin_shards = false;     // shard k on the k-th CPU the daemon may use
   int realtime_priority = 0;  // 1..99: SCHED_FIFO at this priority; 0: the normal scheduler
+  friend bool operator==(const Scheduling&, const Scheduling&) = default;
 };
 
 // The PKI: own certificate and trust lists (docs/CONFIGURATION.md, "security"; docs/SECURITY.md,
@@ -167,6 +175,7 @@ struct PkiConfig {
   // addresses (gethostname() for a wildcard listening address).
   std::vector<std::string> dns_names;
   std::vector<std::string> ip_addresses;
+  friend bool operator==(const PkiConfig&, const PkiConfig&) = default;
 };
 
 struct Logging {
@@ -176,6 +185,7 @@ struct Logging {
   // key (a client address, mostly) in each window, then one "suppressed" line. 0: no limit.
   uint32_t rate_limit_burst = 20;
   uint32_t rate_limit_window_s = 10;
+  friend bool operator==(const Logging&, const Logging&) = default;
 };
 inline constexpr int64_t kMaxRateLimitBurst = 100000;
 inline constexpr int64_t kMaxRateLimitWindowS = 3600;
@@ -185,6 +195,7 @@ inline constexpr int64_t kMaxRateLimitWindowS = 3600;
 // §12.10: the shutdown "should be delayed for a configurable time" so clients can disconnect in order).
 struct Shutdown {
   uint32_t grace_period_s = 5;  // 0: close at once
+  friend bool operator==(const Shutdown&, const Shutdown&) = default;
 };
 // Upper bound of shutdown.grace_period_s: well inside systemd's default stop timeout (90 s).
 inline constexpr int64_t kMaxGracePeriodS = 60;
@@ -198,6 +209,7 @@ struct Simulation {
   double min = 0;
   double max = 100;
   double step = 1;  // counter
+  friend bool operator==(const Simulation&, const Simulation&) = default;
 };
 
 enum class NodeKind : uint8_t { Folder, Object, Variable, Property };

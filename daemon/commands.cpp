@@ -31,6 +31,7 @@ LoadedConfig load_configuration(const GlobalOptions& options) {
     loaded.result.config = config::default_config();
   } else {
     loaded.source = file.string();
+    loaded.file = file;
     loaded.result = config::load_config(file);
   }
   return loaded;
@@ -63,6 +64,8 @@ int run_daemon(const GlobalOptions& options) {
     }
   }
   Daemon daemon(config);
+  // SIGHUP re-reads the same file; --log-level keeps winning over its logging.level.
+  daemon.set_reload_source(Daemon::ReloadSource{loaded.file, !options.log_level.empty()});
   if (!daemon.start()) return kExitFailure;
   return daemon.run();
 }

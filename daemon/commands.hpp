@@ -2,6 +2,7 @@
 // What each opcuad command does once its command line is parsed (daemon/cli.hpp). Each returns an exit
 // code of cli::ExitCode.
 
+#include <filesystem>
 #include <string>
 
 #include "config/config.hpp"
@@ -20,6 +21,7 @@ struct GlobalOptions {
 struct LoadedConfig {
   config::LoadResult result;
   std::string source;
+  std::filesystem::path file;  // the server file read; empty for the built-in configuration
 };
 LoadedConfig load_configuration(const GlobalOptions& options);
 // Logs every problem of a configuration that did not load; false when there is none.

@@ -9,6 +9,7 @@
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/pki_settings.hpp"
+#include "config/reload_settings.hpp"
 #include "config/transport_settings.hpp"
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
@@ -198,9 +199,54 @@ void Daemon::await_hangup() {
       log::info("SIGHUP: log file reopened");
     }
     log::info("SIGHUP: {}", pki_.reload());
+    (void)reload_configuration();  // success or not, the server keeps serving: READY=1 either way
     notifier_.send("READY=1\n" + status_line());
     await_hangup();
   });
+}
+
+bool Daemon::reload_configuration() {
+  if (reload_source_.server_file.empty()) {
+    log::info("event=reload.skipped reason=\"built-in configuration, no server file to read again\"");
+    return false;
+  }
+  const std::string file = reload_source_.server_file.string();
+  config::LoadResult loaded = config::load_config(reload_source_.server_file);
+  std::vector<config::ConfigError> errors = std::move(loaded.errors);
+  config::ReloadOutcome outcome;
+  if (errors.empty()) {
+    outcome = config::reload_address_space(*nodes_config_, loaded.config, space_, *control_participant_);
+    errors = std::move(outcome.errors);
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) log::error("event=reload.error {}", e.to_string());
+    daemon_counters_.reload_failures.fetch_add(1, std::memory_order_relaxed);
+    log::error("event=reload.failed file={} errors={} (the running configuration keeps serving)", file,
+               errors.size());
+    return false;
+  }
+  const config::ServerConfig& next = loaded.config;
+  for (const auto& setting : config::restart_only_changes(config_, next)) {
+    log::warn("event=reload.needs_restart setting={} (the running value stays until a restart)", setting);
+  }
+  if (next.logging.level != file_log_level_) {
+    if (reload_source_.log_level_from_command_line) {
+      log::warn(
+          "event=reload.not_applied setting=logging.level value={} (--log-level on the command line wins)",
+          next.logging.level);
+    } else if (const auto level = log::parse_level(next.logging.level)) {
+      log::set_level(*level);
+      log::info("event=reload.applied setting=logging.level value={}", next.logging.level);
+    }
+    file_log_level_ = next.logging.level;
+  }
+  reloaded_ = std::make_unique<config::ServerConfig>(std::move(loaded.config));
+  nodes_config_ = reloaded_.get();
+  daemon_counters_.reloads.fetch_add(1, std::memory_order_relaxed);
+  log::info("event=reload.done file={} nodes={} added={} removed={} changed={} values_reset={}", file,
+            outcome.nodes, outcome.diff.added, outcome.diff.removed, outcome.diff.changed,
+            outcome.values_reset);
+  return true;
 }
 
 void Daemon::tick_server_status() {

@@ -1,7 +1,8 @@
 #pragma once
 // Daemon: wires the layers for one run of opcuad. Loads nothing itself: it is given a validated
 // configuration, builds the address space from it, starts the shards, the services and one listener per
-// endpoint, and runs until SIGINT or SIGTERM. SIGHUP reopens the log file and reloads the trust lists.
+// endpoint, and runs until SIGINT or SIGTERM. SIGHUP reopens the log file, reloads the trust lists and
+// reloads the server file's node files (reload_configuration(), docs/OPERATIONS.md "Reload").
 //
 // Shutdown (docs/ARCHITECTURE.md, "Threads"), in phases:
 //   Running -> Draining: the first SIGINT/SIGTERM. Listeners stop accepting; ServerStatus.State becomes
@@ -24,6 +25,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +60,21 @@ class Daemon {
   // What the daemon counts itself (reloads), for /metrics.
   metrics::DaemonCounters& counters() noexcept { return daemon_counters_; }
 
+  // Where SIGHUP re-reads the configuration from: the server file the daemon was started with (empty for
+  // the built-in configuration: then only the log file and the trust lists are reloaded), and whether a
+  // --log-level on the command line wins over the file's logging.level. Set before start().
+  struct ReloadSource {
+    std::filesystem::path server_file;
+    bool log_level_from_command_line = false;
+  };
+  void set_reload_source(ReloadSource source) { reload_source_ = std::move(source); }
+  // The SIGHUP reload of the configuration, on the control thread (public for tests): the server file and
+  // its node files are loaded and validated as at start; with any error, each is logged, the reload counts
+  // as failed and nothing changes. Otherwise the new address space is published (sessions, subscriptions
+  // and values of unchanged nodes stay), logging.level is applied, and every other changed setting is
+  // logged as needing a restart. True when the reload took effect.
+  bool reload_configuration();
+
   // How long the Closing phase waits for connections to flush their last bytes before closing the rest.
   static constexpr std::chrono::seconds kCloseTimeout{2};
   // How long SecondsTillShutdown shows 0 before the sessions close (a grace period of 0 does not wait).
@@ -86,6 +103,11 @@ class Daemon {
   std::string status_line() const;
 
   const config::ServerConfig& config_;
+  ReloadSource reload_source_;
+  // The configuration the running address space was built from: config_, then the last reload's.
+  std::unique_ptr<config::ServerConfig> reloaded_;
+  const config::ServerConfig* nodes_config_ = &config_;
+  std::string file_log_level_ = config_.logging.level;  // the logging.level last read from the file
   EventLog events_;  // operator events of the transport and the services (before their users)
   transport::TransportConfig transport_config_;
   security::Pki pki_;  // opened before the services and listeners, which use identity_
@@ -101,7 +123,7 @@ class Daemon {
   transport::ChannelIdSource ids_;
   asio::io_context control_;  // acceptors, signals, the Server status clock
   asio::signal_set signals_{control_};
-  asio::signal_set hangup_{control_};  // SIGHUP: reopen the log file (after a rotation)
+  asio::signal_set hangup_{control_};  // SIGHUP: reopen the log file, reload trust lists and node files
   std::vector<std::unique_ptr<transport::Listener>> listeners_;
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};

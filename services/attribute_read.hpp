@@ -19,19 +19,18 @@ ua::StatusCode read_plain_attribute(const addressspace::NodeStore& store, addres
 
 // The UserAccessLevel of variable `n` for a user (Part 3 §5.6.2): its AccessLevel without the read bits
 // when none of the user's roles is in its read_roles, without the write bits when none is in write_roles or
-// the user may not write. Only a variable marked config::kHasRolesBit looks its roles up (fail-closed when
-// the table lacks it); any other costs a test and an AND.
-inline uint8_t user_access_level(const addressspace::NodeStore& store, addressspace::NodeIndex n,
+// the user may not write. Only a variable marked config::kHasRolesBit has roles (kept in its
+// VariableAttributes, so a reload publishes them with the node; fail-closed for a caller without a
+// session's role table); any other costs a test and an AND.
+inline uint8_t user_access_level(const addressspace::NodeStore&, addressspace::NodeIndex,
                                  const addressspace::VariableAttributes& v, const UserAccess& user) {
   namespace access = addressspace::access;
   uint8_t level = v.user_access_level;
   config::NodeRoles roles;
   if (level & config::kHasRolesBit) [[unlikely]] {
     if (!user.table) return 0;
-    const auto it = user.table->find(store.node_id(n));
-    if (it == user.table->end()) return 0;
     level &= static_cast<uint8_t>(~config::kHasRolesBit);
-    roles = it->second;
+    roles = config::NodeRoles{v.read_roles, v.write_roles};
   }
   if (!(roles.read & user.roles))
     level &= static_cast<uint8_t>(~(access::kCurrentRead | access::kHistoryRead));

@@ -410,6 +410,13 @@ ua::DataValue MonitoredItem::pop() {
   return out;
 }
 
+const addressspace::ValueCell* MonitoredItem::resolved_cell(const addressspace::NodeStore& store) const {
+  if (attribute_id != kValue) return cell;
+  const addressspace::NodeIndex n = store.find(node_id());
+  const addressspace::VariableAttributes* var = n == addressspace::kNoNode ? nullptr : store.variable(n);
+  return var ? var->cell : nullptr;
+}
+
 void MonitoredItem::sample(const addressspace::NodeStore& store) {
   if (mode() == ua::MonitoringMode::Disabled) return;
   const IndexRange* r = range();
@@ -437,6 +444,13 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
         if (!ValueStore::read_if_changed(*cell, last_version, v)) return;
       } else if (has_last) {
         return;  // a Value without a cell never changes
+      } else {
+        // No variable any more (a reload removed the node, Subscription::resolve_items): one sample with
+        // the status a Read of it gets (Part 4 §5.10.2), then nothing until the filter sees a change. The
+        // item stays, and resumes with the node's value if a later reload brings the node back.
+        const addressspace::NodeIndex n = store.find(node_id());
+        v.status = n == addressspace::kNoNode ? status::BadNodeIdUnknown : status::BadAttributeIdInvalid;
+        v.server_timestamp = ua::DateTime::now();
       }
     } else {
       const addressspace::NodeIndex n = store.find(node_id());

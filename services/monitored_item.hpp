@@ -183,6 +183,9 @@ struct MonitoredItem {
   void drop_front() noexcept;
   ua::DataValue pop();  // REQUIRES: !queue_empty()
 
+  // The Value cell this item samples in `store`: its variable's, nullptr when the NodeId names no variable
+  // there (or the item is not on the Value). A reload compares it with `cell` (Subscription::resolve_items).
+  const addressspace::ValueCell* resolved_cell(const addressspace::NodeStore& store) const;
   // Takes one sample; queues it when it passes the filter and tells the subscription.
   void sample(const addressspace::NodeStore& store);
   // Forget the last sample, so the next one is reported whatever its value (a mode change from Disabled).

@@ -187,11 +187,21 @@ void Server::sweep(ShardState& shard) {
     }
   }
   expire_parked(shard, now);
+  see_store(shard);  // before the quiescent point: nothing of the old store survives it
   if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
   shard.sweep->expires_after(std::chrono::milliseconds(250));
   shard.sweep->async_wait([this, &shard](std::error_code ec) {
     if (!ec) sweep(shard);
   });
+}
+
+void Server::adapt_to_store(ShardState& shard, const addressspace::NodeStore& store) {
+  shard.store_generation = store.generation();
+  for (auto& [id, subscription] : shard.subscription_index) subscription->resolve_items(store);
+  // A point taken from `store` itself (a handler that saw it before this shard adapted) stays valid.
+  auto stale = [&store](const auto& point) { return point.second.generation != store.generation(); };
+  for (auto& [token, session] : shard.sessions) std::erase_if(session->continuations, stale);
+  for (auto& session : shard.parked) std::erase_if(session->continuations, stale);
 }
 
 ShardState& Server::shard_of(transport::SecureChannel& channel) {
@@ -390,6 +400,7 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
   const transport::TransportStats& transport_stats = channel.stats();
   const uint64_t faults_before = transport::TransportStats::get(transport_stats.service_faults);
   const auto start = std::chrono::steady_clock::now();
+  see_store(shard);
   serve(*entry, channel, ctx, shard, body, start);
   const auto took = std::chrono::steady_clock::now() - start;
   const size_t service = entry_index(entry);

@@ -67,6 +67,8 @@ struct ShardState {
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
   std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
   Scratch scratch;                             // shard-local: reused requests, responses, work lists
+  // shard-local: the generation of the last NodeStore this shard adapted to (Server::see_store).
+  uint64_t store_generation = 0;
 };
 
 // What one request's handler gets: the channel, the request id and the session (when required).
@@ -238,6 +240,18 @@ class Server final : public transport::ServiceHandler {
   void serve(const Entry& entry, transport::SecureChannel& channel, const transport::RequestContext& ctx,
              ShardState& shard, ua::Decoder& body, std::chrono::steady_clock::time_point now);
   void sweep(ShardState& shard);
+  // A reload publishes a new NodeStore; each shard adapts to it the first time it sees it, before a
+  // request or at its sweep (at most 250 ms later; the old store is freed only after the shard's next
+  // quiescent point, which follows its sweep): monitored items move to the new store's cells
+  // (Subscription::resolve_items) and browse continuation points into the old store are dropped
+  // (a BrowseNext for one then gets BadContinuationPointInvalid). In steady state this costs one acquire
+  // load and a compare; no lock.
+  void see_store(ShardState& shard) {
+    const addressspace::NodeStore* store = space_.current();
+    if (store && store->generation() != shard.store_generation) [[unlikely]]
+      adapt_to_store(shard, *store);
+  }
+  void adapt_to_store(ShardState& shard, const addressspace::NodeStore& store);
 
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;

@@ -21,10 +21,12 @@
 
 namespace opcuad::services {
 
-// A Browse that returned part of a node's references (Part 4 §7.9). It remembers the store it walked, so
-// a structural change makes the continuation point invalid instead of wrong.
+// A Browse that returned part of a node's references (Part 4 §7.9). It remembers the generation of the
+// store it walked (never its address: a reload frees that store, and a later one may be allocated at the
+// same address), so a structural change makes the continuation point invalid instead of wrong:
+// BrowseNext answers BadContinuationPointInvalid. `node` and `next_reference` index that store only.
 struct BrowseContinuation {
-  const addressspace::NodeStore* store = nullptr;
+  uint64_t generation = 0;  // addressspace::NodeStore::generation()
   addressspace::NodeIndex node = addressspace::kNoNode;
   uint32_t next_reference = 0;  // position in store->references(node)
   int reference_type = -1;      // dense index, -1 = all
@@ -40,7 +42,9 @@ struct BrowseContinuation {
 struct UserAccess {
   config::RoleSet roles = config::role::kEveryone;
   bool may_write = true;
-  const config::RoleTable* table = nullptr;  // the server's (Server::role_table()); read-only while it runs
+  // The server's (Server::role_table()); set for every session. A variable's roles themselves are in its
+  // VariableAttributes (published with the store); without a table, a variable with roles is refused.
+  const config::RoleTable* table = nullptr;
 };
 
 struct Session {

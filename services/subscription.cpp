@@ -112,8 +112,13 @@ void Subscription::attach(ShardState& shard, Session& session) {
   timer_ = std::make_shared<asio::steady_timer>(*shard.context);
   // A sample right away: an exception-based item would otherwise miss a write made while it travelled
   // (the version check makes it free when nothing changed).
+  // The store may have changed while it travelled (a reload): its cells are looked up again first.
   const addressspace::NodeStore& store = *server_.space().current();
   items_.for_each([&](MonitoredItem& item) {
+    if (const addressspace::ValueCell* cell = item.resolved_cell(store); cell != item.cell) {
+      item.cell = cell;
+      item.reset_sampling();
+    }
     if (item.mode() == ua::MonitoringMode::Disabled) return;
     shard.sampler->add(item);
     item.sample(store);
@@ -122,6 +127,21 @@ void Subscription::attach(ShardState& shard, Session& session) {
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
   start();
+}
+
+void Subscription::resolve_items(const addressspace::NodeStore& store) {
+  items_.for_each([&](MonitoredItem& item) {
+    const addressspace::ValueCell* cell = item.resolved_cell(store);
+    if (cell == item.cell) return;
+    // The Sampler keys exception-based items by cell: out with the old one, in with the new.
+    const bool sampled = item.sampler_key != MonitoredItem::kNoGroup;
+    if (sampled) shard_->sampler->remove(item);
+    item.cell = cell;
+    item.reset_sampling();
+    if (!sampled) return;
+    shard_->sampler->add(item);
+    item.sample(store);
+  });
 }
 
 void Subscription::queue_current_values() {

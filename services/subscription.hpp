@@ -200,6 +200,11 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void attach(ShardState& shard, Session& session);
   // Part 4 §5.13.7 sendInitialValues: every Reporting item queues its current value.
   void queue_current_values();
+  // A reload published `store` (Server::see_store, on this shard's thread): each Value item whose NodeId
+  // has another cell there (a new DataType) or none (the node is gone) moves to it, forgets its last
+  // sample and samples at once, so it reports the new value, or BadNodeIdUnknown once. Items of nodes
+  // that are unchanged keep their cells: nothing happens to them.
+  void resolve_items(const addressspace::NodeStore& store);
   // A StatusChangeNotification of this subscription (BadTimeout on expiry, GoodSubscriptionTransferred
   // for the session it left); it carries the next sequence number without using it, like a keep-alive.
   StatusChangeNotice status_change(ua::StatusCode status) const;

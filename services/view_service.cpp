@@ -143,7 +143,7 @@ ua::StatusCode save_continuation(Server& server, Session& s, const BrowseContinu
 void browse_one(Server& server, Session& s, const NodeStore& store, const ua::BrowseDescription& d,
                 uint32_t max_refs, BrowseScratch& out, BrowseOutcome& result, BrowseBudget& budget) {
   BrowseContinuation c;
-  c.store = &store;
+  c.generation = store.generation();
   c.node = store.find(d.node_id);
   if (c.node == addressspace::kNoNode) {
     result.status = status::BadNodeIdUnknown;
@@ -271,8 +271,8 @@ void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
     BrowseContinuation c = it->second;
     s.continuations.erase(it);
     if (req->release_continuation_points) continue;  // released: an empty, good result
-    if (c.store != &store) {
-      result.status = status::BadContinuationPointInvalid;  // the address space changed since
+    if (c.generation != store.generation()) {
+      result.status = status::BadContinuationPointInvalid;  // a reload published another store since
       continue;
     }
     if (walk(store, c, *out, result, budget)) {

@@ -1,0 +1,176 @@
+// A reload publishes a new NodeStore under running sessions (docs/OPERATIONS.md, "Reload"): the session and
+// its subscription stay, monitored items move to the new store's cells (an item on a removed node reports
+// BadNodeIdUnknown once and stays), values of unchanged nodes survive, and browse continuation points
+// into the old store become invalid.
+#include <catch2/catch.hpp>
+
+#include "config/address_space_loader.hpp"
+#include "tests/unit/services/service_harness.hpp"
+#include "tests/unit/services/subscription_helpers.hpp"
+
+using namespace opcuad;
+using namespace opcuad::services::test;
+namespace status = opcuad::ua::status;
+
+namespace {
+
+std::string replaced(std::string s, std::string_view from, std::string_view to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+// The harness's node file without Count, and with Name an Int32 of initial value 7.
+std::string changed_nodes() {
+  std::string nodes = replaced(
+      kNodesJson,
+      R"({"kind": "variable", "name": "Count", "data_type": "Int32", "value": 1, "access": ["read", "write"]},)",
+      "");
+  return replaced(nodes, R"("name": "Name", "data_type": "String", "value": "pump")",
+                  R"("name": "Name", "data_type": "Int32", "value": 7)");
+}
+
+// Loads `nodes` as the harness's node file under the harness's server file, then reloads the harness's
+// address space with it (as the daemon's SIGHUP does on its control thread).
+struct Reloader {
+  explicit Reloader(ServiceHarness& harness) : h(harness) {}
+  config::ReloadOutcome reload(const std::string& nodes) {
+    auto next = std::make_unique<config::LoadResult>();
+    next->config = h.loaded.config;
+    next->config.nodes.clear();
+    config::load_node_file_text(nodes, "nodes.json", *next);
+    config::check_references(*next);
+    for (const auto& e : next->errors) UNSCOPED_INFO(e.to_string());
+    REQUIRE(next->ok());
+    h.space.reclaimer().go_online(*h.participant);
+    auto out = config::reload_address_space(running ? running->config : h.loaded.config, next->config,
+                                            h.space, *h.participant);
+    h.space.reclaimer().go_offline(*h.participant);
+    if (out.errors.empty()) running = std::move(next);
+    return out;
+  }
+  ServiceHarness& h;
+  std::unique_ptr<config::LoadResult> running;
+};
+
+// Every data change of the publishes within `d` (keep-alives included in the waiting).
+std::vector<ua::MonitoredItemNotification> changes_for(ServiceHarness& h, std::chrono::milliseconds d) {
+  std::vector<ua::MonitoredItemNotification> out;
+  const auto until = std::chrono::steady_clock::now() + d;
+  while (std::chrono::steady_clock::now() < until) {
+    auto c = changes(publish(h));
+    out.insert(out.end(), c.begin(), c.end());
+  }
+  return out;
+}
+
+std::vector<ua::MonitoredItemNotification> of(const std::vector<ua::MonitoredItemNotification>& all,
+                                              uint32_t handle) {
+  std::vector<ua::MonitoredItemNotification> out;
+  for (const auto& n : all) {
+    if (n.client_handle == handle) out.push_back(n);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("reload: the session and its items stay; a removed node reports BadNodeIdUnknown once",
+          "[services][reload]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const ua::NodeId token = h.token;
+  const uint32_t sub = subscribe(h, 20, 5).subscription_id;
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Count"), 1}).status_code.is_good());
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Speed"), 2}).status_code.is_good());
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Name"), 3}).status_code.is_good());
+  const auto initial = changes_for(h, std::chrono::milliseconds(100));
+  REQUIRE(of(initial, 1).size() == 1);
+  REQUIRE(h.write(plant(".Speed"), ua::Variant(42.0)).is_good());
+  REQUIRE(of(changes_for(h, std::chrono::milliseconds(100)), 2).size() == 1);
+
+  Reloader r(h);
+  const auto out = r.reload(changed_nodes());
+  REQUIRE(out.errors.empty());
+  CHECK(out.diff.removed == 1);
+  CHECK(out.diff.changed == 1);  // Name's DataType
+
+  const auto after = changes_for(h, std::chrono::milliseconds(300));
+  const auto count = of(after, 1);
+  REQUIRE(count.size() == 1);  // once, not at every sample
+  CHECK(count[0].value.status == status::BadNodeIdUnknown);
+  CHECK(of(after, 2).empty());  // Speed did not change
+  const auto name = of(after, 3);
+  REQUIRE(name.size() == 1);
+  CHECK(name[0].value.value == ua::Variant(int32_t{7}));  // a new cell with the file's value, not "pump"
+  CHECK(h.token == token);
+  CHECK(h.read(plant(".Speed")).value == ua::Variant(42.0));  // the written value survived
+  CHECK(h.read(plant(".Count")).status == status::BadNodeIdUnknown);
+
+  // The item stays: it can be modified, and it resumes when a later reload brings its node back.
+  ua::SetMonitoringModeRequest mode;
+  mode.subscription_id = sub;
+  mode.monitoring_mode = ua::MonitoringMode::Reporting;
+  mode.monitored_item_ids = {1};
+  const auto set = h.call<ua::SetMonitoringModeResponse>(mode);
+  REQUIRE(set.results.size() == 1);
+  CHECK(set.results[0].is_good());
+  REQUIRE(r.reload(kNodesJson).errors.empty());
+  const auto back = changes_for(h, std::chrono::milliseconds(300));
+  const auto resumed = of(back, 1);
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].value.status.is_good());
+  CHECK(resumed[0].value.value == ua::Variant(int32_t{1}));
+}
+
+TEST_CASE("reload: an exception-based item follows its node to a new cell", "[services][reload]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h, 20, 5).subscription_id;
+  ItemSpec spec{plant(".Name"), 3};
+  spec.interval = 0;
+  const auto item = monitor(h, sub, spec);
+  REQUIRE(item.status_code.is_good());
+  REQUIRE(item.revised_sampling_interval == 0);
+  REQUIRE(of(changes_for(h, std::chrono::milliseconds(100)), 3).size() == 1);
+  Reloader r(h);
+  REQUIRE(r.reload(changed_nodes()).errors.empty());
+  auto first = of(changes_for(h, std::chrono::milliseconds(100)), 3);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].value.value == ua::Variant(int32_t{7}));
+  // A write to the new cell wakes the item (it watches that cell now, not the old one).
+  REQUIRE(h.write(plant(".Name"), ua::Variant(int32_t{8})).is_good());
+  auto woken = of(changes_for(h, std::chrono::milliseconds(100)), 3);
+  REQUIRE(woken.size() == 1);
+  CHECK(woken[0].value.value == ua::Variant(int32_t{8}));
+}
+
+TEST_CASE("reload: browse continuation points into the old store become invalid", "[services][reload]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::BrowseRequest b;
+  b.requested_max_references_per_node = 4;
+  b.nodes_to_browse.push_back(
+      ua::BrowseDescription{plant(""), ua::BrowseDirection::Forward, ua::NodeId(0, 33), true, 0, 63});
+  auto page = h.call<ua::BrowseResponse>(b);
+  REQUIRE(!page.results[0].continuation_point.empty());
+
+  Reloader r(h);
+  REQUIRE(r.reload(kNodesJson).errors.empty());  // the same nodes, but another store
+  ua::BrowseNextRequest next;
+  next.continuation_points.push_back(page.results[0].continuation_point);
+  auto stale = h.call<ua::BrowseNextResponse>(next);
+  REQUIRE(stale.results.size() == 1);
+  CHECK(stale.results[0].status_code == status::BadContinuationPointInvalid);
+  CHECK(stale.results[0].references.empty());
+
+  // Points taken from the new store work, and the dropped ones no longer hold the session's two slots.
+  auto again = h.call<ua::BrowseResponse>(b);
+  REQUIRE(!again.results[0].continuation_point.empty());
+  auto second = h.call<ua::BrowseResponse>(b);
+  REQUIRE(second.results[0].status_code.is_good());
+  next.continuation_points = {again.results[0].continuation_point};
+  auto fresh = h.call<ua::BrowseNextResponse>(next);
+  CHECK(fresh.results[0].status_code.is_good());
+  CHECK(fresh.results[0].references.size() == 4);
+}
