@@ -18,7 +18,7 @@ using namespace opcuad;
 using namespace opcuad::config;
 
 namespace {
-const std::filesystem::path kRoot = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path().parent_path();
+const std::filesystem::path kRoot = OPCUAD_SOURCE_DIR;
 
 std::string errors_of(const std::vector<ConfigError>& errors) {
   std::string s;
