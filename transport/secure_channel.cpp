@@ -977,6 +977,11 @@ void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint6
     d.read_u64();
     const uint32_t handle = d.read_u32();
     pool_.release(std::move(buf));
+    // A client whose limits leave no room even for a ServiceFault cannot be answered at all: close.
+    if (type.is_ns0(ua::ServiceFault::binary_encoding_id)) {
+      close(status::BadResponseTooLarge, "not even a ServiceFault fits the client's MaxMessageSize");
+      return;
+    }
     return send_fault(request_id, handle, status::BadResponseTooLarge, stream);
   }
   for (size_t i = 0; i < chunks; ++i) {

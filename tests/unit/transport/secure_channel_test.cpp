@@ -156,6 +156,22 @@ TEST_CASE("transport: a one-chunk response beyond the client's MaxMessageSize be
   CHECK(resp.results.size() == 10);
 }
 
+TEST_CASE("transport: a MaxMessageSize too small for any ServiceFault closes the channel instead of looping",
+          "[transport][limits]") {
+  Harness h;
+  h.open(600000, hello(65535, 65535, 20, 0));  // messages of at most 20 bytes: no response fits
+  h.feed(h.msg(encode_request(read_request(7, 1))));
+  std::vector<ServerMessage> m;
+  REQUIRE(parse_output(h.sink.out, m));
+  REQUIRE(!m.empty());
+  REQUIRE(m.back().type == "ERR");
+  REQUIRE(m.back().body.size() >= 4);
+  uint32_t code = 0;
+  std::memcpy(&code, m.back().body.data(), 4);
+  CHECK(ua::StatusCode(code) == status::BadResponseTooLarge);
+  CHECK(h.events.closed);
+}
+
 TEST_CASE("transport: a request beyond MaxMessageSize gets BadRequestTooLarge", "[transport]") {
   TransportConfig c;
   c.max_message_size = 20000;
