@@ -29,6 +29,8 @@ class HandshakePool {
   // Runs what is running to completion, drops what is queued, joins the threads.
   void stop();
   size_t queued() const;
+  // The nice value of the pool's threads (relative to a default of 0): below the shard threads.
+  static constexpr int kNice = 10;
 
  private:
   void run();

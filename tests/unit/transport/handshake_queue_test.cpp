@@ -4,6 +4,9 @@
 // workers are free, and an established secured channel is served all the while.
 #include <catch2/catch.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <memory>
@@ -93,4 +96,14 @@ TEST_CASE("handshake pool: a full queue refuses further secured OPNs, establishe
     CHECK(h.channel->reading_allowed());
   }
   CHECK(pool.queued() == 0);
+}
+
+TEST_CASE("handshake pool: its threads run below the shards' priority", "[transport][security]") {
+  transport::HandshakePool pool(1, 4);
+  std::promise<int> seen;
+  auto nice = seen.get_future();
+  REQUIRE(pool.submit([&seen] { seen.set_value(getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()))); }));
+  // At least kNice: a process started at a higher nice value keeps it.
+  CHECK(nice.get() >= std::max(transport::HandshakePool::kNice, getpriority(PRIO_PROCESS, 0)));
+  pool.stop();
 }
