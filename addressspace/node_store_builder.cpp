@@ -120,8 +120,13 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
         }
       }
       if (!v.cell) {
-        v.cell = values_.allocate(spec.node_id);
-        if (v.cell && spec.value) values_.write(*v.cell, *spec.value, participant_);
+        // A reload first takes the spare an earlier reload left for this NodeId (ValueStore::orphan).
+        if (previous_) v.cell = values_.adopt(spec.node_id);
+        if (!v.cell) v.cell = values_.allocate(spec.node_id);
+        if (v.cell && previous_) new_cells_.emplace_back(spec.node_id, v.cell);
+        if (v.cell && (spec.value || previous_)) {
+          values_.write(*v.cell, spec.value ? *spec.value : ua::DataValue{}, participant_);
+        }
       }
       s.variables_.push_back(v);
       break;
@@ -160,6 +165,11 @@ ValueCell* NodeStoreBuilder::reusable_cell(const NodeSpec& spec) const {
       ov->value_rank == spec.value_rank &&
       std::equal(dims.begin(), dims.end(), spec.array_dimensions.begin(), spec.array_dimensions.end());
   return same_type && same_shape ? ov->cell : nullptr;
+}
+
+void NodeStoreBuilder::return_new_cells() {
+  for (auto& [id, cell] : new_cells_) values_.orphan(id, cell);
+  new_cells_.clear();
 }
 
 bool NodeStoreBuilder::reused(const ValueCell* cell, const ua::NodeId& id) const {

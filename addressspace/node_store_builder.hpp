@@ -77,6 +77,9 @@ class NodeStoreBuilder {
 
   // Drops the replace_value writes build() would make (the caller found errors of its own).
   void cancel_value_writes() noexcept { deferred_writes_.clear(); }
+  // A reload that is not published: the cells this builder took for new variables go back as spares
+  // (ValueStore::orphan), so a corrected reload takes them again instead of allocating.
+  void return_new_cells();
 
   // Whether a node with this id was added (not merely referenced).
   bool contains(const ua::NodeId& id) const;
@@ -116,6 +119,7 @@ class NodeStoreBuilder {
   size_t defined_ = 0;
   // Initial values for kept cells (replace_value), written by a build() without errors.
   std::vector<std::pair<ValueCell*, ua::DataValue>> deferred_writes_;
+  std::vector<std::pair<ua::NodeId, ValueCell*>> new_cells_;  // a reload's (previous_ set)
   size_t values_reset_ = 0;
 };
 

@@ -108,6 +108,18 @@ ValueCell* ValueStore::allocate(const ua::NodeId& id) {
   return &p.chunks.back()[p.used++];
 }
 
+void ValueStore::orphan(const ua::NodeId& id, ValueCell* cell) {
+  if (cell) orphans_.emplace(id, cell);
+}
+
+ValueCell* ValueStore::adopt(const ua::NodeId& id) {
+  const auto it = orphans_.find(id);
+  if (it == orphans_.end()) return nullptr;
+  ValueCell* cell = it->second;
+  orphans_.erase(it);
+  return cell;
+}
+
 size_t ValueStore::cell_count() const noexcept {
   size_t n = 0;
   for (const auto& p : partitions_) n += p.chunks.empty() ? 0 : (p.chunks.size() - 1) * kChunkCells + p.used;

@@ -23,7 +23,10 @@
 // nothing when it did not change.
 //
 // Cells are allocated in chunks per partition (partition = NodeId hash) and never move or get freed
-// before the ValueStore, so a NodeStore can hold plain ValueCell pointers.
+// before the ValueStore, so a NodeStore can hold plain ValueCell pointers. A reload that removes a
+// variable or gives it another DataType or shape leaves its cell without a node: such a cell is kept as
+// a spare under its NodeId (orphan) and taken again when a later store needs a new cell for that NodeId,
+// so repeated reloads hold at most two cells per NodeId instead of one more per reload.
 //
 // Computed cells (ValueSource, below): a value that must be the one at the time of the read, such as
 // Server.ServerStatus.CurrentTime (Part 5 §6.3.1, §12.10: "the current time (UTC) known by the Server").
@@ -36,6 +39,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "addressspace/epoch.hpp"
@@ -104,6 +108,13 @@ class ValueStore {
 
   // Control plane (builder thread only): a new empty cell in the partition of `id`.
   ValueCell* allocate(const ua::NodeId& id);
+  // Control plane: keeps `cell`, which no published store's node `id` uses any more, as a spare of `id`.
+  // A reload takes a spare before it allocates, so an id has at most two cells (one in use, one spare).
+  // REQUIRES: no store about to be published uses it.
+  void orphan(const ua::NodeId& id, ValueCell* cell);
+  // Control plane: the spare of `id`, which the caller now owns, or nullptr. Its old value is still in it.
+  ValueCell* adopt(const ua::NodeId& id);
+  size_t orphan_count() const noexcept { return orphans_.size(); }
 
   // Any thread that is a participant of `reclaimer`. On a computed cell, write() replaces the template
   // and the cell stays computed.
@@ -148,6 +159,7 @@ class ValueStore {
   };
 
   std::vector<Partition> partitions_;
+  std::unordered_multimap<ua::NodeId, ValueCell*> orphans_;  // control plane only
   EpochReclaimer reclaimer_;
 
  public:

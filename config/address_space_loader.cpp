@@ -264,6 +264,7 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
   if (!errors.empty()) b.cancel_value_writes();  // a failed reload writes nothing into a live cell
   auto built = b.build();
   for (auto& e : built.errors) errors.push_back({"<address space>", "", std::move(e)});
+  if (!errors.empty()) b.return_new_cells();  // nothing is published: the next attempt takes them
   return {std::move(built.store), std::move(errors), built.values_reset};
 }
 
@@ -279,6 +280,27 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
   addressspace::install_server_object_values(store, space.values(), p, server_info(c, build));
   return {};
 }
+
+namespace {
+
+// The cells of `old`'s variables that `next` does not use (the node went, or came back with another
+// DataType or shape and a new cell) become spares of their NodeIds (addressspace/value_store.hpp).
+size_t orphan_unused_cells(const addressspace::NodeStore& old, const addressspace::NodeStore& next,
+                           addressspace::ValueStore& values) {
+  size_t n = 0;
+  for (addressspace::NodeIndex i = 0; i < old.size(); ++i) {
+    const addressspace::VariableAttributes* v = old.variable(i);
+    if (!v || !v->cell || addressspace::ValueStore::computed(*v->cell)) continue;
+    const addressspace::NodeIndex j = next.find(old.node_id(i));
+    const addressspace::VariableAttributes* w = j == addressspace::kNoNode ? nullptr : next.variable(j);
+    if (w && w->cell == v->cell) continue;
+    values.orphan(old.node_id(i), v->cell);
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
 
 ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConfig& next,
                                    addressspace::AddressSpace& space,
@@ -306,6 +328,7 @@ ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConf
   // The Server object's values live in cells the new store reuses: nothing to install again but the
   // NamespaceArray when it grew.
   const addressspace::NodeStore& store = *built.store;
+  out.cells_orphaned = orphan_unused_cells(*space.current(), store, space.values());
   space.publish(std::move(built.store), p);
   if (next.namespaces.size() != running.namespaces.size()) {
     addressspace::set_namespace_array(store, space.values(), p, next.namespaces);

@@ -34,6 +34,7 @@ struct ReloadOutcome {
   addressspace::StoreDiff diff;  // old store -> new store
   size_t values_reset = 0;       // variables whose live value the file's initial value replaced
   size_t nodes = 0;              // in the new store
+  size_t cells_orphaned = 0;     // cells the new store no longer uses, kept as spares of their NodeIds
 };
 ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConfig& next,
                                    addressspace::AddressSpace& space,

@@ -128,6 +128,10 @@ struct Connections {
   uint32_t open_timeout_ms = 10000;                  // HEL -> OPN
   uint32_t session_activation_timeout_ms = 30000;    // OPN -> a session activated on the channel
   uint32_t max_message_size_before_session = 65536;  // 0: limits.max_message_size
+  // The RSA private-key work of handshakes runs on its own threads (docs/SECURITY.md): how many (0: half
+  // the CPUs, at least one), and how many handshakes may wait for them (beyond: BadTcpNotEnoughResources).
+  uint32_t handshake_threads = 0;
+  uint32_t max_queued_handshakes = 256;
   friend bool operator==(const Connections&, const Connections&) = default;
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include "addressspace/namespace0.hpp"
@@ -152,6 +153,11 @@ void read_connections(ObjectReader& parent, Connections& c) {
   r.read_int("max_connections", c.max_connections);
   r.read_int("max_connections_per_address", c.max_connections_per_address);
   r.read_int("max_message_size_before_session", c.max_message_size_before_session);
+  for (auto [key, value, min, max] : {std::tuple{"handshake_threads", &c.handshake_threads, 0, 256},
+                                      std::tuple{"max_queued_handshakes", &c.max_queued_handshakes, 1, 1000000}}) {
+    int64_t v = 0;
+    if (r.read_int(key, v, min, max)) *value = static_cast<uint32_t>(v);
+  }
   // A timeout of 0 would close every connection at the first tick: at least one millisecond.
   for (auto [key, value] :
        {std::pair{"hello_timeout_ms", &c.hello_timeout_ms}, std::pair{"open_timeout_ms", &c.open_timeout_ms},

@@ -1,24 +1,8 @@
 #include "config/reload_settings.hpp"
 
-#include <map>
 #include <utility>
 
 namespace opcuad::config {
-
-namespace {
-
-// The simulated declarations (the Simulator reads them at start), with what it drives them by.
-std::map<std::string, std::pair<Simulation, ua::NodeId>> simulated(const ServerConfig& c) {
-  std::map<std::string, std::pair<Simulation, ua::NodeId>> out;
-  for (const NodeDecl& d : c.nodes) {
-    if (!d.simulation) continue;
-    out.emplace(d.id_pattern.empty() ? d.node_id.to_string() : d.id_pattern,
-                std::pair{*d.simulation, d.data_type});
-  }
-  return out;
-}
-
-}  // namespace
 
 std::vector<std::string> restart_only_changes(const ServerConfig& running, const ServerConfig& next) {
   std::vector<std::string> out;
@@ -81,6 +65,8 @@ std::vector<std::string> restart_only_changes(const ServerConfig& running, const
   OPCUAD_RESTART_ONLY("connections.session_activation_timeout_ms", connections.session_activation_timeout_ms);
   OPCUAD_RESTART_ONLY("connections.max_message_size_before_session",
                       connections.max_message_size_before_session);
+  OPCUAD_RESTART_ONLY("connections.handshake_threads", connections.handshake_threads);
+  OPCUAD_RESTART_ONLY("connections.max_queued_handshakes", connections.max_queued_handshakes);
   OPCUAD_RESTART_ONLY("security.allow_anonymous", security.allow_anonymous);
   OPCUAD_RESTART_ONLY("security.allow_plaintext_passwords", security.allow_plaintext_passwords);
   OPCUAD_RESTART_ONLY("security.allow_deprecated_policies", security.allow_deprecated_policies);
@@ -100,21 +86,6 @@ std::vector<std::string> restart_only_changes(const ServerConfig& running, const
   OPCUAD_RESTART_ONLY("diagnostics.counters", diagnostics.counters);
   OPCUAD_RESTART_ONLY("http", http);
 #undef OPCUAD_RESTART_ONLY
-  const auto before = simulated(running);
-  const auto after = simulated(next);
-  std::vector<std::string> nodes;
-  for (const auto& [node, sim] : before) {
-    auto it = after.find(node);
-    if (it == after.end() || !(it->second == sim)) nodes.push_back(node);
-  }
-  for (const auto& [node, sim] : after) {
-    if (!before.count(node)) nodes.push_back(node);
-  }
-  for (size_t i = 0; i < nodes.size() && i < kMaxNamedSimulations; ++i)
-    out.push_back("simulation of " + nodes[i]);
-  if (nodes.size() > kMaxNamedSimulations) {
-    out.push_back("simulation of " + std::to_string(nodes.size() - kMaxNamedSimulations) + " more nodes");
-  }
   return out;
 }
 

@@ -86,9 +86,14 @@ bool Daemon::start() {
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
 
   // RSA work of secure channel handshakes, off the shard threads (docs/SECURITY.md, "Secure conversation").
-  handshakes_ = std::make_unique<transport::HandshakePool>(
-      std::max(1u, std::thread::hardware_concurrency() / 2), kMaxQueuedHandshakes);
+  const uint32_t handshake_threads = config_.connections.handshake_threads
+                                         ? config_.connections.handshake_threads
+                                         : std::max(1u, std::thread::hardware_concurrency() / 2);
+  handshakes_ = std::make_unique<transport::HandshakePool>(handshake_threads,
+                                                           config_.connections.max_queued_handshakes);
   services_->set_crypto_pool(handshakes_.get());  // CreateSession's signature, encrypted passwords
+  log::info("handshake pool: {} thread(s) at nice {}, at most {} queued", handshakes_->threads(),
+            transport::HandshakePool::kNice, handshakes_->max_queued());
   // Signals first: one that comes as soon as the port is open (and logged) is then handled, not fatal.
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
@@ -242,10 +247,12 @@ bool Daemon::reload_configuration() {
   }
   reloaded_ = std::make_unique<config::ServerConfig>(std::move(loaded.config));
   nodes_config_ = reloaded_.get();
+  // The simulated variables of the new store, from the new node files (removed ones stop, new ones start).
+  const size_t simulated = simulator_ ? simulator_->rewire(*nodes_config_) : 0;
   daemon_counters_.reloads.fetch_add(1, std::memory_order_relaxed);
-  log::info("event=reload.done file={} nodes={} added={} removed={} changed={} values_reset={}", file,
-            outcome.nodes, outcome.diff.added, outcome.diff.removed, outcome.diff.changed,
-            outcome.values_reset);
+  log::info("event=reload.done file={} nodes={} added={} removed={} changed={} values_reset={} simulated={}",
+            file, outcome.nodes, outcome.diff.added, outcome.diff.removed, outcome.diff.changed,
+            outcome.values_reset, simulated);
   return true;
 }
 

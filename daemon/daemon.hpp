@@ -112,8 +112,6 @@ class Daemon {
   transport::TransportConfig transport_config_;
   security::Pki pki_;  // opened before the services and listeners, which use identity_
   security::ServerIdentity identity_;
-  // At most this many handshakes wait for the pool; a channel beyond gets ERR BadTcpNotEnoughResources.
-  static constexpr size_t kMaxQueuedHandshakes = 256;
   std::unique_ptr<transport::HandshakePool> handshakes_;
   std::vector<std::unique_ptr<transport::TransportConfig>> endpoint_configs_;  // one per listener
   addressspace::AddressSpace space_;

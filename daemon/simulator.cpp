@@ -11,7 +11,10 @@ namespace opcuad {
 Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config,
                      services::Server& services)
     : ctx_(shard), space_(space), services_(services) {
-  const auto& store = *space.current();
+  pending_ = plan(*space.current(), config);
+}
+
+Simulator::Plan Simulator::plan(const addressspace::NodeStore& store, const config::ServerConfig& config) {
   ua::NodeId::NamespaceResolver resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
     for (size_t i = 0; i < config.namespaces.size(); ++i) {
       if (config.namespaces[i] == uri) return static_cast<uint16_t>(i);
@@ -37,34 +40,67 @@ Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space,
       for (uint32_t k = 0; k < d.count; ++k) add(config::bulk_node_id(d, d.start + k, resolver), *d.simulation);
     }
   }
+  Plan out;
+  size_t count = 0;
   for (auto& [ms, vars] : by_interval) {
-    variables_.insert(variables_.end(), vars.begin(), vars.end());
-    groups_.push_back(Group{std::chrono::milliseconds(ms), std::move(vars), nullptr, {}});
+    count += vars.size();
+    auto g = std::make_shared<Group>();
+    g->interval = std::chrono::milliseconds(ms);
+    g->variables = std::move(vars);
+    out.push_back(std::move(g));
   }
+  variable_count_.store(count, std::memory_order_relaxed);
+  return out;
 }
 
 void Simulator::start() {
   asio::post(ctx_, [this] {
     if (stopped_) return;
     participant_ = space_.reclaimer().register_participant();
-    started_ = std::chrono::steady_clock::now();
-    for (auto& g : groups_) {
-      g.timer = std::make_unique<asio::steady_timer>(ctx_);
-      // Half an interval off the sampling grid of the same interval (Sampler, "Phases"): a value changes
-      // as far as it can from the samples that read it, and the writes do not delay those samples.
-      g.next = services::Sampler::writer_phase(started_, g.interval);
-      tick(g);
-    }
+    origin_ = std::chrono::steady_clock::now();
+    started_ = true;
+    run(std::move(pending_));
   });
 }
 
-void Simulator::tick(Group& g) {
+size_t Simulator::rewire(const config::ServerConfig& config) {
+  Plan next = plan(*space_.current(), config);
+  const size_t count = variable_count();
+  asio::post(ctx_, [this, next = std::move(next)]() mutable {
+    if (stopped_) return;
+    if (!started_) {
+      pending_ = std::move(next);  // start() is still queued: it runs the newest plan
+      return;
+    }
+    run(std::move(next));
+  });
+  return count;
+}
+
+void Simulator::run(Plan next) {
+  // The old groups go with their timers now; a completion of theirs already queued finds its group gone
+  // (the handlers hold it weakly).
+  groups_ = std::move(next);
+  size_t widest = 0;
+  for (auto& g : groups_) widest = std::max(widest, g->variables.size());
+  written_.reserve(widest);
   const auto now = std::chrono::steady_clock::now();
-  const int64_t t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - started_).count();
+  for (auto& g : groups_) {
+    g->timer = std::make_unique<asio::steady_timer>(ctx_);
+    // Half an interval off the sampling grid of the same interval (Sampler, "Phases"): a value changes
+    // as far as it can from the samples that read it, and the writes do not delay those samples.
+    g->next = services::Sampler::writer_phase(now, g->interval);
+    tick(g);
+  }
+}
+
+void Simulator::tick(const std::shared_ptr<Group>& g) {
+  const auto now = std::chrono::steady_clock::now();
+  const int64_t t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - origin_).count();
   ua::DataValue dv;
   dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
   written_.clear();
-  for (const auto& v : g.variables) {
+  for (const auto& v : g->variables) {
     dv.value = config::simulate_as(v.simulation, v.type, t_ms, v.seed);
     space_.values().write(*v.cell, dv, *participant_);
     written_.push_back(v.cell);
@@ -73,18 +109,19 @@ void Simulator::tick(Group& g) {
   space_.reclaimer().quiescent(*participant_);
   // Absolute deadlines: skip whole intervals that were missed rather than drifting.
   do {
-    g.next += g.interval;
-  } while (g.next <= now);
-  g.timer->expires_at(g.next);
-  g.timer->async_wait([this, &g](std::error_code ec) {
-    if (!ec && !stopped_) tick(g);
+    g->next += g->interval;
+  } while (g->next <= now);
+  g->timer->expires_at(g->next);
+  g->timer->async_wait([this, w = std::weak_ptr<Group>(g)](std::error_code ec) {
+    if (ec || stopped_) return;
+    if (const std::shared_ptr<Group> group = w.lock()) tick(group);
   });
 }
 
 void Simulator::stop() {
   stopped_ = true;
   for (auto& g : groups_) {
-    if (g.timer) g.timer->cancel();
+    if (g->timer) g->timer->cancel();
   }
   if (participant_) space_.reclaimer().go_offline(*participant_);
 }

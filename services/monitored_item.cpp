@@ -410,11 +410,15 @@ ua::DataValue MonitoredItem::pop() {
   return out;
 }
 
-const addressspace::ValueCell* MonitoredItem::resolved_cell(const addressspace::NodeStore& store) const {
+const addressspace::ValueCell* MonitoredItem::resolved_cell(const addressspace::NodeStore& store,
+                                                            const UserAccess* user) const {
   if (attribute_id != kValue) return cell;
   const addressspace::NodeIndex n = store.find(node_id());
   const addressspace::VariableAttributes* var = n == addressspace::kNoNode ? nullptr : store.variable(n);
-  return var ? var->cell : nullptr;
+  if (!var) return nullptr;
+  if (!(var->access_level & addressspace::access::kCurrentRead)) return nullptr;
+  if (user && !(user_access_level(store, n, *var, *user) & addressspace::access::kCurrentRead)) return nullptr;
+  return var->cell;
 }
 
 void MonitoredItem::sample(const addressspace::NodeStore& store) {
@@ -445,11 +449,21 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
       } else if (has_last) {
         return;  // a Value without a cell never changes
       } else {
-        // No variable any more (a reload removed the node, Subscription::resolve_items): one sample with
-        // the status a Read of it gets (Part 4 §5.10.2), then nothing until the filter sees a change. The
-        // item stays, and resumes with the node's value if a later reload brings the node back.
+        // No variable any more, or one this session may no longer read (a reload removed the node or
+        // changed its AccessLevel or read_roles, Subscription::resolve_items): one sample with the status
+        // a Read of it gets (Part 4 §5.10.2), then nothing until the filter sees a change. The item stays,
+        // and resumes with the node's value if a later reload brings the node or the right back.
         const addressspace::NodeIndex n = store.find(node_id());
-        v.status = n == addressspace::kNoNode ? status::BadNodeIdUnknown : status::BadAttributeIdInvalid;
+        const addressspace::VariableAttributes* var = n == addressspace::kNoNode ? nullptr : store.variable(n);
+        if (n == addressspace::kNoNode) {
+          v.status = status::BadNodeIdUnknown;
+        } else if (!var || !var->cell) {
+          v.status = status::BadAttributeIdInvalid;
+        } else if (!(var->access_level & addressspace::access::kCurrentRead)) {
+          v.status = status::BadNotReadable;
+        } else {
+          v.status = status::BadUserAccessDenied;
+        }
         v.server_timestamp = ua::DateTime::now();
       }
     } else {

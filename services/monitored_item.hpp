@@ -31,6 +31,8 @@ class Encoder;
 
 namespace opcuad::services {
 
+struct UserAccess;  // services/session.hpp
+
 class Subscription;
 
 // Part 4 §7.39: InfoType DataValue (bit 10) with the Overflow bit (bit 7), set on the StatusCode of the
@@ -184,8 +186,11 @@ struct MonitoredItem {
   ua::DataValue pop();  // REQUIRES: !queue_empty()
 
   // The Value cell this item samples in `store`: its variable's, nullptr when the NodeId names no variable
-  // there (or the item is not on the Value). A reload compares it with `cell` (Subscription::resolve_items).
-  const addressspace::ValueCell* resolved_cell(const addressspace::NodeStore& store) const;
+  // there or the variable may no longer be read (its AccessLevel, or for `user` its read_roles: what
+  // CreateMonitoredItems checked, which a reload may have changed). `user` null: the roles are not
+  // checked (a subscription without a session; attaching it to one checks them). Unchanged for an item
+  // not on the Value. A reload compares it with `cell` (Subscription::resolve_items).
+  const addressspace::ValueCell* resolved_cell(const addressspace::NodeStore& store, const UserAccess* user) const;
   // Takes one sample; queues it when it passes the filter and tells the subscription.
   void sample(const addressspace::NodeStore& store);
   // Forget the last sample, so the next one is reported whatever its value (a mode change from Disabled).

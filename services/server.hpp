@@ -2,7 +2,7 @@
 // Server: the services layer behind the transport. One dispatch table keyed by the request's binary
 // encoding id gives each service its handler and whether it needs an activated session; the checks
 // every request shares (session and authentication token, channel binding, request decoding) happen
-// once, in on_request(), before a handler runs (after open62541's ua_services.c and STYLE.md).
+// once, in on_request(), before a handler runs.
 //
 // Threads: on_request() runs on the channel's shard thread. Each shard has a ShardState (its sessions,
 // its epoch participant) that only its thread touches. Shared between shards: the counters (atomics),

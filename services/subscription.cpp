@@ -115,7 +115,7 @@ void Subscription::attach(ShardState& shard, Session& session) {
   // The store may have changed while it travelled (a reload): its cells are looked up again first.
   const addressspace::NodeStore& store = *server_.space().current();
   items_.for_each([&](MonitoredItem& item) {
-    if (const addressspace::ValueCell* cell = item.resolved_cell(store); cell != item.cell) {
+    if (const addressspace::ValueCell* cell = item.resolved_cell(store, &session.access); cell != item.cell) {
       item.cell = cell;
       item.reset_sampling();
     }
@@ -131,7 +131,7 @@ void Subscription::attach(ShardState& shard, Session& session) {
 
 void Subscription::resolve_items(const addressspace::NodeStore& store) {
   items_.for_each([&](MonitoredItem& item) {
-    const addressspace::ValueCell* cell = item.resolved_cell(store);
+    const addressspace::ValueCell* cell = item.resolved_cell(store, session_ ? &session_->access : nullptr);
     if (cell == item.cell) return;
     // The Sampler keys exception-based items by cell: out with the old one, in with the new.
     const bool sampled = item.sampler_key != MonitoredItem::kNoGroup;

@@ -5,9 +5,10 @@
 
 namespace opcuad::transport {
 
-HandshakePool::HandshakePool(size_t threads, size_t max_queued) : max_queued_(max_queued) {
-  threads_.reserve(threads);
-  for (size_t i = 0; i < (threads ? threads : 1); ++i) threads_.emplace_back([this] { run(); });
+HandshakePool::HandshakePool(size_t threads, size_t max_queued)
+    : max_queued_(max_queued), thread_count_(threads ? threads : 1) {
+  threads_.reserve(thread_count_);
+  for (size_t i = 0; i < thread_count_; ++i) threads_.emplace_back([this] { run(); });
 }
 
 HandshakePool::~HandshakePool() { stop(); }

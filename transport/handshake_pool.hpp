@@ -29,6 +29,8 @@ class HandshakePool {
   // Runs what is running to completion, drops what is queued, joins the threads.
   void stop();
   size_t queued() const;
+  size_t threads() const { return thread_count_; }
+  size_t max_queued() const { return max_queued_; }
   // The nice value of the pool's threads (relative to a default of 0): below the shard threads.
   static constexpr int kNice = 10;
 
@@ -36,6 +38,7 @@ class HandshakePool {
   void run();
 
   const size_t max_queued_;
+  const size_t thread_count_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::function<void()>> jobs_;

@@ -312,6 +312,20 @@ class Run(unittest.TestCase):
                 self.assertEqual(proc.wait(60), 3)
                 self.assertIn("not starting", self.output(log))
 
+    def test_handshake_pool_follows_its_settings(self):
+        with Dir() as d:
+            f = d.write("opcuad.json", json.dumps({
+                "endpoints": [{"url": "opc.tcp://127.0.0.1:0"}],
+                "connections": {"handshake_threads": 3, "max_queued_handshakes": 7}}))
+            proc, log = self.start(["run", "--config", f], r"listening on opc\.tcp://127\.0\.0\.1:\d+")
+            self.assertIn("handshake pool: 3 thread(s) at nice 10, at most 7 queued", self.output(log))
+            self.assertEqual(self.stop(proc), 0, self.output(log))
+            for bad in ({"handshake_threads": 257}, {"max_queued_handshakes": 0}):
+                f = d.write("opcuad.json", json.dumps({"connections": bad}))
+                proc, log = self.start(["run", "--config", f])
+                self.assertEqual(proc.wait(60), 3)
+                self.assertIn("/connections/" + next(iter(bad)) + ": out of range", self.output(log))
+
     def test_runtime_failure_exits_1(self):
         with Dir() as d, socket.socket() as taken:
             taken.bind(("127.0.0.1", 0))
@@ -328,6 +342,9 @@ class Run(unittest.TestCase):
             d.write("nodes.d/demo.json", opcuad("print-default-config", "--node-file").stdout)
             proc, log = self.start(["run", "--config", f], r"listening on opc\.tcp://127\.0\.0\.1:\d+")
             self.assertIn("listening on", self.output(log))
+            # The packaged defaults: half the CPUs (at least one) for handshakes, 256 queued.
+            self.assertIn("handshake pool: %d thread(s) at nice 10, at most 256 queued" % max(1, os.cpu_count() // 2),
+                          self.output(log))
             self.assertEqual(self.stop(proc), 0, self.output(log))
             # --log-level warn: the file says info, the command line wins; the daemon still serves.
             port = free_port()

@@ -21,13 +21,15 @@ const NS = "urn:opcuad:interop:nodes";
 const id = (name) => `ns=2;s=Reload.${name}`;
 
 // The node file: folder Reload with A (written by the client), C (to be removed), D (to be renamed) and,
-// after the first reload, B.
-function nodeFile({ withB = false, withC = true, dName = "D" } = {}) {
+// after the first reload, B and S (simulated: the simulator follows the node files).
+function nodeFile({ withB = false, withC = true, dName = "D", withS = false } = {}) {
   const children = [
     { kind: "variable", name: "A", data_type: "Double", value: 1.0, access: ["read", "write"] },
     ...(withB ? [{ kind: "variable", name: "B", data_type: "Int32", value: 5 }] : []),
     ...(withC ? [{ kind: "variable", name: "C", data_type: "Double", value: 3.0, access: ["read", "write"] }] : []),
     { kind: "variable", name: "D", display_name: dName, description: dName, data_type: "String", value: "d" },
+    ...(withS ? [{ kind: "variable", name: "S", data_type: "Int32", value: 0,
+      simulation: { kind: "counter", interval_ms: 50, step: 1, min: 0, max: 1000000 } }] : []),
   ];
   return JSON.stringify({ namespaces: [NS], nodes: [{ kind: "folder", name: "Reload", children }] }, null, 1);
 }
@@ -86,10 +88,10 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
       });
       assert.equal(written.name, "Good");
 
-      // B added, C removed, D renamed.
-      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, dName: "D renamed" }));
+      // B and the simulated S added, C removed, D renamed.
+      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, dName: "D renamed", withS: true }));
       daemon.signal("SIGHUP");
-      await until(() => /event=reload\.done .*added=1 removed=1 changed=1/.test(daemon.output()),
+      await until(() => /event=reload\.done .*added=2 removed=1 changed=1/.test(daemon.output()),
         "the reload's log line", 10000);
 
       await until(() => seen.some((dv) => dv.statusCode.equals(StatusCodes.BadNodeIdUnknown)),
@@ -99,7 +101,11 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
         referenceTypeId: "HierarchicalReferences", includeSubtypes: true,
       });
       const names = browsed.references.map((r) => r.browseName.name).sort();
-      assert.deepEqual(names, ["A", "B", "D"]);
+      assert.deepEqual(names, ["A", "B", "D", "S"]);
+      const [s1] = await session.read([{ nodeId: id("S"), attributeId: AttributeIds.Value }]);
+      await new Promise((r) => setTimeout(r, 300));
+      const [s2] = await session.read([{ nodeId: id("S"), attributeId: AttributeIds.Value }]);
+      assert.ok(s2.value.value > s1.value.value, `S is simulated after the reload (${s1.value.value} -> ${s2.value.value})`);
       const [a, b, c, d] = await session.read([
         { nodeId: id("A"), attributeId: AttributeIds.Value },
         { nodeId: id("B"), attributeId: AttributeIds.Value },
@@ -118,7 +124,7 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
       assert.deepEqual(events, { reconnections: 0, lost: 0 });
 
       // A broken node file: every error logged, the previous address space keeps serving.
-      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false }).replace('"name": "B"', '"name": "A"').
+      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, withS: true }).replace('"name": "B"', '"name": "A"').
         replace('"data_type": "Int32"', '"data_type": "Int33"'));
       const before = daemon.output().length;
       daemon.signal("SIGHUP");
@@ -133,7 +139,7 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
 
       // A setting read at start is reported as needing a restart; logging.level takes effect.
       assert.doesNotMatch(daemon.output(), /reload\.needs_restart/, "unchanged settings are not reported");
-      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, dName: "D renamed" }));
+      fs.writeFileSync(nodes, nodeFile({ withB: true, withC: false, dName: "D renamed", withS: true }));
       const server = JSON.parse(fs.readFileSync(daemon.configFile, "utf8"));
       server.limits.max_sessions = 150;
       server.logging = { level: "debug" };

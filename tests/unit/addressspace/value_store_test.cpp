@@ -283,3 +283,21 @@ TEST_CASE("addressspace: a computed cell reads as its source at the time of the 
   CHECK(source.calls.load() == calls);
   store.reclaimer().quiescent(*p);
 }
+
+TEST_CASE("value store: a spare cell is kept per NodeId and taken once", "[addressspace][values]") {
+  ValueStore values;
+  const ua::NodeId x(2, ua::String("X")), y(2, ua::String("Y"));
+  CHECK(values.adopt(x) == nullptr);
+  ValueCell* a = values.allocate(x);
+  ValueCell* b = values.allocate(x);
+  values.orphan(x, a);
+  values.orphan(x, b);
+  values.orphan(y, nullptr);  // nothing to keep
+  CHECK(values.orphan_count() == 2);
+  CHECK(values.adopt(y) == nullptr);
+  ValueCell* first = values.adopt(x);
+  ValueCell* second = values.adopt(x);
+  CHECK(((first == a && second == b) || (first == b && second == a)));
+  CHECK(values.adopt(x) == nullptr);
+  CHECK(values.orphan_count() == 0);
+}

@@ -373,11 +373,13 @@ TEST_CASE("config: connection limits before a session", "[config][connections]")
   CHECK(d.max_connections_per_address == 256);
   CHECK(d.session_activation_timeout_ms == 30000);
   CHECK(d.max_message_size_before_session == 65536);
+  CHECK(d.handshake_threads == 0);
+  CHECK(d.max_queued_handshakes == 256);
 
   const LoadResult r =
       load_config_text(R"({"connections": {"max_connections": 500, "max_connections_per_address": 0,
       "hello_timeout_ms": 2000, "open_timeout_ms": 3000, "session_activation_timeout_ms": 45000,
-      "max_message_size_before_session": 131072}})",
+      "max_message_size_before_session": 131072, "handshake_threads": 4, "max_queued_handshakes": 9}})",
                        "s.json", ".");
   INFO(errors_of(r.errors));
   REQUIRE(r.ok());
@@ -387,6 +389,12 @@ TEST_CASE("config: connection limits before a session", "[config][connections]")
   CHECK(r.config.connections.open_timeout_ms == 3000);
   CHECK(r.config.connections.session_activation_timeout_ms == 45000);
   CHECK(r.config.connections.max_message_size_before_session == 131072);
+  CHECK(r.config.connections.handshake_threads == 4);
+  CHECK(r.config.connections.max_queued_handshakes == 9);
+  CHECK(only_error(load_config_text(R"({"connections": {"handshake_threads": 257}})", "s.json", ".")) ==
+        "s.json: /connections/handshake_threads: out of range: must be between 0 and 256");
+  CHECK(only_error(load_config_text(R"({"connections": {"max_queued_handshakes": 0}})", "s.json", ".")) ==
+        "s.json: /connections/max_queued_handshakes: out of range: must be between 1 and 1000000");
 
   CHECK(only_error(load_config_text(R"({"connections": {"open_timeout_ms": 0}})", "s.json", ".")) ==
         "s.json: /connections/open_timeout_ms: out of range: must be between 1 and 4294967295");

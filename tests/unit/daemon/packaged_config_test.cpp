@@ -84,6 +84,8 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(c.open_timeout_ms == dc.open_timeout_ms);
   CHECK(c.session_activation_timeout_ms == dc.session_activation_timeout_ms);
   CHECK(c.max_message_size_before_session == dc.max_message_size_before_session);
+  CHECK(c.handshake_threads == dc.handshake_threads);
+  CHECK(c.max_queued_handshakes == dc.max_queued_handshakes);
 
   const config::ServerConfig ds;
   CHECK(r.config.threads == ds.threads);

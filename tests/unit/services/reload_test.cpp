@@ -174,3 +174,48 @@ TEST_CASE("reload: browse continuation points into the old store become invalid"
   CHECK(fresh.results[0].status_code.is_good());
   CHECK(fresh.results[0].references.size() == 4);
 }
+
+TEST_CASE("reload: an item on a node the session may no longer read reports it once and resumes with the right",
+          "[services][reload][roles]") {
+  ServiceHarness h("", "", R"("users": [{"name": "olga", "password_hash": "HASH", "roles": ["Observer"]}])");
+  REQUIRE(h.login(user("olga", "secret")).is_good());
+  const uint32_t sub = subscribe(h, 20, 5).subscription_id;
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Speed"), 1}).status_code.is_good());
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Fixed"), 2}).status_code.is_good());
+  REQUIRE(monitor(h, sub, ItemSpec{plant(".Period"), 3}).status_code.is_good());
+  REQUIRE(of(changes_for(h, std::chrono::milliseconds(100)), 1).size() == 1);
+
+  // Speed now only for Operators (olga is an Observer); Fixed no longer readable by anyone.
+  std::string nodes = replaced(kNodesJson, R"("name": "Speed", "data_type": "Double", "value": 10.0,)",
+                               R"("name": "Speed", "data_type": "Double", "value": 10.0, "read_roles": ["Operator"],)");
+  nodes = replaced(nodes, R"("name": "Fixed", "data_type": "Double", "value": 1.0})",
+                   R"("name": "Fixed", "data_type": "Double", "value": 1.0, "access": ["write"]})");
+  Reloader r(h);
+  REQUIRE(r.reload(nodes).errors.empty());
+  const auto after = changes_for(h, std::chrono::milliseconds(300));
+  const auto speed = of(after, 1);
+  REQUIRE(speed.size() == 1);  // once, not at every sample
+  CHECK(speed[0].value.status == status::BadUserAccessDenied);
+  CHECK(speed[0].value.value.is_empty());
+  const auto fixed = of(after, 2);
+  REQUIRE(fixed.size() == 1);
+  CHECK(fixed[0].value.status == status::BadNotReadable);
+  CHECK(of(after, 3).empty());  // Period kept its roles and value: nothing to report
+  CHECK(h.read(plant(".Speed")).status == status::BadUserAccessDenied);  // what a Read says too
+
+  // Nothing more while the right is missing, even when the value changes underneath.
+  h.space.reclaimer().go_online(*h.participant);
+  ua::DataValue written;
+  written.value = ua::Variant(77.0);
+  h.space.values().write(*h.space.current()->variable(h.space.current()->find(plant(".Speed")))->cell, written,
+                         *h.participant);
+  h.space.reclaimer().go_offline(*h.participant);
+  CHECK(of(changes_for(h, std::chrono::milliseconds(100)), 1).empty());
+
+  // The right back: the item resumes with the current value.
+  REQUIRE(r.reload(kNodesJson).errors.empty());
+  const auto back = of(changes_for(h, std::chrono::milliseconds(300)), 1);
+  REQUIRE(back.size() == 1);
+  CHECK(back[0].value.status.is_good());
+  CHECK(back[0].value.value == ua::Variant(77.0));
+}

@@ -114,11 +114,18 @@ struct PoolBlocker {
       started = true;
       cv.notify_all();
       cv.wait(lock, [this] { return released; });
+      finished = true;
+      cv.notify_all();
     }));
     std::unique_lock lock(mu);
     cv.wait(lock, [this] { return started; });
   }
-  ~PoolBlocker() { release(); }
+  // Waits until the job has left: the pool thread must be done with mu and cv before they go.
+  ~PoolBlocker() {
+    release();
+    std::unique_lock lock(mu);
+    cv.wait(lock, [this] { return finished; });
+  }
   void release() {
     std::lock_guard lock(mu);
     released = true;
@@ -126,7 +133,7 @@ struct PoolBlocker {
   }
   std::mutex mu;
   std::condition_variable cv;
-  bool started = false, released = false;
+  bool started = false, released = false, finished = false;
 };
 
 const ua::UserTokenPolicy* find_token(const ua::EndpointDescription& e, ua::UserTokenType type) {
@@ -519,6 +526,9 @@ TEST_CASE("session security: a full crypto queue refuses CreateSession and Activ
     s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
     CHECK(st == status::BadServerTooBusy);
   }
+  // Released: the pool runs the queued job, and then has room again.
+  for (int i = 0; i < 2000 && s.pool->queued() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE(s.pool->queued() == 0);
   s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
   CHECK(st.is_good());
 }
