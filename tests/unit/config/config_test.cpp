@@ -292,7 +292,7 @@ TEST_CASE("config: diagnostics.enabled is the initial EnabledFlag", "[config][di
   CHECK(on.config.diagnostics.enabled);
   CHECK_FALSE(on.config.diagnostics.counters);
   CHECK(only_error(load_config_text(R"({"diagnostics": {"enabled": 1}})", "s.json", ".")) ==
-        "s.json: /diagnostics/enabled: expected a boolean, got a number");
+        "s.json: /diagnostics/enabled: expected a boolean, got an integer");
 }
 
 TEST_CASE("config: diagnostics counters switch", "[config][diagnostics]") {
