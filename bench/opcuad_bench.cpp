@@ -98,7 +98,7 @@ constexpr const char* kUsage =
     "  --rounds R            alternate R measured rounds per target (default 1); the ratio is their median\n"
     "  --json                print the results as JSON instead of the text block\n"
     "  --keep-config         keep the generated configuration directory and print its path\n"
-    "  --server-diagnostics  generated config: diagnostics.enabled (session / subscription arrays refreshed)\n"
+    "  --server-diagnostics  generated config: diagnostics.enabled (the diagnostics arrays refreshed)\n"
     "  --no-server-counters  leave opcuad's diagnostics counters off (they are on in the generated config)\n"
     "  --expect-server-counters  fail unless the server's counters are readable and move (tests)\n"
     "  --max-allocs-per-op X  fail when opcuad's heap allocations per request exceed X (tests: the\n"
