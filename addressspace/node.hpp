@@ -49,6 +49,10 @@ inline constexpr uint8_t kHistorizing = 0x04;      // Variable
 inline constexpr uint8_t kContainsNoLoops = 0x08;  // View
 inline constexpr uint8_t kExecutable = 0x10;       // Method
 inline constexpr uint8_t kUserExecutable = 0x20;   // Method
+// Variable: its Value depends on who reads it (the Server's diagnostics arrays, Part 5 §8.2.10: a session
+// sees its own entries, an administrator all); Read and monitored items pass it through a per-session
+// filter (services/diagnostics.hpp). Not an attribute: no service reports it.
+inline constexpr uint8_t kSessionScoped = 0x40;
 }  // namespace flag
 
 struct LocalizedTextRef {

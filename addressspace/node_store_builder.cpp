@@ -155,6 +155,24 @@ bool NodeStoreBuilder::set_value(const ua::NodeId& node, const ua::DataValue& va
   return true;
 }
 
+bool NodeStoreBuilder::set_roles(const ua::NodeId& node, uint8_t has_roles_bit, uint8_t read_roles,
+                                 uint8_t write_roles) {
+  const NodeIndex n = store_->index_.find(node, store_->ids_);
+  if (n == kNoNode || store_->nodes_[n].node_class != NodeClass::Variable) return false;
+  VariableAttributes& v = store_->variables_[store_->nodes_[n].detail];
+  v.user_access_level |= has_roles_bit;
+  v.read_roles = read_roles;
+  v.write_roles = write_roles;
+  return true;
+}
+
+bool NodeStoreBuilder::add_flags(const ua::NodeId& node, uint8_t flags) {
+  const NodeIndex n = store_->index_.find(node, store_->ids_);
+  if (n == kNoNode) return false;
+  store_->nodes_[n].flags |= flags;
+  return true;
+}
+
 ValueCell* NodeStoreBuilder::reusable_cell(const NodeSpec& spec) const {
   const NodeIndex old = previous_->find(spec.node_id);
   const VariableAttributes* ov = old == kNoNode ? nullptr : previous_->variable(old);

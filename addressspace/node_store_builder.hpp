@@ -72,6 +72,12 @@ class NodeStoreBuilder {
   void add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target, bool forward = true);
   // Writes the Value of a Variable or VariableType added before. False when there is none.
   bool set_value(const ua::NodeId& node, const ua::DataValue& value);
+  // Gives a Variable added before read / write roles (its user_access_level gets `has_roles_bit`, see
+  // NodeSpec::read_roles): for standard nodes whose access the server restricts (the Server object's
+  // diagnostics, server_object.hpp). False when there is no such variable.
+  bool set_roles(const ua::NodeId& node, uint8_t has_roles_bit, uint8_t read_roles, uint8_t write_roles);
+  // Sets flag:: bits on a node added before (flag::kSessionScoped). False when there is none.
+  bool add_flags(const ua::NodeId& node, uint8_t flags);
   // Sets the DataTypeDefinition of a DataType added before. False when there is none.
   bool set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition);
 

@@ -136,8 +136,9 @@ void install_server_object_values(const NodeStore& store, ValueStore& values, Ep
   w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateEvents,
     l.max_nodes_per_history_update_events);
 
-  w(id::Server_ServerDiagnostics_EnabledFlag, false);
+  w(id::Server_ServerDiagnostics_EnabledFlag, info.diagnostics_enabled);
   update_server_diagnostics(store, values, p, ua::ServerDiagnosticsSummaryDataType{});
+  update_diagnostic_arrays(store, values, p, {}, {}, {});
 
   set_source(store, values, p, id::Server_ServerStatus_CurrentTime, kCurrentTime);
   set_source(store, values, p, id::Server_ServerStatus, kServerStatus);
@@ -192,6 +193,28 @@ void update_server_diagnostics(const NodeStore& store, ValueStore& values, Epoch
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_SecurityRejectedRequestsCount,
     s.security_rejected_requests_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedRequestsCount, s.rejected_requests_count);
+}
+
+void update_diagnostic_arrays(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                              std::vector<ua::ExtensionObject> sessions,
+                              std::vector<ua::ExtensionObject> security,
+                              std::vector<ua::ExtensionObject> subscriptions) {
+  namespace id = ua::id;
+  Writer w(store, values, p, ua::DateTime::now());
+  w(id::Server_ServerDiagnostics_SessionsDiagnosticsSummary_SessionDiagnosticsArray, std::move(sessions));
+  w(id::Server_ServerDiagnostics_SessionsDiagnosticsSummary_SessionSecurityDiagnosticsArray,
+    std::move(security));
+  w(id::Server_ServerDiagnostics_SubscriptionDiagnosticsArray, std::move(subscriptions));
+}
+
+bool diagnostics_enabled(const NodeStore& store) {
+  const NodeIndex n = store.find(ua::NodeId(0, ua::id::Server_ServerDiagnostics_EnabledFlag));
+  const VariableAttributes* var = n == kNoNode ? nullptr : store.variable(n);
+  if (!var || !var->cell) return false;
+  ua::DataValue dv;
+  ValueStore::read(*var->cell, dv);
+  const bool* on = dv.value.get_if<bool>();
+  return on && *on;
 }
 
 const char* counter_node_id(DiagnosticCounter c) {

@@ -67,6 +67,7 @@ struct ServerInfo {
   uint32_t max_monitored_items_per_subscription = 0;
   uint32_t max_monitored_items_queue_size = 0;
   OperationLimits operation_limits;
+  bool diagnostics_enabled = false;  // ServerDiagnostics.EnabledFlag at start (Part 5 §6.3.3)
 };
 
 // REQUIRES: `store` contains namespace 0. Values whose node is absent are skipped.
@@ -80,6 +81,17 @@ void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer
                       ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason);
 void update_server_diagnostics(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
                                const ua::ServerDiagnosticsSummaryDataType& summary);
+
+// The diagnostics arrays (Part 5 §8.2.10): SessionsDiagnosticsSummary.SessionDiagnosticsArray and
+// .SessionSecurityDiagnosticsArray, ServerDiagnostics.SubscriptionDiagnosticsArray, every entry, all with
+// one timestamp (readers see their part, services/diagnostics.hpp). Empty arrays are their value while
+// diagnostics are off. Control plane (the daemon's control loop).
+void update_diagnostic_arrays(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
+                              std::vector<ua::ExtensionObject> sessions,
+                              std::vector<ua::ExtensionObject> security,
+                              std::vector<ua::ExtensionObject> subscriptions);
+// ServerDiagnostics.EnabledFlag as it reads now (a client with an administrative role may have written it).
+bool diagnostics_enabled(const NodeStore& store);
 
 // opcuad's own counters for load harnesses (config "diagnostics": {"counters": true};
 // docs/CONFIGURATION.md): read-only UInt64 variables in namespace 1 (the server's namespace), components

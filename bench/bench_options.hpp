@@ -41,6 +41,7 @@ struct Options {
   bool json = false;
   bool keep_config = false;
   bool server_counters = true;          // generated config: "diagnostics": {"counters": true}
+  bool server_diagnostics = false;      // generated config: "diagnostics": {"enabled": true} (the arrays)
   bool expect_server_counters = false;  // fail unless the server's counters are read and move
   double max_allocs_per_op = -1;        // fail when the server's heap allocations per request exceed it
   std::optional<uint16_t> serve_canned;

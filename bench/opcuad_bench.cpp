@@ -98,6 +98,7 @@ constexpr const char* kUsage =
     "  --rounds R            alternate R measured rounds per target (default 1); the ratio is their median\n"
     "  --json                print the results as JSON instead of the text block\n"
     "  --keep-config         keep the generated configuration directory and print its path\n"
+    "  --server-diagnostics  generated config: diagnostics.enabled (the diagnostics arrays refreshed)\n"
     "  --no-server-counters  leave opcuad's diagnostics counters off (they are on in the generated config)\n"
     "  --expect-server-counters  fail unless the server's counters are readable and move (tests)\n"
     "  --max-allocs-per-op X  fail when opcuad's heap allocations per request exceed X (tests: the\n"
@@ -205,6 +206,8 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       o.json = true;
     } else if (a == "--keep-config") {
       o.keep_config = true;
+    } else if (a == "--server-diagnostics") {
+      o.server_diagnostics = true;
     } else if (a == "--no-server-counters") {
       o.server_counters = false;
     } else if (a == "--expect-server-counters") {
@@ -308,7 +311,8 @@ bool write_config(const std::filesystem::path& dir, const Options& o, const Secu
  "logging": {"level": "info"},
  "shutdown": {"grace_period_s": 0},
  "diagnostics": {"counters": )"
-         << (o.server_counters ? "true" : "false") << R"(},
+         << (o.server_counters ? "true" : "false") << (o.server_diagnostics ? R"(, "enabled": true)" : "")
+         << R"(},
  "namespaces": ["urn:opcuad:bench"],
  "node_files": ["nodes.json"]}
 )";

@@ -31,6 +31,7 @@ addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo&
   info.max_monitored_items_per_subscription = c.limits.max_monitored_items_per_subscription;
   info.max_monitored_items_queue_size = c.limits.max_monitored_item_queue_size;
   info.operation_limits = c.limits.operations;
+  info.diagnostics_enabled = c.diagnostics.enabled;
   return info;
 }
 
@@ -97,6 +98,23 @@ class PreviousDeclarations {
   std::unordered_map<std::string, const NodeDecl*> by_key_;
 };
 
+// Who may see and switch the Server's diagnostics (Part 5 §8.2.10, services/diagnostics.hpp): EnabledFlag
+// is written by administrators only (others get BadUserAccessDenied), SessionSecurityDiagnosticsArray read
+// by administrators only ("should not be made accessible to all users"), and the session and subscription
+// arrays show each reader its own entries.
+void restrict_diagnostics(addressspace::NodeStoreBuilder& b) {
+  namespace id = ua::id;
+  (void)b.set_roles(ua::NodeId(0, id::Server_ServerDiagnostics_EnabledFlag), kHasRolesBit, role::kEveryone,
+                    role::kAdministrators);
+  (void)b.set_roles(
+      ua::NodeId(0, id::Server_ServerDiagnostics_SessionsDiagnosticsSummary_SessionSecurityDiagnosticsArray),
+      kHasRolesBit, role::kAdministrators, role::kEveryone);
+  for (uint32_t scoped : {id::Server_ServerDiagnostics_SessionsDiagnosticsSummary_SessionDiagnosticsArray,
+                          id::Server_ServerDiagnostics_SubscriptionDiagnosticsArray}) {
+    (void)b.add_flags(ua::NodeId(0, scoped), addressspace::flag::kSessionScoped);
+  }
+}
+
 struct BuiltStore {
   std::unique_ptr<addressspace::NodeStore> store;
   std::vector<ConfigError> errors;
@@ -113,6 +131,7 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
   const PreviousDeclarations previous(running);
   NodeStoreBuilder b(space.values(), p, space.current());
   add_namespace0(b);
+  restrict_diagnostics(b);
   // diagnostics.counters is read at start only (the daemon's refresh runs or not): a reload keeps it.
   if ((running ? running : &c)->diagnostics.counters) add_counter_nodes(b, kCounterRefreshMs);
   auto resolver = [&](std::string_view uri) -> std::optional<uint16_t> {

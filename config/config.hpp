@@ -139,6 +139,10 @@ struct Connections {
 // counting heap allocations costs a little on every allocation.
 struct Diagnostics {
   bool counters = false;  // the ns=1;s=Diagnostics.* UInt64 variables (addressspace/server_object.hpp)
+  // The value Server.ServerDiagnostics.EnabledFlag starts with (Part 5 §6.3.3): while it is TRUE the daemon
+  // refreshes the session and subscription diagnostics arrays once a second (services/diagnostics.hpp).
+  // An administrator (config::role::kAdministrators) may switch it with a Write while the server runs.
+  bool enabled = false;
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
 // How often the daemon refreshes those counters (also their MinimumSamplingInterval).

@@ -451,6 +451,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   if (const Json* d = r.member("diagnostics")) {
     ObjectReader dr(ctx, *d, r.path_of("diagnostics"));
     dr.read("counters", c.diagnostics.counters);
+    dr.read("enabled", c.diagnostics.enabled);
   }
   read_http(r, c.http);
   c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};

@@ -26,6 +26,11 @@ inline constexpr RoleSet kSupervisor = 0x20;
 inline constexpr RoleSet kConfigureAdmin = 0x40;
 inline constexpr RoleSet kSecurityAdmin = 0x80;
 inline constexpr RoleSet kEveryone = 0xFF;  // a variable without read_roles / write_roles
+// The administrative roles of Part 3 §4.8.2: SecurityAdmin changes security settings, ConfigureAdmin the
+// non-security configuration. They see every session in the Server's diagnostics and switch them
+// (services/diagnostics.hpp). Supervisor is not one: Part 3 gives it browse, read, call and subscribe, as
+// Observer and Operator have, and no configuration.
+inline constexpr RoleSet kAdministrators = kSecurityAdmin | kConfigureAdmin;
 }  // namespace role
 
 inline constexpr std::array<std::string_view, 8> kRoleNames = {

@@ -68,6 +68,7 @@ bool Daemon::start() {
       config_.threads, transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
   if (!open_pki()) return false;
   services_ = std::make_unique<services::Server>(space_, config_);
+  diagnostic_arrays_ = std::make_unique<services::DiagnosticsRefresher>(*services_, space_, control_);
   services_->set_role_table(std::move(roles));
   // The server's certificate for session signatures and encrypted passwords, and the user trust list for
   // X509 identity tokens (docs/SECURITY.md).
@@ -104,6 +105,11 @@ bool Daemon::start() {
   }
   if (config_.http && !start_http(*config_.http)) return false;
   await_hangup();
+  if (config_.diagnostics.enabled) {
+    log::info(
+        "diagnostics on: ServerDiagnostics.EnabledFlag TRUE, session and subscription arrays refreshed every "
+        "1 s");
+  }
   tick_server_status();
   if (config_.diagnostics.counters) {
     alloc_counters::enable(true);
@@ -265,6 +271,7 @@ void Daemon::tick_server_status() {
     addressspace::update_server_diagnostics(*space_.current(), space_.values(), *control_participant_, summary);
     last_summary_ = summary;
   }
+  if (diagnostic_arrays_) diagnostic_arrays_->tick(*control_participant_);
   space_.reclaimer().quiescent(*control_participant_);
   events_.flush();  // "suppressed" lines of the rate-limit windows that ended
   status_timer_.expires_after(std::chrono::seconds(1));
@@ -393,6 +400,7 @@ void Daemon::await_closed(std::chrono::steady_clock::time_point deadline) {
 void Daemon::stop_now() {
   if (phase_ == Phase::Stopped) return;
   phase_ = Phase::Stopped;
+  if (diagnostic_arrays_) diagnostic_arrays_->stop();
   status_timer_.cancel();
   counters_timer_.cancel();
   shutdown_timer_.cancel();

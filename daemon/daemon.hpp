@@ -34,12 +34,13 @@
 #include "addressspace/address_space.hpp"
 #include "addressspace/server_object.hpp"
 #include "config/config.hpp"
-#include "daemon/http_server.hpp"
-#include "daemon/metrics.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/heartbeat.hpp"
+#include "daemon/http_server.hpp"
+#include "daemon/metrics.hpp"
 #include "daemon/notify.hpp"
 #include "daemon/simulator.hpp"
+#include "services/diagnostics.hpp"
 #include "services/server.hpp"
 #include "transport/handshake_pool.hpp"
 #include "transport/listener.hpp"
@@ -129,6 +130,9 @@ class Daemon {
   addressspace::CounterPublisher counters_;
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
   ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed
+  // The session and subscription diagnostics arrays, refreshed by tick_server_status() while
+  // EnabledFlag is TRUE (services/diagnostics.hpp). Made with services_.
+  std::unique_ptr<services::DiagnosticsRefresher> diagnostic_arrays_;
   metrics::DaemonCounters daemon_counters_;
   std::chrono::system_clock::time_point started_at_ = std::chrono::system_clock::now();
   std::string version_;               // opcuad_build_info's label (the Sources refer to it)

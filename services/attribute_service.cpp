@@ -3,6 +3,7 @@
 #include "addressspace/eu_range.hpp"
 #include "addressspace/type_check.hpp"
 #include "services/attribute_read.hpp"
+#include "services/diagnostics.hpp"
 #include "services/index_range.hpp"
 #include "services/request.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -20,7 +21,8 @@ using namespace addressspace::attr;
 
 // `now` is the request's server timestamp: one clock read per Read, shared by all its values.
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
-              ua::DateTime now, const UserAccess& user, ua::DataValue& out) {
+              ua::DateTime now, const Session& session, ua::DataValue& out) {
+  const UserAccess& user = session.access;
   out = ua::DataValue{};
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) {
@@ -65,6 +67,10 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
     }
   }
   if (var && var->cell) addressspace::ValueStore::read(*var->cell, out);
+  // The diagnostics arrays show each session its own entries (Part 5 §8.2.10, diagnostics.hpp); the
+  // record's flags are in the cache line node_class() loaded.
+  if (store.has_flag(n, addressspace::flag::kSessionScoped)) [[unlikely]]
+    scope_to_reader(&session, out.value);
   if (wants_encoding) {
     if (out.value.type() != ua::BuiltinType::ExtensionObject) {
       out = ua::DataValue{};
@@ -287,8 +293,7 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   // maxAge: every value is served from the current cell, which is always the freshest value there is.
   const ua::DateTime now = resp->response_header.timestamp;
   for (size_t i = 0; i < req->nodes_to_read.size(); ++i) {
-    read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, call.session->access,
-             resp->results[i]);
+    read_one(store, req->nodes_to_read[i], req->timestamps_to_return, now, *call.session, resp->results[i]);
   }
   call.send(*resp);
 }

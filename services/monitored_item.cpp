@@ -6,6 +6,7 @@
 
 #include "addressspace/attributes.hpp"
 #include "services/attribute_read.hpp"
+#include "services/diagnostics.hpp"
 #include "services/subscription.hpp"
 #include "ua/codec.hpp"
 
@@ -425,7 +426,7 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
   if (mode() == ua::MonitoringMode::Disabled) return;
   const IndexRange* r = range();
   const ChangeFilter f = filter();
-  if (attribute_id == kValue && cell && !r) {
+  if (attribute_id == kValue && cell && !r && !session_scoped) {
     // The common case, without building a DataValue: the version first (an unchanged cell costs one
     // atomic load), then the snapshot, whose boxed value stays valid until this shard's quiescent point.
     if (ValueStore::version(*cell) == last_version) return;
@@ -446,6 +447,8 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
     if (attribute_id == kValue) {
       if (cell) {
         if (!ValueStore::read_if_changed(*cell, last_version, v)) return;
+        // What this item's session may see of a diagnostics array (Part 5 §8.2.10, diagnostics.hpp).
+        if (session_scoped) scope_to_reader(subscription->session(), v.value);
       } else if (has_last) {
         return;  // a Value without a cell never changes
       } else {

@@ -144,6 +144,7 @@ struct MonitoredItem {
   bool listed : 1 = false;              // has an entry on its subscription's ready list (maybe stale)
   bool pending : 1 = false;             // `last` is queued (as the newest value of the queue)
   bool newest_overflow : 1 = false;     // ... and carries the overflow bits (Part 4 §5.12.1.5)
+  bool session_scoped : 1 = false;      // a diagnostics array: sampled through its session's filter
 
   ua::MonitoringMode mode() const noexcept { return static_cast<ua::MonitoringMode>(mode_); }
   void set_mode_value(ua::MonitoringMode m) noexcept { mode_ = static_cast<uint8_t>(m) & 3; }

@@ -171,6 +171,8 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
   item.set_range(std::move(range));
   if (item.attribute_id == kValue) {
     if (const auto* var = store.variable(n)) item.cell = var->cell;
+    // A diagnostics array (Part 5 §8.2.10) samples through the reader's filter (diagnostics.hpp).
+    item.session_scoped = store.has_flag(n, addressspace::flag::kSessionScoped);
   }
   item.client_handle = params.client_handle;
   item.set_mode_value(in.monitoring_mode);

@@ -401,21 +401,22 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
   const uint64_t faults_before = transport::TransportStats::get(transport_stats.service_faults);
   const auto start = std::chrono::steady_clock::now();
   see_store(shard);
-  serve(*entry, channel, ctx, shard, body, start);
+  Session* session = serve(*entry, channel, ctx, shard, body, start);
   const auto took = std::chrono::steady_clock::now() - start;
   const size_t service = entry_index(entry);
   stat_add(shard.stats.requests[service]);
-  if (transport::TransportStats::get(transport_stats.service_faults) != faults_before) {
-    stat_add(shard.stats.faults[service]);
-  }
+  const bool faulted = transport::TransportStats::get(transport_stats.service_faults) != faults_before;
+  if (faulted) stat_add(shard.stats.faults[service]);
+  // The session's own counters (Part 5 §12.11): plain increments on the session just used.
+  if (session) session->counters.count(service, faulted);
   shard.stats.request_latency.record(took);
   stat_add(shard.stats.busy_ns, static_cast<uint64_t>(std::chrono::nanoseconds(took).count()));
   return true;
 }
 
-void Server::serve(const Entry& service, transport::SecureChannel& channel,
-                   const transport::RequestContext& ctx, ShardState& shard, ua::Decoder& body,
-                   std::chrono::steady_clock::time_point now) {
+Session* Server::serve(const Entry& service, transport::SecureChannel& channel,
+                       const transport::RequestContext& ctx, ShardState& shard, ua::Decoder& body,
+                       std::chrono::steady_clock::time_point now) {
   const Entry* entry = &service;
   Call call{channel, ctx.request_id, shard, nullptr};
   if (entry->needs != Needs::Nothing) {
@@ -429,7 +430,7 @@ void Server::serve(const Entry& service, transport::SecureChannel& channel,
     const uint32_t request_handle = peek.read_u32();
     if (!peek.ok()) {
       channel.send_fault(ctx.request_id, 0, status::BadDecodingError);
-      return;
+      return nullptr;
     }
     auto it = shard.sessions.find(token);
     if (it == shard.sessions.end()) {
@@ -442,27 +443,32 @@ void Server::serve(const Entry& service, transport::SecureChannel& channel,
         } else {
           move_and_activate(channel, ctx.request_id, shard, std::move(request));
         }
-        return;
+        return nullptr;
       }
       channel.send_fault(ctx.request_id, request_handle, status::BadSessionIdInvalid);
-      return;
+      return nullptr;
     }
     Session& s = *it->second;
     if (entry->needs == Needs::ActivatedSession && !s.activated) {
+      ++s.counters.unauthorized;
       channel.send_fault(ctx.request_id, request_handle, status::BadSessionNotActivated);
-      return;
+      return nullptr;
     }
     // The authentication token is bound to the secure channel the session was created or last activated
     // on: every request but ActivateSession (which rebinds it) must come there, CloseSession included
     // (Part 4 §5.6.3, §5.6.4).
     if (entry->handler != handle_activate_session && s.channel_id != channel.id()) {
+      ++s.counters.unauthorized;
       channel.send_fault(ctx.request_id, request_handle, status::BadSecureChannelIdInvalid);
-      return;
+      return nullptr;
     }
     s.last_activity = now;
     call.session = &s;
   }
   entry->handler(*this, call, body);
+  // Every handler but CloseSession leaves its session in place (a parked one keeps its address); the
+  // asynchronous halves (a login check, a move to another shard) look it up again when they finish.
+  return entry->handler == handle_close_session ? nullptr : call.session;
 }
 
 void Server::on_channel_closed(transport::SecureChannel& channel) {

@@ -45,6 +45,8 @@
 
 namespace opcuad::services {
 
+struct DiagnosticsArrays;  // diagnostics.hpp
+
 struct ShardState {
   asio::io_context* context = nullptr;
   unsigned index = 0;  // attach order; picks the shard's CellWatch bit
@@ -180,6 +182,12 @@ class Server final : public transport::ServiceHandler {
   // Shard i's state, in attach order (tests; touch it on that shard's thread only).
   const ShardState& shard_state(size_t shard) const noexcept { return *shards_[shard]; }
 
+  // The diagnostics arrays (diagnostics.hpp), off the request path: each shard copies its sessions' and
+  // subscriptions' entries on its own thread (one post per shard), and `done` runs on `reply_to` with
+  // all of them once every shard answered. A shard that is stopped never answers: `done` does not run.
+  // REQUIRES: every shard attached.
+  void collect_diagnostics(asio::io_context& reply_to, std::function<void(DiagnosticsArrays&)> done);
+
   // The endpoints this server offers, with `url` (the one the client dialled) as their address when it
   // names one of ours; see discovery_service.cpp.
   std::vector<ua::EndpointDescription> endpoints(std::string_view url) const;
@@ -236,9 +244,10 @@ class Server final : public transport::ServiceHandler {
  private:
   ShardState& shard_of(transport::SecureChannel& channel);
   // on_request() past the counters: the shared session checks, then the handler. `now` is the
-  // request's arrival (the session's last activity).
-  void serve(const Entry& entry, transport::SecureChannel& channel, const transport::RequestContext& ctx,
-             ShardState& shard, ua::Decoder& body, std::chrono::steady_clock::time_point now);
+  // request's arrival (the session's last activity). Returns the request's session when it is still
+  // alive after the handler (nullptr: none, or CloseSession freed it).
+  Session* serve(const Entry& entry, transport::SecureChannel& channel, const transport::RequestContext& ctx,
+                 ShardState& shard, ua::Decoder& body, std::chrono::steady_clock::time_point now);
   void sweep(ShardState& shard);
   // A reload publishes a new NodeStore; each shard adapts to it the first time it sees it, before a
   // request or at its sweep (at most 250 ms later; the old store is freed only after the shard's next

@@ -16,6 +16,7 @@
 #include "addressspace/node_store.hpp"
 #include "config/roles.hpp"
 #include "services/address_counter.hpp"
+#include "services/session_diagnostics.hpp"
 #include "services/subscription.hpp"
 #include "ua/node_id.hpp"
 
@@ -70,6 +71,10 @@ struct Session {
   std::string client_application_uri;
   std::string client_application_name;  // for the operator log only
   std::string client_address;
+  // Diagnostics (Part 5 §12.11, §12.12; session_diagnostics.hpp): what the client described, and the
+  // per-service request counters Server::on_request() bumps.
+  SessionDescription described;
+  SessionCounters counters;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes
   uint64_t next_continuation = 1;
   // Subscriptions (Part 4 §5.13): they and the Publish requests they answer die with the session;

@@ -46,6 +46,15 @@ std::optional<ua::Guid> random_guid() {
 
 namespace {
 
+// SessionSecurityDiagnosticsDataType.authenticationMechanism (Part 5 §12.12): the kind of the identity
+// token the session was activated with (the UserTokenType names of Part 4 §7.43).
+std::string_view authentication_mechanism(const ua::ActivateSessionRequest& request) {
+  const ua::ExtensionObject& token = request.user_identity_token;
+  if (token.get<ua::UserNameIdentityToken>()) return "UserName";
+  if (token.get<ua::X509IdentityToken>()) return "Certificate";
+  return "Anonymous";
+}
+
 bool secured(const transport::SecureChannel& channel) {
   return channel.security_policy().id != security::PolicyId::None;
 }
@@ -319,6 +328,11 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->client_application_name =
       std::string(req.client_description.application_name.text.view().substr(0, 256));
   s->client_address = call.channel.peer_address();
+  s->described.connected = ua::DateTime::now();
+  s->described.server_uri = std::string(req.server_uri.view().substr(0, 4096));
+  s->described.endpoint_url = std::string(req.endpoint_url.view().substr(0, 4096));
+  s->described.product_uri = std::string(req.client_description.product_uri.view().substr(0, 4096));
+  s->described.application_type = req.client_description.application_type;
 
   ua::CreateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
@@ -396,6 +410,14 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
       if (u.name == user) s.access = UserAccess{u.roles, true, &server.role_table()};
     }
   }
+  s.described.security_mode = channel.security_mode();
+  s.described.security_policy_uri = channel.security_policy().uri;
+  const std::span<const uint8_t> certificate = channel.client_certificate();
+  if (!std::equal(certificate.begin(), certificate.end(), s.described.client_certificate.bytes().begin(),
+                  s.described.client_certificate.bytes().end())) {
+    s.described.client_certificate = ua::ByteString::from_bytes(certificate);
+  }
+  s.described.authentication = authentication_mechanism(req);
   s.user = std::move(user);
   s.activated = true;
   s.unactivated.reset();

@@ -172,6 +172,7 @@ void Subscription::modify(const Parameters& p) {
   server_.count_publishing_interval(params_.publishing_interval_ms, -1);
   server_.count_publishing_interval(p.publishing_interval_ms, +1);
   params_ = p;
+  ++counters_.modify;
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
   timer_->cancel();  // a wait already completed finds a new tick count and is ignored (on_timer)
@@ -224,6 +225,7 @@ void Subscription::on_timer() {
       } else if (!queued && (!message_sent_ || available)) {
         state_ = State::Late;  // #7
         late_since_ = Clock::now();
+        ++counters_.late;
       } else if (message_sent_ && !available) {
         keep_alive_counter_ = params_.max_keep_alive_count;  // #8
         state_ = State::KeepAlive;
@@ -243,6 +245,7 @@ void Subscription::on_timer() {
       } else if (!queued) {
         state_ = State::Late;  // #16
         late_since_ = Clock::now();
+        ++counters_.late;
       }
       break;
   }
@@ -280,6 +283,7 @@ void Subscription::send_notifications(PendingPublish request) {
   const uint32_t sequence_number = next_sequence_;
   next_sequence_ = next_sequence_ == UINT32_MAX ? 1 : next_sequence_ + 1;  // 0 is never used (Part 4 §7.38)
   message_sent_ = true;
+  ++counters_.publish_requests;
   // MoreNotifications is known only once the budget is spent, but precedes the message in the response:
   // it is patched (see respond()).
   respond(request, sequence_number, false, true, [this](ua::Encoder& e, ua::ByteBuffer& buf, size_t limit) {
@@ -328,6 +332,7 @@ void Subscription::send_notifications(PendingPublish request) {
       }
     }
     ready_.resize(kept);
+    counters_.data_change_notifications += count;
     more_notifications_ = ready_count_ > 0;
     e.write_i32(0);  // diagnosticInfos
     e.patch_u32(count_at, count);
@@ -348,6 +353,7 @@ void Subscription::send_keep_alive(PendingPublish request) {
   // (Part 4 §7.25).
   message_sent_ = true;
   more_notifications_ = false;
+  ++counters_.publish_requests;
   respond(request, next_sequence_, false, false, [](ua::Encoder& e, ua::ByteBuffer&, size_t) {
     e.write_i32(0);
     return false;
@@ -396,6 +402,7 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
     if (drops_oldest) {
       retained_head_ = (retained_head_ + 1) % retained_.size();
       --retained_count_;
+      ++counters_.discarded;  // never acknowledged (Part 5 §12.15 DiscardedMessageCount)
     }
     Retained& r = retained_at(retained_count_++);
     r.sequence_number = sequence_number;
@@ -459,6 +466,7 @@ MonitoredItem& Subscription::add_item(MonitoredItem&& added) {
   const ua::MonitoringMode mode = added.mode();
   added.set_mode_value(ua::MonitoringMode::Disabled);
   MonitoredItem& item = items_.insert(std::move(added));
+  ++disabled_items_;  // as inserted; set_mode() counts the change
   set_mode(item, mode);
   return item;
 }
@@ -466,6 +474,7 @@ MonitoredItem& Subscription::add_item(MonitoredItem&& added) {
 bool Subscription::remove_item(uint32_t item_id) {
   MonitoredItem* item = items_.find(item_id);
   if (!item) return false;
+  if (item->mode() == ua::MonitoringMode::Disabled) --disabled_items_;
   shard_->sampler->remove(*item);
   unready(*item);
   items_.erase(item_id);  // a ready-list entry of it is now stale: its slot no longer has its id
@@ -477,6 +486,9 @@ bool Subscription::remove_item(uint32_t item_id) {
 void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
   const ua::MonitoringMode before = item.mode();
   item.set_mode_value(mode);
+  if ((before == ua::MonitoringMode::Disabled) != (mode == ua::MonitoringMode::Disabled)) {
+    mode == ua::MonitoringMode::Disabled ? ++disabled_items_ : --disabled_items_;
+  }
   if (mode == ua::MonitoringMode::Disabled) {
     shard_->sampler->remove(item);
     unready(item);

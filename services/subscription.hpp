@@ -30,6 +30,7 @@
 #include "services/item_table.hpp"
 #include "services/monitored_item.hpp"
 #include "services/service_stats.hpp"
+#include "services/session_diagnostics.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/generated/types.hpp"
 
@@ -215,7 +216,20 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   bool publishing_enabled() const noexcept { return enabled_; }
   // ModifySubscription (Part 4 §5.13.3): new parameters, counters reset, timer restarted.
   void modify(const Parameters& p);
-  void set_publishing_enabled(bool enabled) noexcept { enabled_ = enabled; }
+  // SetPublishingMode (Part 4 §5.13.4), counted as EnableCount / DisableCount (Part 5 §12.15).
+  void set_publishing_enabled(bool enabled) noexcept {
+    enabled_ = enabled;
+    ++(enabled ? counters_.enable : counters_.disable);
+  }
+
+  // Diagnostics (Part 5 §12.15; session_diagnostics.hpp): its counters, and the state machine's own.
+  SubscriptionCounters& counters() noexcept { return counters_; }
+  const SubscriptionCounters& counters() const noexcept { return counters_; }
+  uint32_t lifetime_counter() const noexcept { return lifetime_counter_; }
+  uint32_t keep_alive_counter() const noexcept { return keep_alive_counter_; }
+  uint32_t next_sequence_number() const noexcept { return next_sequence_; }
+  size_t unacknowledged_count() const noexcept { return retained_count_; }
+  size_t disabled_item_count() const noexcept { return disabled_items_; }
 
   // Monitored items.
   MonitoredItem* item(uint32_t item_id) noexcept;
@@ -312,6 +326,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::vector<ReadyEntry> ready_;
   size_t ready_count_ = 0;
   uint32_t next_item_id_ = 1;
+  size_t disabled_items_ = 0;  // items in MonitoringMode Disabled (kept by add_item, remove_item, set_mode)
+  SubscriptionCounters counters_;
 };
 
 // Part 4 §5.12.1.2: items created or modified with a sampling interval of -1 sample at the publishing

@@ -140,6 +140,11 @@ void handle_republish(Server&, Call& call, ua::Decoder& body) {
   std::span<const uint8_t> message;
   ua::StatusCode s =
       sub ? sub->republish(req.retransmit_sequence_number, message) : status::BadSubscriptionIdInvalid;
+  if (sub) {
+    // Part 5 §12.15: one message asked for per request (RepublishMessageRequestCount is the same count).
+    ++sub->counters().republish_requests;
+    if (s.is_good()) ++sub->counters().republished;
+  }
   if (!s.is_good()) return call.channel.send_fault(call.request_id, req.request_header.request_handle, s);
   // RepublishResponse {ResponseHeader, NotificationMessage}: the message goes out as it was first encoded.
   ua::ByteBuffer buf = call.channel.acquire_buffer();

@@ -59,6 +59,7 @@ void take_from(TransferJob& job, ShardState& shard) {
     Session* from = found == shard.subscription_index.end() ? nullptr : found->second->session();
     ua::TransferResult& result = job.results[i];
     if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
+    ++found->second->counters().transfer_requests;  // Part 5 §12.15 TransferRequestCount
     if (!entitled(*from, job)) {
       result.status_code = status::BadUserAccessDenied;
       continue;
@@ -71,6 +72,10 @@ void take_from(TransferJob& job, ShardState& shard) {
       if (job.send_initial_values) sub->queue_current_values();
       continue;
     }
+    // Part 5 §12.15: to the same client or an alternate one, as the clients described themselves
+    // (their ApplicationUri at CreateSession).
+    ++(from->client_application_uri == job.application_uri ? sub->counters().transferred_to_same_client
+                                                           : sub->counters().transferred_to_alt_client);
     from->subscriptions.erase(id);
     from->status_changes.push_back(sub->status_change(status::GoodSubscriptionTransferred));
     serve_waiting(*from);

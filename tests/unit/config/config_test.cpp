@@ -284,6 +284,17 @@ TEST_CASE("config: node file globs", "[config]") {
   CHECK(expand_glob(kRoot / "config/examples/plant", "nodes.d/*.yaml").empty());
 }
 
+TEST_CASE("config: diagnostics.enabled is the initial EnabledFlag", "[config][diagnostics]") {
+  CHECK_FALSE(default_config().diagnostics.enabled);
+  CHECK_FALSE(load_config_text("{}", "s.json", ".").config.diagnostics.enabled);
+  const LoadResult on = load_config_text(R"({"diagnostics": {"enabled": true}})", "s.json", ".");
+  REQUIRE(on.ok());
+  CHECK(on.config.diagnostics.enabled);
+  CHECK_FALSE(on.config.diagnostics.counters);
+  CHECK(only_error(load_config_text(R"({"diagnostics": {"enabled": 1}})", "s.json", ".")) ==
+        "s.json: /diagnostics/enabled: expected a boolean, got an integer");
+}
+
 TEST_CASE("config: diagnostics counters switch", "[config][diagnostics]") {
   CHECK_FALSE(default_config().diagnostics.counters);
   CHECK_FALSE(load_config_text("{}", "s.json", ".").config.diagnostics.counters);
