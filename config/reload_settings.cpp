@@ -84,6 +84,7 @@ std::vector<std::string> restart_only_changes(const ServerConfig& running, const
   OPCUAD_RESTART_ONLY("logging.rate_limit_window_s", logging.rate_limit_window_s);
   OPCUAD_RESTART_ONLY("shutdown.grace_period_s", shutdown.grace_period_s);
   OPCUAD_RESTART_ONLY("diagnostics.counters", diagnostics.counters);
+  OPCUAD_RESTART_ONLY("diagnostics.enabled", diagnostics.enabled);
   OPCUAD_RESTART_ONLY("http", http);
 #undef OPCUAD_RESTART_ONLY
   return out;
