@@ -209,10 +209,11 @@ TEST_CASE("reload: settings read at start are named when they change", "[config]
         "endpoints": [{"url": "opc.tcp://127.0.0.1:4841"}], "limits": {"max_sessions": 7},
         "users": [{"name": "bob", "password_hash": ")" +
                                               hash_password_with_salt("x", "0123456789abcdef", 1000) + R"("}],
-        "http": {"listen": "127.0.0.1:9464"}, "shutdown": {"grace_period_s": 1}})");
+        "http": {"listen": "127.0.0.1:9464"}, "shutdown": {"grace_period_s": 1},
+        "diagnostics": {"enabled": true}})");
     CHECK(restart_only_changes(running.config, next.config) ==
           std::vector<std::string>{"endpoints", "threads", "limits.max_sessions", "users",
-                                   "shutdown.grace_period_s", "http"});
+                                   "shutdown.grace_period_s", "diagnostics.enabled", "http"});
   }
   SECTION("a node's simulation is not restart-only (the simulator follows the node files)") {
     std::string nodes = kBefore;
