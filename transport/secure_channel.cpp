@@ -227,7 +227,8 @@ bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
   resize_rx(std::min(rx_max_, kInitialReceiveCapacity));
   hello_at_ = std::chrono::steady_clock::now();
 
-  AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size, max_request_chunks_};
+  AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size,
+                         max_request_chunks_};
   std::string bytes = encode_acknowledge(ack);
   ua::ByteBuffer buf = pool_.acquire();
   buf.append(bytes.data(), bytes.size());
@@ -475,13 +476,15 @@ size_t SecureChannel::chunk_body_capacity() const noexcept {
   // signature and (encrypted) the padding-size byte fit, the encrypted part being whole cipher blocks.
   const size_t chunk = send_buffer_size_;
   switch (mode_) {
-    case ua::MessageSecurityMode::Sign: return chunk - kSymmetricPrefix - policy_->signature_length;
+    case ua::MessageSecurityMode::Sign:
+      return chunk - kSymmetricPrefix - policy_->signature_length;
     case ua::MessageSecurityMode::SignAndEncrypt: {
       const size_t block = policy_->block_size;
       const size_t encrypted = (chunk - kSymmetricHeaderSize) / block * block;
       return encrypted - kSequenceHeaderSize - policy_->signature_length - 1;
     }
-    default: return chunk - kSymmetricPrefix;
+    default:
+      return chunk - kSymmetricPrefix;
   }
 }
 
@@ -491,7 +494,8 @@ ua::ByteBuffer SecureChannel::acquire_buffer() {
   return buf;
 }
 
-void SecureChannel::write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t request_id) const noexcept {
+void SecureChannel::write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk,
+                                           uint32_t request_id) const noexcept {
   uint8_t* p = buf.data();
   put_u32(p, static_cast<uint32_t>(MessageType::Message) | static_cast<uint32_t>(chunk) << 24);
   put_u32(p + 4, static_cast<uint32_t>(buf.size()));
@@ -544,7 +548,8 @@ void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint6
   pool_.release(std::move(buf));
 }
 
-void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, StatusCode error, uint64_t stream) {
+void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, StatusCode error,
+                               uint64_t stream) {
   stats_.fault_sent(error);
   ua::ServiceFault fault;
   fault.response_header.timestamp = ua::DateTime::now();
@@ -609,7 +614,8 @@ void SecureChannel::update_pause() noexcept {
   if (!paused_) {
     paused_ = owed_ > config_.max_owed_responses || writer_.queued_bytes() > config_.write_high_watermark;
   } else {
-    paused_ = !(owed_ <= config_.max_owed_responses / 2 && writer_.queued_bytes() <= config_.write_low_watermark);
+    paused_ =
+        !(owed_ <= config_.max_owed_responses / 2 && writer_.queued_bytes() <= config_.write_low_watermark);
   }
 }
 

@@ -11,6 +11,8 @@ namespace opcuad::transport::channel_internal {
 // number after the wrap is below 1024.
 inline constexpr uint32_t kWrapThreshold = 4294966271u;
 
-inline void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
+inline void put_u32(uint8_t* p, uint32_t v) noexcept {
+  std::memcpy(p, &v, 4);
+}
 
 }  // namespace opcuad::transport::channel_internal

@@ -89,7 +89,8 @@ SecurityToken SecureChannel::issue_token(uint32_t requested_lifetime_ms) {
 }
 
 bool SecureChannel::offered(const security::Policy& p, ua::MessageSecurityMode mode) const noexcept {
-  if (config_.security_offers.empty()) return p.id == security::PolicyId::None && mode == ua::MessageSecurityMode::None;
+  if (config_.security_offers.empty())
+    return p.id == security::PolicyId::None && mode == ua::MessageSecurityMode::None;
   for (const SecurityOffer& o : config_.security_offers) {
     if (o.policy == &p && o.mode == mode) return true;
   }
@@ -133,8 +134,10 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
   if (!open_chunks_.empty()) {
     const std::vector<uint8_t>& first = open_chunks_.front();
     if (first.size() < header_end ||
-        !std::equal(chunk.begin() + 8, chunk.begin() + static_cast<ptrdiff_t>(header_end), first.begin() + 8)) {
-      close(status::BadSecurityChecksFailed, "the chunks of an OpenSecureChannel request differ in their security header");
+        !std::equal(chunk.begin() + 8, chunk.begin() + static_cast<ptrdiff_t>(header_end),
+                    first.begin() + 8)) {
+      close(status::BadSecurityChecksFailed,
+            "the chunks of an OpenSecureChannel request differ in their security header");
       return false;
     }
   }
@@ -201,8 +204,8 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
   const size_t encrypted_from = header_end;
   chunks.emplace_back(chunk.begin(), chunk.end());
   handshake_pending_ = true;
-  run_handshake([self = shared_from_this(), p, chunks = std::move(chunks), chain = std::move(chain), encrypted_from,
-                 identity]() mutable {
+  run_handshake([self = shared_from_this(), p, chunks = std::move(chunks), chain = std::move(chain),
+                 encrypted_from, identity]() mutable {
     security::CertificateVerdict verdict = self->config_.validate_certificate(chain, *p);
     ua::StatusCode st = verdict.status;
     std::string reason = verdict.reason;
@@ -212,8 +215,8 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
       // Every chunk is decrypted and verified on its own, then the bodies are joined.
       std::vector<std::vector<uint8_t>> opened;
       for (const auto& c : chunks) {
-        security::OpenedChunk o =
-            security::open_asymmetric(*p, identity->private_key.get(), verdict.public_key.get(), c, encrypted_from);
+        security::OpenedChunk o = security::open_asymmetric(*p, identity->private_key.get(),
+                                                            verdict.public_key.get(), c, encrypted_from);
         if (!o.status.is_good()) {
           st = o.status;
           reason = std::move(o.reason);
@@ -229,11 +232,12 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
         }
       }
     }
-    asio::post(self->ctx_, [self, p, st, reason = std::move(reason), plaintext = std::move(plaintext),
-                            later = std::move(later), verdict = std::move(verdict), chain = std::move(chain)]() mutable {
-      self->opened(*p, st, std::move(reason), std::move(plaintext), std::move(later), std::move(verdict),
-                   std::move(chain));
-    });
+    asio::post(self->ctx_,
+               [self, p, st, reason = std::move(reason), plaintext = std::move(plaintext),
+                later = std::move(later), verdict = std::move(verdict), chain = std::move(chain)]() mutable {
+                 self->opened(*p, st, std::move(reason), std::move(plaintext), std::move(later),
+                              std::move(verdict), std::move(chain));
+               });
   });
   return false;  // nothing more is read until the handshake is done
 }
@@ -246,9 +250,9 @@ void SecureChannel::run_handshake(std::function<void()> job) {
   }
 }
 
-void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string reason, std::vector<uint8_t> plaintext,
-                           std::vector<uint32_t> sequences, security::CertificateVerdict verdict,
-                           std::vector<uint8_t> chain) {
+void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string reason,
+                           std::vector<uint8_t> plaintext, std::vector<uint32_t> sequences,
+                           security::CertificateVerdict verdict, std::vector<uint8_t> chain) {
   if (state_ >= State::Closing) return;
   if (!st.is_good()) {
     handshake_pending_ = false;
@@ -279,9 +283,10 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
   }
 }
 
-bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, std::span<const uint32_t> later_sequences,
-                                uint32_t request_id, const ua::OpenSecureChannelRequest& request,
-                                std::vector<uint8_t> chain, security::CertificateVerdict* verdict) {
+bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
+                                std::span<const uint32_t> later_sequences, uint32_t request_id,
+                                const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
+                                security::CertificateVerdict* verdict) {
   const bool secured = p.id != security::PolicyId::None;
   bool in_order = accept_sequence_number(sequence);
   for (const uint32_t later : later_sequences) in_order = in_order && accept_sequence_number(later);
@@ -328,8 +333,8 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, st
     // SecurityPolicy None has no client certificate; the secured policies pass its thumbprint.
     report_channel_opened(config_.events, peer_address_, id_, p.uri,
                           mode_ == ua::MessageSecurityMode::SignAndEncrypt ? "SignAndEncrypt"
-                          : mode_ == ua::MessageSecurityMode::Sign        ? "Sign"
-                                                                          : "None",
+                          : mode_ == ua::MessageSecurityMode::Sign         ? "Sign"
+                                                                           : "None",
                           secured ? std::string_view(verdict->thumbprint_hex) : std::string_view());
   } else if (request.request_type == ua::SecurityTokenRequestType::Renew) {
     if (state_ != State::Open) {
@@ -350,7 +355,8 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, st
   }
   SecurityToken& issued = tokens_[token_count_ - 1];
   if (secured) {
-    // Part 6 §6.7.5: the client's keys from (server nonce, client nonce), ours from (client nonce, server nonce).
+    // Part 6 §6.7.5: the client's keys from (server nonce, client nonce), ours from (client nonce, server
+    // nonce).
     const std::span<const uint8_t> client_nonce = request.client_nonce.bytes();
     auto keys = std::make_shared<TokenKeys>();
     if (!keys->receive.set_keys(p, security::derive_keys(p, server_nonce, client_nonce)) ||
@@ -366,7 +372,8 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence, st
   response.response_header.timestamp = ua::DateTime::now();
   response.response_header.request_handle = request.request_header.request_handle;
   response.server_protocol_version = 0;
-  response.security_token = ua::ChannelSecurityToken{id_, issued.token_id, issued.created_at, issued.lifetime_ms};
+  response.security_token =
+      ua::ChannelSecurityToken{id_, issued.token_id, issued.created_at, issued.lifetime_ms};
   response.server_nonce = secured ? ua::ByteString::from_bytes(server_nonce) : ua::ByteString("");
 
   ua::ByteBuffer buf = pool_.acquire();
@@ -412,9 +419,10 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
   const size_t own_bytes = security::rsa_key_bytes(config_.identity->private_key.get());
   const size_t block = security::rsa_plaintext_block(p.asymmetric_encryption, receiver_bytes);
   const size_t padding_size_bytes = block > 256 ? 2 : 1;
-  const size_t blocks = receiver_bytes ? (send_buffer_size_ - std::min<size_t>(send_buffer_size_, header.size())) /
-                                             receiver_bytes
-                                       : 0;
+  const size_t blocks =
+      receiver_bytes
+          ? (send_buffer_size_ - std::min<size_t>(send_buffer_size_, header.size())) / receiver_bytes
+          : 0;
   const size_t overhead = 8 + own_bytes + padding_size_bytes;
   if (blocks * block <= overhead) {
     pool_.release(std::move(buf));
@@ -425,7 +433,8 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
   const size_t count = std::max<size_t>(1, (body.size() + capacity - 1) / capacity);
   if (peer_max_chunk_count_ != 0 && count > peer_max_chunk_count_) {
     pool_.release(std::move(buf));
-    close(status::BadTcpMessageTooLarge, "the OpenSecureChannel response needs more chunks than the client takes");
+    close(status::BadTcpMessageTooLarge,
+          "the OpenSecureChannel response needs more chunks than the client takes");
     return false;
   }
   // The sequence numbers are inside the signed, encrypted part: number the chunks now and hold everything
@@ -447,15 +456,16 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
   }
   pool_.release(std::move(buf));
   writer_.hold();
-  run_handshake([self = shared_from_this(), p = &p, plain = std::move(plain), encrypted_from = sequence_offset,
-                 identity = config_.identity, key = client_key_]() mutable {
+  run_handshake([self = shared_from_this(), p = &p, plain = std::move(plain),
+                 encrypted_from = sequence_offset, identity = config_.identity, key = client_key_]() mutable {
     bool ok = true;
     std::vector<uint8_t> wire;
     for (auto& c : plain) {
       ok = ok && security::seal_asymmetric(*p, identity->private_key.get(), key.get(), c, encrypted_from);
       if (ok) wire.insert(wire.end(), c.begin(), c.end());
     }
-    asio::post(self->ctx_, [self, ok, wire = std::move(wire)]() mutable { self->sealed(ok, std::move(wire)); });
+    asio::post(self->ctx_,
+               [self, ok, wire = std::move(wire)]() mutable { self->sealed(ok, std::move(wire)); });
   });
   return state_ < State::Closing;
 }
