@@ -15,12 +15,9 @@
 
 namespace opcuad::transport {
 
-namespace {
+using namespace channel_internal;
 
-using channel_internal::kWrapThreshold;
-using channel_internal::put_u32;
-using ua::StatusCode;
-namespace status = ua::status;
+namespace {
 
 // A HEL is small (five numbers and a URL of at most 4096 bytes); nothing larger is read before it.
 constexpr uint32_t kMaxHelloSize = kHeaderSize + 20 + 4 + kMaxEndpointUrlLength;

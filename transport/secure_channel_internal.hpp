@@ -5,7 +5,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ua/status_code.hpp"
+
 namespace opcuad::transport::channel_internal {
+
+using ua::StatusCode;
+namespace status = ua::status;
 
 // Part 6 §6.7.2.4: a sequence number may wrap only once it is above UInt32.MaxValue - 1024, and the first
 // number after the wrap is below 1024.

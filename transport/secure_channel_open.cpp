@@ -14,12 +14,9 @@
 
 namespace opcuad::transport {
 
-namespace {
+using namespace channel_internal;
 
-using channel_internal::kWrapThreshold;
-using channel_internal::put_u32;
-using ua::StatusCode;
-namespace status = ua::status;
+namespace {
 
 // The sequence header and the OpenSecureChannelRequest after an OPN's security header (in clear with None,
 // decrypted otherwise); false when they do not decode.
