@@ -23,6 +23,7 @@
 #include "tests/fuzz/fuzz_key_material.hpp"
 #include "tests/fuzz/secure_channel_fuzz_input.hpp"
 #include "tests/unit/transport/memory_channel.hpp"
+#include "tests/unit/transport/pki_validator.hpp"
 #include "tests/unit/transport/secure_test_client.hpp"
 #include "transport/security/pki.hpp"
 
@@ -104,13 +105,7 @@ TransportConfig fuzz_config() {
     }
   }
   config.identity = &server().identity;
-  config.validate_certificate = [](std::span<const uint8_t> chain, const security::Policy& p) {
-    security::CertificateRequirements req;
-    req.min_key_bits = static_cast<int>(p.min_key_bits);
-    req.max_key_bits = static_cast<int>(p.max_key_bits);
-    req.allow_sha1 = p.sha1_certificates;
-    return server().pki.validate(chain, req);
-  };
+  config.validate_certificate = test::pki_validator(server().pki);
   // config.handshakes stays null: the RSA work runs on this thread, so every run is deterministic.
   return config;
 }

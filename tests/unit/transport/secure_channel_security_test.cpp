@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <random>
 
+#include "tests/unit/transport/pki_validator.hpp"
 #include "tests/unit/transport/secure_fixture.hpp"
 #include "transport/security/crypto.hpp"
 #include "transport/security/pki.hpp"
@@ -65,13 +66,7 @@ TransportConfig secured_config(const security::Policy& p, ua::MessageSecurityMod
   TransportConfig c;
   c.security_offers = {{&p, mode}};
   c.identity = &keys().identity;
-  c.validate_certificate = [](std::span<const uint8_t> chain, const security::Policy& policy) {
-    security::CertificateRequirements req;
-    req.min_key_bits = static_cast<int>(policy.min_key_bits);
-    req.max_key_bits = static_cast<int>(policy.max_key_bits);
-    req.allow_sha1 = policy.sha1_certificates;
-    return keys().server.validate(chain, req);
-  };
+  c.validate_certificate = pki_validator(keys().server);
   return c;
 }
 
