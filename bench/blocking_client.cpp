@@ -77,6 +77,20 @@ std::vector<uint8_t> concat(std::span<const uint8_t> a, std::span<const uint8_t>
   return out;
 }
 
+// The OpenSecureChannelResponse (type id and body) where `d` stands after the sequence header; false
+// when it does not decode or is not Good.
+bool decode_open_response(ua::Decoder& d, ua::OpenSecureChannelResponse& r, std::string& error) {
+  ua::NodeId type_id;
+  ua::decode(d, type_id);
+  ua::decode(d, r);
+  if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
+      !r.response_header.service_result.is_good()) {
+    error = "OpenSecureChannel failed";
+    return false;
+  }
+  return true;
+}
+
 // OPN with SecurityPolicy None: asymmetric header with null certificates (Part 6 §6.7.2.3).
 bool open_channel_none(asio::ip::tcp::socket& s, SessionInfo& out, std::string& error) {
   ua::OpenSecureChannelRequest opn;
@@ -97,15 +111,8 @@ bool open_channel_none(asio::ip::tcp::socket& s, SessionInfo& out, std::string& 
   }
   ua::Decoder d(std::span<const uint8_t>(in).subspan(transport::kHeaderSize));
   read_open_headers(d);
-  ua::NodeId type_id;
-  ua::decode(d, type_id);
   ua::OpenSecureChannelResponse r;
-  ua::decode(d, r);
-  if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
-      !r.response_header.service_result.is_good()) {
-    error = "OpenSecureChannel failed";
-    return false;
-  }
+  if (!decode_open_response(d, r, error)) return false;
   out.channel_id = r.security_token.channel_id;
   out.token_id = r.security_token.token_id;
   return true;
@@ -177,15 +184,8 @@ bool open_channel_secured(asio::ip::tcp::socket& s, const ServerSecurity& server
   ua::Decoder d(opened.plaintext);
   d.read_u32();  // sequence number
   d.read_u32();  // request id
-  ua::NodeId type_id;
-  ua::decode(d, type_id);
   ua::OpenSecureChannelResponse r;
-  ua::decode(d, r);
-  if (!d.ok() || !type_id.is_ns0(ua::OpenSecureChannelResponse::binary_encoding_id) ||
-      !r.response_header.service_result.is_good()) {
-    error = "OpenSecureChannel failed";
-    return false;
-  }
+  if (!decode_open_response(d, r, error)) return false;
   if (r.server_nonce.size() != p.nonce_length) {
     error = "OPN response: a server nonce of " + std::to_string(r.server_nonce.size()) + " bytes";
     return false;
@@ -272,6 +272,28 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
     return false;
   }
   return true;
+}
+
+bool connect_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
+                     SessionInfo& out, std::string& error, double session_timeout_ms) {
+  asio::error_code ec;
+  s.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
+  if (ec) {
+    error = "connect: " + ec.message();
+    return false;
+  }
+  return open_session(s, endpoint, session_name, out, error, session_timeout_ms);
+}
+
+bool session_cycle(asio::io_context& ctx, const Endpoint& endpoint, const std::string& session_name,
+                   std::string& error) {
+  asio::ip::tcp::socket s(ctx);
+  SessionInfo info;
+  const bool ok =
+      connect_session(s, endpoint, session_name, info, error) && close_session(s, info, 10, error);
+  asio::error_code ec;
+  s.close(ec);
+  return ok;
 }
 
 bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id,

@@ -4,6 +4,7 @@
 // fit the server's receive buffer, and a response of any number of chunks is reassembled. Not for the
 // load path (see ua_client.hpp).
 
+#include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 
 #include <cstdint>
@@ -23,6 +24,14 @@ namespace opcuad::bench {
 // socket. On failure returns false with a message.
 bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
                   SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
+// Connects to the endpoint's port on the loopback address, then open_session(); on failure false with
+// "connect: ..." or open_session()'s message.
+bool connect_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
+                     SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
+// One turn of the connect and storm scenarios' closed loops: a new connection, a session opened, closed
+// (CloseSession, CLO), the socket closed.
+bool session_cycle(asio::io_context& ctx, const Endpoint& endpoint, const std::string& session_name,
+                   std::string& error);
 // Sends type id + request body as one message of as many chunks as needed.
 bool send_message(asio::ip::tcp::socket& s, SessionInfo& info, uint32_t request_id,
                   std::span<const uint8_t> body, std::string& error);

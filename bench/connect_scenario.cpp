@@ -43,17 +43,9 @@ void connect_loop(const Endpoint& endpoint, uint32_t index, const std::atomic<in
   uint32_t n = 0;
   while (phase.load(std::memory_order_relaxed) != 2) {
     const auto t0 = Clock::now();
-    asio::ip::tcp::socket s(ctx);
-    asio::error_code ec;
-    s.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
-    SessionInfo info;
     std::string error;
-    bool ok = !ec;
-    if (ec) error = "connect: " + ec.message();
-    ok = ok && open_session(s, endpoint, "connect-" + std::to_string(index) + "-" + std::to_string(n++), info,
-                            error);
-    ok = ok && close_session(s, info, 10, error);
-    s.close(ec);
+    const bool ok =
+        session_cycle(ctx, endpoint, "connect-" + std::to_string(index) + "-" + std::to_string(n++), error);
     const bool in_window = phase.load(std::memory_order_relaxed) == 1;
     if (!ok) {
       ++errors[error];
@@ -145,12 +137,8 @@ int run_hold(const SubOptions& o, ChildServer& child, const Endpoint& endpoint) 
   uint32_t consecutive_failures = 0;
   for (uint32_t i = 0; i < o.hold && consecutive_failures < 10; ++i) {
     Held h{std::make_unique<asio::ip::tcp::socket>(ctx), {}};
-    asio::error_code ec;
     std::string error;
-    h.socket->connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
-    bool ok = !ec;
-    if (ec) error = "connect: " + ec.message();
-    ok = ok && open_session(*h.socket, endpoint, "hold-" + std::to_string(i), h.info, error, 3600000);
+    bool ok = connect_session(*h.socket, endpoint, "hold-" + std::to_string(i), h.info, error, 3600000);
     if (ok) {
       ua::CreateSubscriptionRequest cs;
       cs.requested_publishing_interval = 1000;

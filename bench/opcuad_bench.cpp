@@ -343,18 +343,12 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
   std::optional<ServerCounterValues> at_connect;
   if (probe.open(endpoint)) at_connect = probe.read();
   std::vector<std::unique_ptr<LoadConnection>> connections;
-  const asio::ip::tcp::endpoint target(asio::ip::make_address_v4("127.0.0.1"), endpoint.port);
   for (uint32_t s = 0; s < o.sessions; ++s) {
     const uint32_t t = s % o.threads;
     auto c = std::make_unique<LoadConnection>(*contexts[t], workload, *stats[t], phase);
-    asio::error_code ec;
-    c->socket().connect(target, ec);
     SessionInfo info;
     std::string error;
-    if (ec) error = "connect: " + ec.message();
-    if (!ec && !open_session(c->socket(), endpoint, "bench-" + std::to_string(s), info, error))
-      ec = asio::error::fault;
-    if (ec) {
+    if (!connect_session(c->socket(), endpoint, "bench-" + std::to_string(s), info, error)) {
       ++result.transport_errors["session " + std::to_string(s) + ": " + error];
       continue;
     }

@@ -31,12 +31,8 @@ void ServerCounterDelta::merge(const ServerCounterDelta& o, bool first) {
 }
 
 bool CounterProbe::open(const Endpoint& endpoint) {
-  asio::error_code ec;
-  socket_.connect(asio::ip::tcp::endpoint(asio::ip::make_address_v4("127.0.0.1"), endpoint.port), ec);
-  if (ec) return false;
-  socket_.set_option(asio::ip::tcp::no_delay(true), ec);
   std::string error;
-  open_ = open_session(socket_, endpoint, "bench-counters", info_, error);
+  open_ = connect_session(socket_, endpoint, "bench-counters", info_, error);
   return open_;
 }
 

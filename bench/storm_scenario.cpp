@@ -64,18 +64,8 @@ void storm_loop(const Endpoint& endpoint, uint32_t index, StormState& st) {
       continue;
     }
     const auto t0 = Clock::now();
-    asio::ip::tcp::socket s(ctx);
-    asio::error_code ec;
-    s.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
-    SessionInfo info;
     std::string error;
-    bool ok = !ec;
-    if (ec) error = "connect: " + ec.message();
-    ok = ok &&
-         open_session(s, endpoint, "storm-" + std::to_string(index) + "-" + std::to_string(n++), info, error);
-    ok = ok && close_session(s, info, 10, error);
-    s.close(ec);
-    if (!ok) {
+    if (!session_cycle(ctx, endpoint, "storm-" + std::to_string(index) + "-" + std::to_string(n++), error)) {
       ++errors[error];
       std::this_thread::sleep_for(std::chrono::milliseconds(5));  // a refusing server: do not spin
       continue;
@@ -150,17 +140,13 @@ int run_storm(const Options& in) {
   }
   std::map<std::string, uint64_t> setup_errors;
   std::vector<std::unique_ptr<LoadConnection>> connections;
-  const asio::ip::tcp::endpoint target(asio::ip::make_address_v4("127.0.0.1"), endpoint.port);
   const auto pace = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double, std::milli>(o.read_interval_ms));
   for (uint32_t s = 0; s < o.sessions; ++s) {
     const uint32_t t = s % o.threads;
     auto c = std::make_unique<LoadConnection>(*contexts[t], workload, *stats[t], phase);
-    asio::error_code ec;
-    c->socket().connect(target, ec);
     SessionInfo info;
-    if (ec) error = "connect: " + ec.message();
-    if (ec || !open_session(c->socket(), endpoint, "read-" + std::to_string(s), info, error)) {
+    if (!connect_session(c->socket(), endpoint, "read-" + std::to_string(s), info, error)) {
       ++setup_errors["session " + std::to_string(s) + ": " + error];
       continue;
     }

@@ -23,13 +23,7 @@ SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters)
 
 bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, const SubParameters& p,
                           uint32_t first, uint32_t last, std::string& error) {
-  asio::error_code ec;
-  socket_.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
-  if (ec) {
-    error = "connect: " + ec.message();
-    return false;
-  }
-  if (!open_session(socket_, endpoint, name, session_, error)) return false;
+  if (!connect_session(socket_, endpoint, name, session_, error)) return false;
   for (uint32_t sub_first = first; sub_first < last; sub_first += p.items_per_subscription) {
     const uint32_t sub_last = std::min(last, sub_first + p.items_per_subscription);
     ua::CreateSubscriptionRequest cs;

@@ -6,9 +6,10 @@
 //   MSG -> chunks reassembled, the request handed to the ServiceHandler
 //   CLO -> the channel closes             anything malformed -> ERR, then close
 // Responses go out through the channel's OutputWriter, which stamps token ids and sequence numbers at
-// send time (the ChunkStamper below) so signing and encryption can later happen in place there.
+// send time (the ChunkStamper below), where a secured channel also signs and encrypts each chunk in place.
 //
-// SecurityPolicy None only for now; the chunk layout already reserves the headers in front of every body.
+// Implemented in two files: secure_channel.cpp (the receive buffer, HEL, MSG/CLO and the send path) and
+// secure_channel_open.cpp (OpenSecureChannel: issue and renewal, the secured handshake on the HandshakePool).
 //
 // shard-local: created, used and destroyed on one shard's thread (checked in debug builds).
 

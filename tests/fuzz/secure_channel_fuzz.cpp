@@ -10,9 +10,6 @@
 //   - every chunk it writes is well framed, and every MSG verifies and decrypts with the keys of the token
 //     it names (every OPN response with the client key);
 //   - once a sealed chunk was tampered with, no request reaches the service any more.
-#include <asio/io_context.hpp>
-#include <asio/post.hpp>
-
 #include <unistd.h>
 
 #include <cstdint>
@@ -25,8 +22,9 @@
 #include "tests/fuzz/fuzz_ids.hpp"
 #include "tests/fuzz/fuzz_key_material.hpp"
 #include "tests/fuzz/secure_channel_fuzz_input.hpp"
+#include "tests/unit/transport/memory_channel.hpp"
+#include "tests/unit/transport/pki_validator.hpp"
 #include "tests/unit/transport/secure_test_client.hpp"
-#include "transport/secure_channel.hpp"
 #include "transport/security/pki.hpp"
 
 namespace {
@@ -35,44 +33,6 @@ using namespace opcuad;
 using namespace opcuad::transport;
 using namespace opcuad::fuzz::secure;
 using opcuad::transport::test::SecureTestClient;
-
-class FuzzSink : public Sink {
- public:
-  explicit FuzzSink(asio::io_context& ctx) : ctx_(ctx) {}
-  void async_write(std::span<asio::const_buffer> buffers, WriteDone done) override {
-    for (const auto& b : buffers) out.append(static_cast<const char*>(b.data()), b.size());
-    asio::post(ctx_, [done = std::move(done)] { done({}); });
-  }
-  std::string out;
-
- private:
-  asio::io_context& ctx_;
-};
-
-class NullEvents : public ChannelEvents {
- public:
-  void resume_reading() override {}
-  void close_transport() override { closed = true; }
-  bool closed = false;
-};
-
-// Answers ReadRequest with one empty result per node; everything else is "unsupported". Counts requests.
-class FuzzHandler : public ServiceHandler {
- public:
-  bool on_request(SecureChannel& channel, const RequestContext& ctx, ua::Decoder& body) override {
-    ++requests;
-    if (ctx.type_id != ua::ReadRequest::binary_encoding_id) return false;
-    ua::ReadRequest req;
-    ua::decode(body, req);
-    if (!body.ok()) return false;
-    ua::ReadResponse resp;
-    resp.response_header.request_handle = req.request_header.request_handle;
-    resp.results.resize(req.nodes_to_read.size());
-    channel.send(ctx.request_id, resp);
-    return true;
-  }
-  uint64_t requests = 0;
-};
 
 const security::Policy& selected_policy(uint8_t index) {
   static constexpr security::PolicyId ids[kPolicies] = {security::PolicyId::Basic256Sha256,
@@ -133,37 +93,31 @@ test::SecureClientKeys client_keys() {
           fuzz::fuzz_server().thumbprint};
 }
 
+// The channel's configuration: every secured policy in both modes, the fixed server identity, client
+// certificates validated by the real Pki.
+TransportConfig fuzz_config() {
+  TransportConfig config;
+  config.max_message_size = 1u << 20;
+  config.decode_limits.max_array_length = 1u << 14;
+  for (uint8_t i = 0; i < kPolicies; ++i) {
+    for (auto m : {ua::MessageSecurityMode::Sign, ua::MessageSecurityMode::SignAndEncrypt}) {
+      config.security_offers.push_back({&selected_policy(i), m});
+    }
+  }
+  config.identity = &server().identity;
+  config.validate_certificate = test::pki_validator(server().pki);
+  // config.handshakes stays null: the RSA work runs on this thread, so every run is deterministic.
+  return config;
+}
+
 class Run {
  public:
   Run(const security::Policy& policy, ua::MessageSecurityMode mode)
-      : sink_(ctx_), client_(policy, mode, client_keys()) {
-    config_.max_message_size = 1u << 20;
-    config_.decode_limits.max_array_length = 1u << 14;
-    for (uint8_t i = 0; i < kPolicies; ++i) {
-      for (auto m : {ua::MessageSecurityMode::Sign, ua::MessageSecurityMode::SignAndEncrypt}) {
-        config_.security_offers.push_back({&selected_policy(i), m});
-      }
-    }
-    config_.identity = &server().identity;
-    config_.validate_certificate = [](std::span<const uint8_t> chain, const security::Policy& p) {
-      security::CertificateRequirements req;
-      req.min_key_bits = static_cast<int>(p.min_key_bits);
-      req.max_key_bits = static_cast<int>(p.max_key_bits);
-      req.allow_sha1 = p.sha1_certificates;
-      return server().pki.validate(chain, req);
-    };
-    // config_.handshakes stays null: the RSA work runs on this thread, so every run is deterministic.
-    channel_ = std::make_shared<SecureChannel>(ctx_, sink_, events_, pool_, stats_, config_, handler_, ids_);
-  }
-  ~Run() {
-    // Write completions still queued hold the channel; run them while everything they touch exists.
-    turn();
-    channel_->detach();
-    channel_.reset();
-    turn();
-  }
+      : m_(fuzz_config(), kFuzzIdKeys), client_(policy, mode, client_keys()) {}
+  // Write completions still queued hold the channel: they run before it is detached (~MemoryChannel).
+  ~Run() { m_.turn(); }
 
-  bool alive() const { return !events_.closed && channel_->state() < SecureChannel::State::Closing; }
+  bool alive() const { return !m_.events.closed && m_.channel->state() < SecureChannel::State::Closing; }
 
   // Feeds bytes as the socket would (in pieces of `step`), turning the loop after each read. False when
   // the channel stopped reading for good.
@@ -171,19 +125,16 @@ class Run {
     size_t pos = 0;
     int idle = 0;
     while (pos < bytes.size() && alive()) {
-      if (!channel_->reading_allowed()) {
-        if (turn() == 0 && ++idle > 3) return false;
+      if (!m_.channel->reading_allowed()) {
+        if (m_.turn() == 0 && ++idle > 3) return false;
         continue;
       }
-      auto space = channel_->receive_space();
-      if (space.empty()) return false;
-      const size_t n = std::min({step, bytes.size() - pos, space.size()});
-      std::memcpy(space.data(), bytes.data() + pos, n);
-      channel_->on_received(n);
+      const size_t n = m_.deliver(bytes.substr(pos, step));
+      if (n == 0) return false;
       pos += n;
-      turn();
+      m_.turn();
     }
-    turn();
+    m_.turn();
     check_output();
     return alive();
   }
@@ -234,7 +185,7 @@ class Run {
     if (bytes.empty()) return;
     if (flags & kTamper) {
       bytes[tamper_at % bytes.size()] = static_cast<char>(bytes[tamper_at % bytes.size()] ^ tamper_mask);
-      if (!tampered_) requests_when_tampered_ = handler_.requests;
+      if (!tampered_) requests_when_tampered_ = m_.handler.requests;
       tampered_ = true;
     }
     feed(bytes, (flags & kSplit) ? 7 : SIZE_MAX);
@@ -243,8 +194,8 @@ class Run {
   void asymmetric_record(uint8_t flags, std::span<const uint8_t> data, const security::Policy& selected) {
     asymmetric_ = true;
     std::vector<uint8_t> c(data.begin(), data.end());
-    if ((flags & kFixHeader) && c.size() >= kHeaderSize + 4 && channel_->id() != 0) {
-      SecureTestClient::put32(c.data() + 8, channel_->id());
+    if ((flags & kFixHeader) && c.size() >= kHeaderSize + 4 && m_.channel->id() != 0) {
+      SecureTestClient::put32(c.data() + 8, m_.channel->id());
     }
     bool sealed = false;
     if (flags & kSeal) {
@@ -264,12 +215,6 @@ class Run {
   }
 
  private:
-  size_t turn() {
-    const size_t n = ctx_.poll();
-    ctx_.restart();
-    return n;
-  }
-
   // The secured policy an OPN chunk's header names, or null.
   static const security::Policy* named_policy(std::span<const uint8_t> chunk) {
     if (chunk.size() < kHeaderSize + 4) return nullptr;
@@ -282,7 +227,7 @@ class Run {
 
   // Everything the server wrote since the last look: framing, and the security of each chunk.
   void check_output() {
-    const std::string& out = sink_.out;
+    const std::string& out = m_.sink.out;
     while (out.size() - checked_ >= kHeaderSize) {
       uint32_t size;
       std::memcpy(&size, out.data() + checked_ + 4, 4);
@@ -313,27 +258,19 @@ class Run {
         std::abort();
       }
     }
-    if (tampered_ && handler_.requests > requests_when_tampered_) {
+    if (tampered_ && m_.handler.requests > requests_when_tampered_) {
       std::fprintf(stderr, "a request reached the service after a tampered chunk\n");
       std::abort();
     }
   }
 
-  asio::io_context ctx_;
-  FuzzSink sink_;
-  NullEvents events_;
-  BufferPool pool_;
-  TransportStats stats_;
-  TransportConfig config_;
-  FuzzHandler handler_;
-  ChannelIdSource ids_{kFuzzIdKeys, 1};
-  std::shared_ptr<SecureChannel> channel_;
+  test::MemoryChannel m_;
   SecureTestClient client_;
   size_t checked_ = 0;
   bool expect_open_ = false;
   bool asymmetric_ = false;  // the OPN responses answer the fuzzer's requests, not client_'s
   bool tampered_ = false;
-  uint64_t requests_when_tampered_ = 0;
+  int requests_when_tampered_ = 0;
   uint32_t next_request_id_ = 100;
 };
 

@@ -8,11 +8,12 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const {
-  OPCUAClient, OPCUACertificateManager, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
+  MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
   StatusCodes, ClientSubscription, ClientMonitoredItem, TimestampsToReturn, UserTokenType,
 } = require("node-opcua");
 const { execFileSync } = require("node:child_process");
 const { startDaemon, until, BIN } = require("./daemon");
+const { clientCertificateManager, secureClient, tearDown } = require("./pki_setup");
 
 const NS = 2;
 const id = (p) => `ns=${NS};s=Interop.${p}`;
@@ -23,25 +24,11 @@ let daemon;
 let clientPki;
 let certificateManager;
 
-function newClient(policy, mode) {
-  return OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: mode,
-    securityPolicy: policy,
-    clientCertificateManager: certificateManager,
-    applicationUri: "urn:opcuad:interop:client",
-    applicationName: "opcuad interop client",
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
-}
+const newClient = (policy, mode) => secureClient(certificateManager, policy, mode);
 
 test.before(async () => {
   clientPki = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-interop-client-pki-"));
-  certificateManager = new OPCUACertificateManager({
-    rootFolder: clientPki, automaticallyAcceptUnknownCertificate: true, disableFileWatchers: true,
-  });
-  await certificateManager.initialize();
+  certificateManager = await clientCertificateManager(clientPki);
   daemon = await startDaemon({
     users: [["alice", "wonderland"]],
     endpoint: {
@@ -51,15 +38,7 @@ test.before(async () => {
   });
 });
 
-test.after(async () => {
-  if (process.env.OPCUAD_DEBUG) console.log(daemon.output());
-  if (certificateManager) await certificateManager.dispose();
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
-  if (clientPki) fs.rmSync(clientPki, { recursive: true, force: true });
-});
+test.after(() => tearDown({ daemon, certificateManager, dir: clientPki }));
 
 test("an unknown client certificate is refused, saved to rejected/, and accepted once `opcuad pki trust` trusts it", async () => {
   const client = newClient(SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt);

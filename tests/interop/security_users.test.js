@@ -12,10 +12,11 @@ const os = require("node:os");
 const path = require("node:path");
 const { execFileSync } = require("node:child_process");
 const {
-  OPCUAClient, OPCUACertificateManager, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
+  MessageSecurityMode, SecurityPolicy, AttributeIds, DataType,
   StatusCodes, UserTokenType,
 } = require("node-opcua");
 const { startDaemon, until, BIN } = require("./daemon");
+const { clientCertificateManager, secureClient, tearDown } = require("./pki_setup");
 
 const GUARDED = "ns=2;s=Roles.Setpoint";  // write_roles: ["Operator"] (the node file written below)
 const CURRENT_WRITE = 0x02;              // AccessLevel bit (Part 3 §8.57)
@@ -47,20 +48,7 @@ function hashPassword(password) {
   return execFileSync(BIN, ["--hash-password"], { input: password + "\n" }).toString().trim();
 }
 
-function newClient(policy, mode) {
-  return OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: mode,
-    securityPolicy: policy,
-    clientCertificateManager: certificateManager,
-    certificateFile: client.pemFile,
-    privateKeyFile: client.keyFile,
-    applicationUri: "urn:opcuad:interop:client",
-    applicationName: "opcuad interop client",
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
-}
+const newClient = (policy, mode) => secureClient(certificateManager, policy, mode, client);
 
 // Connects with `policy`/`mode`, runs fn(client), always disconnects.
 async function withClient(policy, mode, fn) {
@@ -122,10 +110,7 @@ test.before(async () => {
     }],
   }));
 
-  certificateManager = new OPCUACertificateManager({
-    rootFolder: path.join(dir, "client-pki"), automaticallyAcceptUnknownCertificate: true, disableFileWatchers: true,
-  });
-  await certificateManager.initialize();
+  certificateManager = await clientCertificateManager(path.join(dir, "client-pki"));
   daemon = await startDaemon({
     endpoint: {
       security_policies: ["None", "Basic256Sha256"],
@@ -146,15 +131,7 @@ test.before(async () => {
   });
 });
 
-test.after(async () => {
-  if (process.env.OPCUAD_DEBUG) console.log(daemon.output());
-  if (certificateManager) await certificateManager.dispose();
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
-});
+test.after(() => tearDown({ daemon, certificateManager, dir }));
 
 for (const [policy, mode] of [[SecurityPolicy.None, MessageSecurityMode.None],
   [SecurityPolicy.Basic256Sha256, MessageSecurityMode.SignAndEncrypt]]) {

@@ -1,92 +1,18 @@
 #pragma once
-// In-memory transport for SecureChannel tests: a sink that records what the server writes (and can stall
-// like a client that stops reading), a test ServiceHandler, and a client side that builds HEL / OPN / MSG
-// chunks and parses the server's replies.
-
-#include <asio/io_context.hpp>
-#include <asio/post.hpp>
+// In-memory transport for SecureChannel tests: the channel over memory (memory_channel.hpp) driven with
+// Catch2 checks, and a client side that builds HEL / OPN / MSG chunks and parses the server's replies.
 
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "tests/unit/transport/memory_channel.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::transport::test {
-
-class MemorySink : public Sink {
- public:
-  explicit MemorySink(asio::io_context& ctx) : ctx_(ctx) {}
-  void async_write(std::span<asio::const_buffer> buffers, WriteDone done) override {
-    ++writes;
-    std::string bytes;
-    for (const auto& b : buffers) bytes.append(static_cast<const char*>(b.data()), b.size());
-    pending_.push_back({std::move(bytes), std::move(done)});
-    if (!stalled) flush();
-  }
-  // Completes the writes held while stalled.
-  void flush() {
-    while (!pending_.empty()) {
-      auto p = std::move(pending_.front());
-      pending_.pop_front();
-      out += p.bytes;
-      asio::post(ctx_, [done = std::move(p.done)] { done({}); });
-    }
-  }
-  bool stalled = false;
-  size_t writes = 0;
-  std::string out;
-
- private:
-  struct Pending {
-    std::string bytes;
-    WriteDone done;
-  };
-  asio::io_context& ctx_;
-  std::deque<Pending> pending_;
-};
-
-class MemoryEvents : public ChannelEvents {
- public:
-  void resume_reading() override { ++resumed; }
-  void close_transport() override { closed = true; }
-  int resumed = 0;
-  bool closed = false;
-};
-
-// Answers ReadRequest with one Double per node (value = node index); leaves other requests unhandled.
-class ReadHandler : public ServiceHandler {
- public:
-  bool on_request(SecureChannel& channel, const RequestContext& ctx, ua::Decoder& body) override {
-    ++requests;
-    if (ctx.type_id != ua::ReadRequest::binary_encoding_id) return false;
-    ua::ReadRequest req;
-    ua::decode(body, req);
-    if (!body.ok()) {
-      channel.send_fault(ctx.request_id, 0, body.status());
-      return true;
-    }
-    ua::ReadResponse resp;
-    resp.response_header.request_handle = req.request_header.request_handle;
-    resp.results.resize(req.nodes_to_read.size());
-    for (size_t i = 0; i < resp.results.size(); ++i) resp.results[i].value = ua::Variant(double(i));
-    if (defer) {
-      deferred.push_back({ctx.request_id, std::move(resp)});
-    } else {
-      channel.send(ctx.request_id, resp);
-    }
-    return true;
-  }
-  void on_channel_closed(SecureChannel&) override { ++closed; }
-  int requests = 0;
-  int closed = 0;
-  bool defer = false;
-  std::vector<std::pair<uint32_t, ua::ReadResponse>> deferred;
-};
 
 // A message the server sent, parsed.
 struct ServerMessage {
@@ -208,36 +134,26 @@ std::string encode_request(const T& request) {
 inline ua::ReadRequest read_request(uint32_t handle, size_t nodes) {
   ua::ReadRequest r;
   r.request_header.request_handle = handle;
-  for (size_t i = 0; i < nodes; ++i) r.nodes_to_read.push_back(ua::ReadValueId{ua::NodeId(2, uint32_t(i)), 13, {}, {}});
+  for (size_t i = 0; i < nodes; ++i)
+    r.nodes_to_read.push_back(ua::ReadValueId{ua::NodeId(2, uint32_t(i)), 13, {}, {}});
   return r;
 }
 
-// One server channel over memory, with the client's view of it.
-struct Harness {
-  explicit Harness(TransportConfig c = {}) : config(c) {
-    channel = std::make_shared<SecureChannel>(ctx, sink, events, pool, stats, config, handler, ids);
-    channel->start();
-  }
-  ~Harness() { channel->detach(); }
+// One server channel over memory, started, with the client's view of it.
+struct Harness : MemoryChannel {
+  explicit Harness(TransportConfig c = {}) : MemoryChannel(std::move(c)) { channel->start(); }
 
   // Feeds bytes, `step` at a time (0: all at once), running the loop after each piece.
   void feed(std::string_view bytes, size_t step = 0) {
     size_t pos = 0;
     while (pos < bytes.size()) {
-      size_t n = step ? std::min(step, bytes.size() - pos) : bytes.size() - pos;
-      auto space = channel->receive_space();
-      n = std::min(n, space.size());
+      const size_t n = deliver(bytes.substr(pos, step ? step : bytes.size() - pos));
       REQUIRE(n > 0);
-      std::memcpy(space.data(), bytes.data() + pos, n);
-      channel->on_received(n);
       pos += n;
       run();
     }
   }
-  void run() {
-    ctx.restart();
-    ctx.poll();
-  }
+  void run() { turn(); }
   std::vector<ServerMessage> messages() {
     std::vector<ServerMessage> m;
     REQUIRE(parse_output(sink.out, m));
@@ -262,19 +178,10 @@ struct Harness {
     sink.out.clear();
   }
   std::string msg(std::string_view body, char chunk = 'F', uint32_t request_id = 0) {
-    return symmetric_chunk("MSG", chunk, channel_id, token_id, next_sequence++, request_id ? request_id : next_request++,
-                           body);
+    return symmetric_chunk("MSG", chunk, channel_id, token_id, next_sequence++,
+                           request_id ? request_id : next_request++, body);
   }
 
-  asio::io_context ctx;
-  TransportConfig config;
-  MemorySink sink{ctx};
-  MemoryEvents events;
-  BufferPool pool;
-  TransportStats stats;
-  ReadHandler handler;
-  ChannelIdSource ids;
-  std::shared_ptr<SecureChannel> channel;
   uint32_t channel_id = 0, token_id = 0, revised_lifetime = 0, next_sequence = 1, next_request = 1;
 };
 
