@@ -94,6 +94,7 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(r.config.logging.level == ds.logging.level);
   CHECK(r.config.logging.file == ds.logging.file);
   CHECK(r.config.diagnostics.counters == ds.diagnostics.counters);
+  CHECK(r.config.diagnostics.enabled == ds.diagnostics.enabled);
   CHECK(r.config.application_uri == ds.application_uri);
   CHECK(r.config.product_uri == ds.product_uri);
   CHECK(r.config.application_name == ds.application_name);
