@@ -4,6 +4,8 @@
 // EnabledFlag that switches the collection (written by administrators only).
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "addressspace/server_object.hpp"
 #include "services/diagnostics.hpp"
 #include "tests/unit/services/service_harness.hpp"
@@ -102,14 +104,21 @@ ua::NodeId own_session(Side& side) {
   return mine[0].session_id;
 }
 
+// The harness's shard, a second one, and the control loop over both: what most cases start from.
+struct TwoShards {
+  asio::io_context ctx2;
+  ServiceHarness h{"", "", kEnabled};
+  SecondShard s2{h, ctx2};
+  Control control{h, &ctx2};
+  std::tuple<ServiceHarness&, SecondShard&, Control&> parts() { return {h, s2, control}; }
+};
+
 }  // namespace
 
 TEST_CASE("diagnostics arrays: an entry per session on every shard, with counters that move",
           "[services][diagnostics][diagnostics-arrays]") {
-  asio::io_context ctx2;
-  ServiceHarness h("", "", kEnabled);
-  SecondShard s2(h, ctx2);
-  Control control(h, &ctx2);
+  TwoShards t;
+  auto [h, s2, control] = t.parts();
   REQUIRE(h.login(user("admin", "secret")).is_good());
   s2.login();
   control.tick();
@@ -231,10 +240,8 @@ TEST_CASE("diagnostics arrays: subscription entries count publishing",
 
 TEST_CASE("diagnostics arrays: a closed session's entries go at the next refresh",
           "[services][diagnostics][diagnostics-arrays]") {
-  asio::io_context ctx2;
-  ServiceHarness h("", "", kEnabled);
-  SecondShard s2(h, ctx2);
-  Control control(h, &ctx2);
+  TwoShards t;
+  auto [h, s2, control] = t.parts();
   REQUIRE(h.login(user("admin", "secret")).is_good());
   s2.login();
   ua::CreateSubscriptionRequest cs;
@@ -258,10 +265,8 @@ TEST_CASE("diagnostics arrays: a closed session's entries go at the next refresh
 
 TEST_CASE("diagnostics arrays: a session without an administrative role sees its own entries",
           "[services][diagnostics][diagnostics-arrays][roles]") {
-  asio::io_context ctx2;
-  ServiceHarness h("", "", kEnabled);
-  SecondShard s2(h, ctx2);
-  Control control(h, &ctx2);
+  TwoShards t;
+  auto [h, s2, control] = t.parts();
   REQUIRE(h.login(user("boss", "secret")).is_good());  // Supervisor: not an administrator
   s2.login();                                          // anonymous
   const uint32_t mine = subscribe(h).subscription_id;
@@ -292,10 +297,8 @@ TEST_CASE("diagnostics arrays: a session without an administrative role sees its
 
 TEST_CASE("diagnostics arrays: an administrator sees every entry and the security diagnostics",
           "[services][diagnostics][diagnostics-arrays][roles]") {
-  asio::io_context ctx2;
-  ServiceHarness h("", "", kEnabled);
-  SecondShard s2(h, ctx2);
-  Control control(h, &ctx2);
+  TwoShards t;
+  auto [h, s2, control] = t.parts();
   REQUIRE(h.login(user("config", "secret")).is_good());  // ConfigureAdmin
   s2.login();
   control.tick();
@@ -324,10 +327,8 @@ TEST_CASE("diagnostics arrays: an administrator sees every entry and the securit
 
 TEST_CASE("diagnostics arrays: a monitored item on them reports the reader's part",
           "[services][diagnostics][diagnostics-arrays]") {
-  asio::io_context ctx2;
-  ServiceHarness h("", "", kEnabled);
-  SecondShard s2(h, ctx2);
-  Control control(h, &ctx2);
+  TwoShards t;
+  auto [h, s2, control] = t.parts();
   REQUIRE(h.login().is_good());  // anonymous: its own entry only
   s2.login();
   control.tick();
