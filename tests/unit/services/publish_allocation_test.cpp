@@ -1,5 +1,5 @@
 // Publish encodes notifications straight from the item queues into the response buffer: a message with
-// more notifications costs no more heap allocations than one with fewer (DESIGN property 1). Counted by
+// more notifications costs no more heap allocations than one with fewer (no allocation per request, docs/ARCHITECTURE.md). Counted by
 // replacing the global allocation functions for this test program; they count only while a test says so,
 // and pair malloc with free so ASan sees matching calls.
 #include <catch2/catch.hpp>
