@@ -416,3 +416,40 @@ TEST_CASE(
   CHECK_FALSE(control.refresher.collecting());
   CHECK(control.refresher.refreshes() == 0);  // dropped: stopped
 }
+
+TEST_CASE("diagnostics arrays: a client's long description strings are kept at their bound",
+          "[services][diagnostics][diagnostics-arrays]") {
+  // A CreateSession carrying 9000-byte strings (six of them fill most of one 64 KB chunk): each session keeps at most 4096 bytes of the server URI,
+  // endpoint URL, ApplicationUri and ProductUri, and 256 of the session and application names, so what
+  // a session costs the diagnostics arrays does not grow with what the client sends (docs/SECURITY.md).
+  ServiceHarness h{"", "", kEnabled};
+  Control control{h};
+  const std::string huge(9000, 'x');
+  ua::CreateSessionRequest create;
+  create.session_name = ua::String(huge);
+  create.server_uri = ua::String(huge);
+  create.endpoint_url = ua::String("opc.tcp://" + huge);
+  create.client_description.application_uri = ua::String("urn:" + huge);
+  create.client_description.product_uri = ua::String("urn:p" + huge);
+  create.client_description.application_name.text = ua::String(huge);
+  create.requested_session_timeout = 60000;
+  ua::StatusCode s;
+  const auto created = h.call<ua::CreateSessionResponse>(create, &s);
+  REQUIRE(s.is_good());
+  h.token = created.authentication_token;
+  ua::ActivateSessionRequest activate;
+  activate.user_identity_token = user("admin", "secret");
+  h.call<ua::ActivateSessionResponse>(activate, &s);
+  REQUIRE(s.is_good());
+  control.tick();
+  const auto all = entries<ua::SessionDiagnosticsDataType>(h.read(kSessions));
+  REQUIRE(all.size() == 1);
+  const auto& e = all[0];
+  CHECK(e.session_name.view() == std::string_view(huge).substr(0, 256));
+  CHECK(e.server_uri.view() == std::string_view(huge).substr(0, 4096));
+  CHECK(e.endpoint_url.view().size() == 4096);
+  CHECK(e.endpoint_url.view().substr(0, 10) == "opc.tcp://");
+  CHECK(e.client_description.application_uri.view().size() == 4096);
+  CHECK(e.client_description.product_uri.view().size() == 4096);
+  CHECK(e.client_description.application_name.text.view().size() <= 256);
+}
