@@ -64,6 +64,20 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
 }
 
 // Resolves once predicate() is true, polling every 10 ms; rejects after `ms` naming what it waited for.
+// A node-opcua client for the tests on SecurityPolicy None: no reconnection (a test sees a lost connection
+// as it happens) and a 60 s session; `options` override any of these.
+function plainClient(options = {}) {
+  const { OPCUAClient, MessageSecurityMode, SecurityPolicy } = require("node-opcua");
+  return OPCUAClient.create({
+    endpointMustExist: false,
+    securityMode: MessageSecurityMode.None,
+    securityPolicy: SecurityPolicy.None,
+    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
+    requestedSessionTimeout: 60000,
+    ...options,
+  });
+}
+
 function until(predicate, what, ms = 5000) {
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + ms;
@@ -76,4 +90,4 @@ function until(predicate, what, ms = 5000) {
   });
 }
 
-module.exports = { startDaemon, until, BIN };
+module.exports = { startDaemon, until, plainClient, BIN };

@@ -7,10 +7,8 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const { execFileSync } = require("node:child_process");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, UserTokenType,
-} = require("node-opcua");
-const { startDaemon, BIN } = require("./daemon");
+const { AttributeIds, DataType, StatusCodes, UserTokenType } = require("node-opcua");
+const { startDaemon, BIN, plainClient } = require("./daemon");
 
 const SESSIONS = "ns=0;i=3707";       // Server.ServerDiagnostics.SessionsDiagnosticsSummary.SessionDiagnosticsArray
 const SECURITY = "ns=0;i=3708";       // ... SessionSecurityDiagnosticsArray
@@ -41,14 +39,7 @@ test.after(async () => {
 });
 
 async function open(name, identity) {
-  const client = OPCUAClient.create({
-    applicationName: name,
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
+  const client = plainClient({ applicationName: name });
   await client.connect(daemon.url);
   const session = await client.createSession(identity);
   return { client, session, async close() { await session.close(); await client.disconnect(); } };

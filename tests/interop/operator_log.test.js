@@ -4,21 +4,15 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const { OPCUAClient, MessageSecurityMode, SecurityPolicy, UserTokenType } = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { SecurityPolicy, UserTokenType } = require("node-opcua");
+const { startDaemon, until, plainClient } = require("./daemon");
 
 const PASSWORD = "correct horse battery staple";
 const WRONG = "Tr0ub4dor&3-never-in-the-log";
 
 test("connection, session and failed-login events; no password in the log", async () => {
   const daemon = await startDaemon({ users: [["operator", PASSWORD]] });
-  const client = OPCUAClient.create({
-    applicationName: "Interop Log Client",
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-  });
+  const client = plainClient({ applicationName: "Interop Log Client" });
   try {
     await client.connect(daemon.url);
     await assert.rejects(client.createSession({ type: UserTokenType.UserName, userName: "operator", password: WRONG }));

@@ -7,11 +7,8 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const net = require("node:net");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
-  ClientSubscription, ClientMonitoredItem,
-} = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, ClientSubscription, ClientMonitoredItem } = require("node-opcua");
+const { startDaemon, until, plainClient } = require("./daemon");
 
 const id = (path) => `ns=2;s=Interop.${path}`;
 
@@ -72,13 +69,7 @@ async function startRelay(targetUrl) {
 
 test("a cut connection: the client reconnects, its session and subscription carry on", async () => {
   const relay = await startRelay(daemon.url);
-  const client = OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 20, initialDelay: 100, maxDelay: 500 },
-    requestedSessionTimeout: 60000,
-  });
+  const client = plainClient({ connectionStrategy: { maxRetry: 20, initialDelay: 100, maxDelay: 500 } });
   let reconnected = 0;
   client.on("after_reconnection", () => { reconnected += 1; });
   await client.connect(relay.url);
@@ -123,12 +114,7 @@ test("a cut connection: the client reconnects, its session and subscription carr
 });
 
 test("a session closed without deleting its subscriptions: the next session takes them over", async () => {
-  const client = OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-  });
+  const client = plainClient();
   await client.connect(daemon.url);
   try {
     const first = await client.createSession();

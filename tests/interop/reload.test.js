@@ -11,11 +11,8 @@ const fs = require("node:fs");
 const http = require("node:http");
 const os = require("node:os");
 const path = require("node:path");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
-  ClientSubscription, ClientMonitoredItem, BrowseDirection,
-} = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, ClientSubscription, ClientMonitoredItem, BrowseDirection } = require("node-opcua");
+const { startDaemon, until, plainClient } = require("./daemon");
 
 const NS = "urn:opcuad:interop:nodes";
 const id = (name) => `ns=2;s=Reload.${name}`;
@@ -50,13 +47,7 @@ test("SIGHUP: nodes added, removed and changed in the running session; a broken 
     const nodes = path.join(dir, "reload.json");
     fs.writeFileSync(nodes, nodeFile());
     const daemon = await startDaemon({ config: { node_files: [nodes], http: { listen: "127.0.0.1:0" } } });
-    const client = OPCUAClient.create({
-      endpointMustExist: false,
-      securityMode: MessageSecurityMode.None,
-      securityPolicy: SecurityPolicy.None,
-      connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-      requestedSessionTimeout: 60000,
-    });
+    const client = plainClient();
     const events = { reconnections: 0, lost: 0 };
     client.on("connection_lost", () => { events.lost += 1; });
     client.on("start_reconnection", () => { events.reconnections += 1; });

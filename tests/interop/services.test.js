@@ -3,23 +3,14 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, BrowseDirection,
-  UserTokenType, makeBrowsePath, coerceNodeId, VariantArrayType,
-} = require("node-opcua");
-const { startDaemon } = require("./daemon");
+const { MessageSecurityMode, AttributeIds, DataType, StatusCodes, BrowseDirection, UserTokenType, makeBrowsePath, coerceNodeId, VariantArrayType } = require("node-opcua");
+const { startDaemon, plainClient } = require("./daemon");
 
 const NS = 2;  // urn:opcuad:interop:nodes
 const id = (path) => `ns=${NS};s=Interop.${path}`;
 
 function newClient() {
-  return OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
+  return plainClient();
 }
 
 let daemon;

@@ -5,11 +5,8 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, TimestampsToReturn, ClientSubscription,
-  ClientMonitoredItem,
-} = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { AttributeIds, TimestampsToReturn, ClientSubscription, ClientMonitoredItem } = require("node-opcua");
+const { startDaemon, until, plainClient } = require("./daemon");
 
 const STATE = "i=2259";            // Server.ServerStatus.State
 const SECONDS = "i=2992";          // Server.ServerStatus.SecondsTillShutdown
@@ -17,13 +14,7 @@ const REASON = "i=2993";           // Server.ServerStatus.ShutdownReason
 const SHUTDOWN = 4;                // ServerState.Shutdown
 
 async function connect(url) {
-  const client = OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
+  const client = plainClient();
   const events = { closed: false, lost: false };
   client.on("close", () => { events.closed = true; });
   client.on("connection_lost", () => { events.lost = true; });

@@ -4,11 +4,8 @@
 "use strict";
 const test = require("node:test");
 const assert = require("node:assert/strict");
-const {
-  OPCUAClient, MessageSecurityMode, SecurityPolicy, AttributeIds, DataType, StatusCodes, TimestampsToReturn,
-  ClientSubscription, ClientMonitoredItem,
-} = require("node-opcua");
-const { startDaemon, until } = require("./daemon");
+const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, ClientSubscription, ClientMonitoredItem } = require("node-opcua");
+const { startDaemon, until, plainClient } = require("./daemon");
 
 const id = (path) => `ns=2;s=Interop.${path}`;
 
@@ -18,13 +15,7 @@ let session;
 
 test.before(async () => {
   daemon = await startDaemon({});
-  client = OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-    requestedSessionTimeout: 60000,
-  });
+  client = plainClient();
   await client.connect(daemon.url);
   session = await client.createSession();
 });
@@ -164,12 +155,7 @@ test("sampling interval 0: writes wake the item, every write arrives", async () 
 
 test("TransferSubscriptions to a session of a second connection", async () => {
   const subscription = await subscribe();
-  const client2 = OPCUAClient.create({
-    endpointMustExist: false,
-    securityMode: MessageSecurityMode.None,
-    securityPolicy: SecurityPolicy.None,
-    connectionStrategy: { maxRetry: 0, initialDelay: 100, maxDelay: 200 },
-  });
+  const client2 = plainClient();
   await client2.connect(daemon.url);
   const session2 = await client2.createSession();
   try {
