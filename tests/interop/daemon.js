@@ -63,7 +63,6 @@ async function startDaemon({ users = [], limits = {}, endpoint = {}, security = 
   };
 }
 
-// Resolves once predicate() is true, polling every 10 ms; rejects after `ms` naming what it waited for.
 // A node-opcua client for the tests on SecurityPolicy None: no reconnection (a test sees a lost connection
 // as it happens) and a 60 s session; `options` override any of these.
 function plainClient(options = {}) {
@@ -78,6 +77,7 @@ function plainClient(options = {}) {
   });
 }
 
+// Resolves once predicate() is true, polling every 10 ms; rejects after `ms` naming what it waited for.
 function until(predicate, what, ms = 5000) {
   return new Promise((resolve, reject) => {
     const deadline = Date.now() + ms;

@@ -9,17 +9,13 @@ const { startDaemon, plainClient } = require("./daemon");
 const NS = 2;  // urn:opcuad:interop:nodes
 const id = (path) => `ns=${NS};s=Interop.${path}`;
 
-function newClient() {
-  return plainClient();
-}
-
 let daemon;
 let client;
 let session;
 
 test.before(async () => {
   daemon = await startDaemon({ users: [["alice", "wonderland"]] });
-  client = newClient();
+  client = plainClient();
   await client.connect(daemon.url);
   session = await client.createSession();
 });
@@ -225,7 +221,7 @@ test("a simulated variable changes", async () => {
 });
 
 test("logs in with username and password; a wrong password is refused", async () => {
-  const c = newClient();
+  const c = plainClient();
   await c.connect(daemon.url);
   try {
     const s = await c.createSession({ type: UserTokenType.UserName, userName: "alice", password: "wonderland" });
@@ -244,7 +240,7 @@ test("holds 100 sessions at once", async () => {
   const clients = [];
   try {
     for (let i = 0; i < 10; ++i) {
-      const c = newClient();
+      const c = plainClient();
       await c.connect(daemon.url);
       clients.push(c);
     }

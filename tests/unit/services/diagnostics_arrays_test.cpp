@@ -419,9 +419,10 @@ TEST_CASE(
 
 TEST_CASE("diagnostics arrays: a client's long description strings are kept at their bound",
           "[services][diagnostics][diagnostics-arrays]") {
-  // A CreateSession carrying 9000-byte strings (six of them fill most of one 64 KB chunk): each session keeps at most 4096 bytes of the server URI,
-  // endpoint URL, ApplicationUri and ProductUri, and 256 of the session and application names, so what
-  // a session costs the diagnostics arrays does not grow with what the client sends (docs/SECURITY.md).
+  // A CreateSession carrying 9000-byte strings (six of them fill most of one 64 KB chunk): each session
+  // keeps at most 4096 bytes of the server URI, endpoint URL, ApplicationUri and ProductUri, and 256 of the
+  // session and application names, so what a session costs the diagnostics arrays does not grow with what
+  // the client sends (docs/SECURITY.md).
   ServiceHarness h{"", "", kEnabled};
   Control control{h};
   const std::string huge(9000, 'x');
