@@ -12,6 +12,7 @@
 #include "transport/secure_channel_internal.hpp"
 #include "transport/security/asymmetric.hpp"
 #include "ua/endpoint_url.hpp"
+#include "ua/generated/node_ids_object.hpp"
 
 namespace opcuad::transport {
 
@@ -432,6 +433,14 @@ void SecureChannel::set_session_active() noexcept {
   if (state_ >= State::AwaitOpen) rx_max_ = static_cast<size_t>(receive_buffer_size_) + kReceiveBatchRoom;
 }
 
+bool SecureChannel::is_discovery_request(const ua::NodeId& type) noexcept {
+  if (type.namespace_index() != 0 || type.type() != ua::IdType::Numeric) return false;
+  const uint32_t id = type.numeric();
+  return id == ua::id::GetEndpointsRequest_Encoding_DefaultBinary ||
+         id == ua::id::FindServersRequest_Encoding_DefaultBinary ||
+         id == ua::id::FindServersOnNetworkRequest_Encoding_DefaultBinary;
+}
+
 void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body) {
   TransportStats::add(stats_.requests);
   ++owed_;
@@ -442,6 +451,11 @@ void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body)
   if (!d.ok()) return send_fault(request_id, 0, status::BadDecodingError);
   const uint8_t* after_type = d.position();
   const size_t rest = d.remaining();
+  if (discovery_only_ && !is_discovery_request(type)) {
+    // Part 4 §5.5.4: discovery needs no message security, nothing else goes over such a channel.
+    close(status::BadSecurityPolicyRejected, "SecurityPolicy None is not offered here: discovery services only");
+    return;
+  }
   if (type.namespace_index() == 0 && type.type() == ua::IdType::Numeric &&
       handler_.on_request(*this, RequestContext{request_id, type.numeric()}, d)) {
     return;

@@ -137,6 +137,13 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   // carried, DER) and that certificate's public key. The session services sign and verify with these.
   const security::Policy& security_policy() const noexcept { return *policy_; }
   ua::MessageSecurityMode security_mode() const noexcept { return mode_; }
+  // A channel over SecurityPolicy None on an endpoint that does not offer None: opened so that a client
+  // can discover the endpoint before it knows the server's certificate (Part 4 §5.5.4, GetEndpoints "shall
+  // not require message security"). It carries GetEndpoints, FindServers and FindServersOnNetwork only;
+  // any other request closes it with BadSecurityPolicyRejected. It is bounded like every channel before a
+  // session (open and activation timeouts, the request size before a session, the per-address cap).
+  bool discovery_only() const noexcept { return discovery_only_; }
+  static bool is_discovery_request(const ua::NodeId& type) noexcept;
   std::span<const uint8_t> client_certificate() const noexcept { return client_certificate_; }
   EVP_PKEY* client_public_key() const noexcept { return client_key_.get(); }
   // Test-only: the state a secured OPN leaves, without the handshake, so the session services can be
@@ -220,6 +227,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   const security::Policy* policy_ = &security::policy(security::PolicyId::None);
   ua::MessageSecurityMode mode_ = ua::MessageSecurityMode::None;
   std::vector<uint8_t> client_certificate_;  // the leaf
+  bool discovery_only_ = false;
   std::vector<uint8_t> client_chain_;        // as the OPN carried it (a renewal must repeat it)
   security::Pkey client_key_;
   bool handshake_pending_ = false;

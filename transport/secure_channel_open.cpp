@@ -112,6 +112,8 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
     for (auto mode : {ua::MessageSecurityMode::None, ua::MessageSecurityMode::Sign,
                       ua::MessageSecurityMode::SignAndEncrypt})
       any_mode = any_mode || offered(*p, mode);
+    // SecurityPolicy None is accepted on every endpoint, for discovery only (discovery_only()).
+    any_mode = any_mode || p->id == security::PolicyId::None;
   }
   if (!any_mode) {
     close(status::BadSecurityPolicyRejected, "this endpoint does not offer the security policy");
@@ -291,7 +293,9 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
     close(status::BadSequenceNumberInvalid, "sequence number out of order");
     return false;
   }
-  if (!offered(p, request.security_mode)) {
+  const bool for_discovery = p.id == security::PolicyId::None &&
+                             request.security_mode == ua::MessageSecurityMode::None && !offered(p, request.security_mode);
+  if (!offered(p, request.security_mode) && !for_discovery) {
     close(status::BadSecurityModeRejected, "this endpoint does not offer the security mode with this policy");
     return false;
   }
@@ -320,6 +324,7 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
     opened_at_ = std::chrono::steady_clock::now();
     policy_ = &p;
     mode_ = request.security_mode;
+    discovery_only_ = for_discovery;
     stats_.channel_opened(stats_policy());
     if (secured) {
       client_chain_ = std::move(chain);

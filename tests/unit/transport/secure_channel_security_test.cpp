@@ -278,9 +278,61 @@ TEST_CASE(
     CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt), issue_request(c)) ==
           status::BadSecurityModeRejected);
   }
-  SECTION("SecurityPolicy None on a secured-only endpoint") {
+}
+
+TEST_CASE("secure channel: SecurityPolicy None on a secured-only endpoint carries discovery only",
+          "[transport][security][hostile]") {
+  // Part 4 §5.5.4: a client asks for the endpoints before it knows the server's certificate.
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  const auto discovery = [] {
+    ua::GetEndpointsRequest r;
+    r.endpoint_url = ua::String("opc.tcp://localhost:4843");
+    return r;
+  };
+  SECTION("GetEndpoints, FindServers and FindServersOnNetwork go through, then a Read closes the channel") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    h.open();
+    CHECK(h.channel->discovery_only());
+    for (const std::string& body : {encode_request(discovery()), encode_request(ua::FindServersRequest{}),
+                                    encode_request(ua::FindServersOnNetworkRequest{})}) {
+      h.feed(h.msg(body));
+      auto m = h.messages();
+      REQUIRE(m.size() == 1);
+      CHECK(m[0].type == "MSG");  // answered by the handler (here a fault: the test handler serves Read only)
+      h.sink.out.clear();
+    }
+    CHECK_FALSE(h.events.closed);
+    h.feed(h.msg(encode_request(read_request(1, 1))));
+    auto m = h.messages();
+    REQUIRE(m.size() == 1);
+    REQUIRE(m[0].type == "ERR");
+    CHECK(error_of(m[0]) == status::BadSecurityPolicyRejected);
+    CHECK(h.events.closed);
+  }
+  SECTION("a CreateSession is refused the same way") {
+    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    h.open();
+    h.feed(h.msg(encode_request(ua::CreateSessionRequest{})));
+    auto m = h.messages();
+    REQUIRE(m.size() == 1);
+    REQUIRE(m[0].type == "ERR");
+    CHECK(error_of(m[0]) == status::BadSecurityPolicyRejected);
+  }
+  SECTION("where None is offered, the channel is an ordinary one") {
+    Harness h;
+    h.open();
+    CHECK_FALSE(h.channel->discovery_only());
+    h.feed(h.msg(encode_request(read_request(1, 1))));
+    auto m = h.messages();
+    REQUIRE(m.size() == 1);
+    CHECK(m[0].type == "MSG");
+  }
+  SECTION("None with a mode other than None is still refused") {
     CHECK(refusal(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt),
-                  opcuad::transport::test::open_request(1, 1)) == status::BadSecurityPolicyRejected);
+                  opcuad::transport::test::open_request(1, 1, ua::SecurityTokenRequestType::Issue, 0, 600000,
+                                                        opcuad::transport::kSecurityPolicyNone,
+                                                        ua::MessageSecurityMode::Sign)) ==
+          status::BadSecurityModeRejected);
   }
 }
 
