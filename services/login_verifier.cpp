@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include <asio/ip/address_v6.hpp>
 #include <asio/post.hpp>
 
 #include "config/password.hpp"
@@ -53,27 +54,82 @@ size_t LoginVerifier::queued() const {
   return queue_.size();
 }
 
-bool LoginVerifier::locked_out(const std::string& address, std::chrono::steady_clock::time_point now) {
-  auto it = failures_.find(address);
+std::string LoginVerifier::failure_key(std::string_view address) {
+  if (address.find(':') == std::string_view::npos) return std::string(address);
+  asio::error_code ec;
+  auto a = asio::ip::make_address_v6(std::string(address), ec);
+  if (ec) return std::string(address);
+  // One host, or one customer's network, usually has a whole /64: its interface identifiers are free to
+  // change, so counting by address would let it guess from 2^64 of them.
+  auto bytes = a.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes).to_string() + "/64";
+}
+
+bool LoginVerifier::locked_out(const std::string& key, std::chrono::steady_clock::time_point now) {
+  auto it = failures_.find(key);
   if (it == failures_.end()) return false;
-  if (now - it->second.first > limits_.failure_window) {
+  if (it->second.in_flight == 0 && now - it->second.first > limits_.failure_window) {
     failures_.erase(it);
     return false;
   }
-  return it->second.count >= limits_.max_failures;
+  return limits_.max_failures && it->second.count + it->second.in_flight >= limits_.max_failures;
+}
+
+LoginVerifier::Failures& LoginVerifier::entry(const std::string& key, std::chrono::steady_clock::time_point now) {
+  auto it = failures_.find(key);
+  if (it != failures_.end()) {
+    if (it->second.in_flight == 0 && now - it->second.first > limits_.failure_window) it->second = Failures{0, 0, now};
+    return it->second;
+  }
+  if (failures_.size() >= limits_.max_tracked_addresses) {
+    // Forget the oldest entry: the table stays bounded however many addresses fail. An attempt of the
+    // forgotten address still in flight then ends without an entry, which finish() allows.
+    auto oldest = failures_.begin();
+    for (auto i = failures_.begin(); i != failures_.end(); ++i) {
+      if (i->second.first < oldest->second.first) oldest = i;
+    }
+    failures_.erase(oldest);
+  }
+  return failures_[key] = Failures{0, 0, now};
+}
+
+bool LoginVerifier::begin_attempt(const std::string& address) {
+  const std::string key = failure_key(address);
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  if (locked_out(key, now)) return false;
+  if (limits_.max_failures) ++entry(key, now).in_flight;
+  return true;
+}
+
+void LoginVerifier::end_attempt(const std::string& address, Outcome outcome) {
+  const std::string key = failure_key(address);
+  std::lock_guard lock(mutex_);
+  auto it = failures_.find(key);
+  if (it == failures_.end()) {
+    if (outcome == Outcome::Failed && limits_.max_failures) ++entry(key, std::chrono::steady_clock::now()).count;
+    return;
+  }
+  if (it->second.in_flight) --it->second.in_flight;
+  // A decryption that worked is no verdict on the password: the check that follows counts on its own.
+  if (outcome == Outcome::Failed) ++it->second.count;
 }
 
 void LoginVerifier::submit(std::string address, std::string user, std::string password, asio::io_context& reply_to,
                            Done done) {
   ua::StatusCode refused = ua::status::Good;
+  std::string key = failure_key(address);
   {
     std::lock_guard lock(mutex_);
-    if (limits_.max_failures && locked_out(address, std::chrono::steady_clock::now())) {
+    const auto now = std::chrono::steady_clock::now();
+    if (locked_out(key, now)) {
       refused = ua::status::BadUserAccessDenied;
     } else if (queue_.size() >= limits_.max_queued || stopping_) {
       refused = ua::status::BadServerTooBusy;
     } else {
-      queue_.push_back(Job{std::move(address), std::move(user), std::move(password), &reply_to, std::move(done)});
+      if (limits_.max_failures) ++entry(key, now).in_flight;
+      queue_.push_back(Job{std::move(key), std::move(user), std::move(password), &reply_to, std::move(done)});
     }
   }
   if (refused.is_good()) {
@@ -103,24 +159,18 @@ bool LoginVerifier::check(const Job& job) {
   return ok && found;
 }
 
-void LoginVerifier::record(const std::string& address, bool ok) {
+void LoginVerifier::finish(const std::string& key, bool ok) {
   std::lock_guard lock(mutex_);
-  if (ok) {
-    failures_.erase(address);
+  auto it = failures_.find(key);
+  if (it == failures_.end()) {
+    if (!ok && limits_.max_failures) ++entry(key, std::chrono::steady_clock::now()).count;
     return;
   }
-  const auto now = std::chrono::steady_clock::now();
-  auto it = failures_.find(address);
-  if (it == failures_.end() || now - it->second.first > limits_.failure_window) {
-    if (it == failures_.end() && failures_.size() >= limits_.max_tracked_addresses) {
-      // Forget the oldest entry: the table stays bounded however many addresses fail.
-      auto oldest = failures_.begin();
-      for (auto i = failures_.begin(); i != failures_.end(); ++i) {
-        if (i->second.first < oldest->second.first) oldest = i;
-      }
-      failures_.erase(oldest);
-    }
-    failures_[address] = Failures{1, now};
+  if (it->second.in_flight) --it->second.in_flight;
+  if (ok) {
+    // A good password clears the address's record (its other attempts in flight still count).
+    it->second.count = 0;
+    if (it->second.in_flight == 0) failures_.erase(it);
     return;
   }
   ++it->second.count;
@@ -138,7 +188,7 @@ void LoginVerifier::run() {
     }
     const bool ok = check(job);
     wipe(job.password);
-    record(job.address, ok);
+    finish(job.address, ok);
     checks_done_.fetch_add(1, std::memory_order_relaxed);
     asio::post(*job.reply_to, [done = std::move(job.done), ok, user = std::move(job.user)]() mutable {
       done(ok ? ua::StatusCode(ua::status::Good) : ua::StatusCode(ua::status::BadUserAccessDenied),

@@ -6,7 +6,11 @@
 // threads does the checks, and the result is posted back to the shard that asked. Bounds (docs/SECURITY.md):
 //   - at most `max_queued` checks wait; one more is refused at once with BadServerTooBusy;
 //   - a client address with `max_failures` failed logins within `failure_window` is refused at once with
-//     BadUserAccessDenied until the window has passed (no hash is computed for it);
+//     BadUserAccessDenied until the window has passed (no hash is computed for it). A check still queued
+//     or running counts as a failure until it succeeds, so a burst of guesses is cut at the bound, not
+//     after the queue's worth. An IPv6 address counts by its /64 prefix (one host's addresses);
+//   - the decryption of an encrypted password counts the same way (begin_attempt, end_attempt): a token
+//     that does not decrypt or parse is a failed login of its address;
 //   - an unknown user name costs the same PBKDF2 work as a wrong password, so timing does not tell
 //     which user names exist.
 // Passwords are wiped from memory once checked and never logged.
@@ -57,24 +61,37 @@ class LoginVerifier {
   void submit(std::string address, std::string user, std::string password, asio::io_context& reply_to,
                         Done done);
 
+  // An attempt that is not a password check yet (an encrypted password being decrypted): false when the
+  // address is locked out (nothing may be done for it); else it counts as a failure until end_attempt()
+  // says how it ended. Each true begin_attempt() needs one end_attempt().
+  enum class Outcome { Failed, Passed };
+  bool begin_attempt(const std::string& address);
+  void end_attempt(const std::string& address, Outcome outcome);
+
+  // The key of the failure table for a client address: the address, an IPv6 one cut to its /64.
+  static std::string failure_key(std::string_view address);
+
   size_t queued() const;
   uint64_t checks_done() const noexcept { return checks_done_.load(std::memory_order_relaxed); }
   uint64_t refused() const noexcept { return refused_.load(std::memory_order_relaxed); }
 
  private:
   struct Job {
-    std::string address, user, password;
+    std::string address, user, password;  // address: its failure_key()
     asio::io_context* reply_to;
     Done done;
   };
   struct Failures {
     uint32_t count = 0;
+    uint32_t in_flight = 0;  // attempts begun and not ended: each counts as a failure meanwhile
     std::chrono::steady_clock::time_point first;
   };
   void run();
   bool check(const Job& job);
-  bool locked_out(const std::string& address, std::chrono::steady_clock::time_point now);  // REQUIRES: mutex_
-  void record(const std::string& address, bool ok);
+  // REQUIRES: mutex_ (both). `key` is a failure_key().
+  bool locked_out(const std::string& key, std::chrono::steady_clock::time_point now);
+  Failures& entry(const std::string& key, std::chrono::steady_clock::time_point now);
+  void finish(const std::string& key, bool ok);  // ends an attempt begun under `key`
 
   const std::vector<config::User>& users_;
   const Limits limits_;

@@ -316,9 +316,12 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
   // between: a moved session then stays on this shard, where the client may activate it again. The
   // client signature and the user token are over the session's last nonce, which lives on its shard: it
   // is fetched from there first, and the move is refused if another activation replaced it meanwhile.
+  // The new channel's certificate and mode are compared with the creating channel's first, before any
+  // signature or password is checked (session_rebind_refusal()).
   auto req = std::make_shared<ua::ActivateSessionRequest>(std::move(request));
   std::weak_ptr<transport::SecureChannel> weak = channel.weak_from_this();
-  asio::post(*from->context, [this, from, &to, weak, request_id, req] {
+  asio::post(*from->context, [this, from, &to, weak, request_id, req,
+                              credentials = ChannelCredentials::of(channel)] {
     ua::ByteString nonce;
     ua::StatusCode refused = status::Good;
     auto found = from->sessions.find(req->request_header.authentication_token);
@@ -326,7 +329,7 @@ void Server::move_and_activate(transport::SecureChannel& channel, uint32_t reque
       refused = status::BadSessionIdInvalid;
     } else if (!found->second->activated) {
       refused = status::BadSecureChannelIdInvalid;  // its first activation belongs to its own channel
-    } else {
+    } else if (refused = session_rebind_refusal(*found->second, credentials); refused.is_good()) {
       nonce = found->second->server_nonce;
     }
     asio::post(*to.context, [this, from, &to, weak, request_id, req, nonce, refused] {

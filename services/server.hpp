@@ -331,6 +331,18 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
 ua::StatusCode check_client_signature(const Server& server, const transport::SecureChannel& channel,
                                       const ua::SignatureData& signature,
                                       std::span<const uint8_t> server_nonce);
+// What a session remembers of the channel that created it, and what an activation on another channel is
+// compared with: the client certificate (the leaf's SHA-1 thumbprint; none on SecurityPolicy None) and
+// the security mode.
+struct ChannelCredentials {
+  std::optional<std::array<uint8_t, 20>> certificate;
+  ua::MessageSecurityMode mode = ua::MessageSecurityMode::None;
+  static ChannelCredentials of(const transport::SecureChannel& channel);
+};
+// Whether `session` may be activated on a channel with `credentials`, another channel than its own (Part 4
+// §5.6.3): it must carry the client certificate of the channel that created the session, in a security
+// mode no weaker. Good, or BadSecurityChecksFailed; the session is not touched either way.
+ua::StatusCode session_rebind_refusal(const Session& session, const ChannelCredentials& credentials);
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       uint32_t request_id, Session& session, const ua::ActivateSessionRequest& request,
                       std::string user);

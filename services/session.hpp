@@ -5,11 +5,13 @@
 // shard-local: owned by ShardState::sessions.
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -71,6 +73,11 @@ struct Session {
   std::string client_application_uri;
   std::string client_application_name;  // for the operator log only
   std::string client_address;
+  // The channel that created the session: its client certificate (the leaf's SHA-1 thumbprint; none on
+  // SecurityPolicy None) and its security mode. An activation on another channel must bring the same
+  // certificate in a mode no weaker (Part 4 §5.6.3, session_rebind_refusal() in server.hpp).
+  std::optional<std::array<uint8_t, 20>> creator_certificate;
+  ua::MessageSecurityMode creator_mode = ua::MessageSecurityMode::None;
   // Diagnostics (Part 5 §12.11, §12.12; session_diagnostics.hpp): what the client described, and the
   // per-service request counters Server::on_request() bumps.
   SessionDescription described;

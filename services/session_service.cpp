@@ -121,29 +121,45 @@ const security::Policy* token_policy(const Server& server, const ChannelEndpoint
   return nullptr;
 }
 
-ua::StatusCode check_x509_user(const Server& server, const security::Policy& policy,
-                               const ua::X509IdentityToken& token, const ua::SignatureData& signature,
-                               std::span<const uint8_t> server_nonce, std::string& user, std::string& reason) {
-  const auto& validate = server.user_certificate_validator();
-  const security::ServerIdentity* identity = server.identity();
-  if (!validate || !identity) return status::BadIdentityTokenInvalid;
-  const std::span<const uint8_t> leaf = security::leaf_certificate(token.certificate_data.bytes());
-  if (leaf.empty()) return status::BadIdentityTokenInvalid;
+// An X509 user token's certificate, validated and its proof of possession verified: the work of
+// check_x509_user() that may run on the crypto pool (chain building and two RSA verifications, for a
+// certificate chain the client chose). `leaf_thumbprint` is set when the status is Good.
+struct X509Check {
+  ua::StatusCode status = status::BadIdentityTokenInvalid;
+  std::string reason;  // the validator's, for the log
+  std::array<uint8_t, 20> leaf_thumbprint{};
+};
+
+X509Check verify_x509_user(const security::CertificateValidator& validate, const security::Policy& policy,
+                           std::span<const uint8_t> server_certificate, std::span<const uint8_t> chain,
+                           const ua::SignatureData& signature, std::span<const uint8_t> server_nonce) {
+  X509Check out;
+  const std::span<const uint8_t> leaf = security::leaf_certificate(chain);
+  if (leaf.empty()) return out;
   // The validator's own status (untrusted, expired, revoked, ...) is for the log; the client learns only
   // that the token was refused (Part 4 §5.6.3).
-  security::CertificateVerdict verdict = validate(token.certificate_data.bytes(), policy);
+  security::CertificateVerdict verdict = validate(chain, policy);
   if (!verdict.status.is_good()) {
-    reason = std::string(verdict.status.name()) + ": " + verdict.reason;
-    return status::BadIdentityTokenRejected;
+    out.status = status::BadIdentityTokenRejected;
+    out.reason = std::string(verdict.status.name()) + ": " + verdict.reason;
+    return out;
   }
   // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
   security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : security::certificate_public_key(leaf);
   if (!key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
-      !security::asymmetric_verify(policy, key.get(), concat(identity->certificate, server_nonce),
+      !security::asymmetric_verify(policy, key.get(), concat(server_certificate, server_nonce),
                                    signature.signature.bytes())) {
-    return status::BadUserSignatureInvalid;
+    out.status = status::BadUserSignatureInvalid;
+    return out;
   }
-  const auto thumbprint = security::sha1(leaf);
+  out.status = status::Good;
+  out.leaf_thumbprint = security::sha1(leaf);
+  return out;
+}
+
+// The configured user whose certificate this is (on the shard: the users list is the live configuration).
+ua::StatusCode x509_user(const Server& server, const std::array<uint8_t, 20>& thumbprint, std::string& user,
+                         std::string& reason) {
   for (const auto& u : server.config().users) {
     if (u.certificate_thumbprint == thumbprint) {
       user = u.name;
@@ -155,6 +171,23 @@ ua::StatusCode check_x509_user(const Server& server, const security::Policy& pol
 }
 
 }  // namespace
+
+ChannelCredentials ChannelCredentials::of(const transport::SecureChannel& channel) {
+  ChannelCredentials c;
+  c.mode = channel.security_mode();
+  const std::span<const uint8_t> certificate = channel.client_certificate();
+  if (!certificate.empty()) c.certificate = security::sha1(certificate);
+  return c;
+}
+
+ua::StatusCode session_rebind_refusal(const Session& session, const ChannelCredentials& credentials) {
+  // MessageSecurityMode orders None < Sign < SignAndEncrypt (Part 4 §7.20).
+  if (credentials.certificate != session.creator_certificate ||
+      static_cast<int>(credentials.mode) < static_cast<int>(session.creator_mode)) {
+    return status::BadSecurityChecksFailed;
+  }
+  return status::Good;
+}
 
 ua::StatusCode check_client_signature(const Server& server, const transport::SecureChannel& channel,
                                       const ua::SignatureData& signature,
@@ -241,6 +274,9 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
       ua::StatusCode status;
       std::string password;
     };
+    // The decryption counts against the client address like a password check (LoginVerifier): a locked-out
+    // address costs no RSA work, and a token that does not decrypt or parse is a failed login.
+    if (!server.logins().begin_attempt(channel.peer_address())) return then(status::BadUserAccessDenied, {});
     auto decrypt = [policy, key = identity->private_key,
                     secret = std::vector<uint8_t>(login->password.bytes().begin(), login->password.bytes().end()),
                     nonce = std::vector<uint8_t>(server_nonce.begin(), server_nonce.end())] {
@@ -248,21 +284,46 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
       d.status = decrypt_legacy_secret(*policy, key.get(), secret, nonce, d.password);
       return d;
     };
-    auto decrypted = [then, verify = std::move(verify)](Decrypted d) mutable {
-      if (!d.status.is_good()) return then(d.status, {});
+    auto decrypted = [&server, &shard, peer = channel.peer_address(), then, verify = std::move(verify)](Decrypted d) mutable {
+      if (!d.status.is_good()) {
+        server.logins().end_attempt(peer, LoginVerifier::Outcome::Failed);
+        stat_add(shard.stats.failed_logins);
+        return then(d.status, {});
+      }
+      server.logins().end_attempt(peer, LoginVerifier::Outcome::Passed);
       verify(std::move(d.password));
     };
-    if (!offload(server, shard, std::move(decrypt), std::move(decrypted))) then(status::BadServerTooBusy, {});
+    if (!offload(server, shard, std::move(decrypt), std::move(decrypted))) {
+      server.logins().end_attempt(channel.peer_address(), LoginVerifier::Outcome::Passed);  // nothing was tried
+      then(status::BadServerTooBusy, {});
+    }
     return;
   }
   if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
     const security::Policy* policy =
         token_policy(server, ep, channel, ua::UserTokenType::Certificate, x509->policy_id.view());
     if (!policy || policy->id == security::PolicyId::None) return then(status::BadIdentityTokenInvalid, {});
-    std::string user;
-    const ua::StatusCode s =
-        check_x509_user(server, *policy, *x509, request.user_token_signature, server_nonce, user, *reason);
-    return then(s, s.is_good() ? std::move(user) : std::string());
+    const security::ServerIdentity* identity = server.identity();
+    if (!server.user_certificate_validator() || !identity) return then(status::BadIdentityTokenInvalid, {});
+    // Chain building and the proof's verification are public-key work on a chain the client chose: off
+    // this shard, like the password's decryption.
+    auto check = [validate = server.user_certificate_validator(), policy, server_certificate = identity->certificate,
+                  chain = std::vector<uint8_t>(x509->certificate_data.bytes().begin(), x509->certificate_data.bytes().end()),
+                  signature = request.user_token_signature,
+                  nonce = std::vector<uint8_t>(server_nonce.begin(), server_nonce.end())] {
+      return verify_x509_user(validate, *policy, server_certificate, chain, signature, nonce);
+    };
+    auto checked = [&server, then, reason](X509Check c) {
+      if (!c.status.is_good()) {
+        *reason = std::move(c.reason);
+        return then(c.status, {});
+      }
+      std::string user;
+      const ua::StatusCode s = x509_user(server, c.leaf_thumbprint, user, *reason);
+      then(s, s.is_good() ? std::move(user) : std::string());
+    };
+    if (!offload(server, shard, std::move(check), std::move(checked))) then(status::BadServerTooBusy, {});
+    return;
   }
   then(status::BadIdentityTokenInvalid, {});
 }
@@ -328,6 +389,9 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->client_application_name =
       std::string(req.client_description.application_name.text.view().substr(0, 256));
   s->client_address = call.channel.peer_address();
+  const ChannelCredentials creator = ChannelCredentials::of(call.channel);
+  s->creator_certificate = creator.certificate;
+  s->creator_mode = creator.mode;
   s->described.connected = ua::DateTime::now();
   s->described.server_uri = std::string(req.server_uri.view().substr(0, 4096));
   s->described.endpoint_url = std::string(req.endpoint_url.view().substr(0, 4096));
@@ -395,8 +459,10 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   if (!s.activated && s.channel_id != channel.id()) {
     return refuse_session(shard, channel, request_id, handle, status::BadSecureChannelIdInvalid);
   }
-  if (s.activated && s.channel_id != channel.id() && user != s.user) {
-    return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
+  if (s.activated && s.channel_id != channel.id()) {
+    if (const ua::StatusCode refused = session_rebind_refusal(s, ChannelCredentials::of(channel)); !refused.is_good())
+      return refuse_session(shard, channel, request_id, handle, refused);
+    if (user != s.user) return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
   }
   auto nonce = random_bytes(32);
   if (!nonce) return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
@@ -418,7 +484,15 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
     s.described.client_certificate = ua::ByteString::from_bytes(certificate);
   }
   s.described.authentication = authentication_mechanism(req);
+  // Another user now owns the session's subscriptions (Part 4 §5.6.3): each item is checked against the
+  // new user's roles, as a reload checks them. One the new user may not read samples BadUserAccessDenied
+  // once, then waits for a user or a reload that may read it (MonitoredItem::sample).
+  const bool identity_changed = s.activated && user != s.user;
   s.user = std::move(user);
+  if (identity_changed && !s.subscriptions.empty()) {
+    const addressspace::NodeStore& store = *server.space().current();
+    for (auto& [id, subscription] : s.subscriptions) subscription->resolve_items(store);
+  }
   s.activated = true;
   s.unactivated.reset();
   channel.set_session_active();
@@ -435,9 +509,14 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   // Kept until the identity is known: a user name's password is checked off this thread.
   auto req = std::make_shared<ua::ActivateSessionRequest>();
   if (!decode_request(call, body, *req)) return;
-  if (!call.session->activated && call.session->channel_id != call.channel.id()) {
-    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle,
-                          status::BadSecureChannelIdInvalid);
+  if (call.session->channel_id != call.channel.id()) {
+    // Another channel than the session's: refused before any signature or password is checked.
+    const ua::StatusCode refused = !call.session->activated
+                                       ? ua::StatusCode(status::BadSecureChannelIdInvalid)
+                                       : session_rebind_refusal(*call.session, ChannelCredentials::of(call.channel));
+    if (!refused.is_good()) {
+      return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle, refused);
+    }
   }
   // Part 4 §5.6.3: the client signs serverCertificate + the last serverNonce; the user token is checked
   // against that nonce as well. A new nonce is issued only by a successful activation.

@@ -12,28 +12,49 @@ namespace status = ua::status;
 
 ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* private_key,
                                      std::span<const uint8_t> ciphertext,
-                                     std::span<const uint8_t> server_nonce, std::string& password) {
+                                     std::span<const uint8_t> server_nonce, std::string& password,
+                                     size_t* rsa_blocks) {
   password.clear();
+  size_t blocks_done = 0;
+  if (rsa_blocks == nullptr) rsa_blocks = &blocks_done;
+  *rsa_blocks = 0;
   const size_t block = security::rsa_key_bytes(private_key);
   // Whole RSA blocks only, and no more than a secret of the largest size would need.
   if (block == 0 || ciphertext.empty() || ciphertext.size() % block != 0 ||
       ciphertext.size() / block > (kMaxSecretBytes + 4 + 128) / (block / 2) + 1) {
     return status::BadIdentityTokenInvalid;
   }
+  // The first block holds the length prefix: it says how much plaintext follows, so only the blocks that
+  // hold it are decrypted, and a token whose length is out of bounds or that brings more blocks than its
+  // length needs costs one RSA decryption.
   std::vector<uint8_t> plain;
-  if (!security::asymmetric_decrypt(policy, private_key, ciphertext, plain)) {
+  plain.reserve(ciphertext.size());
+  auto wiped = [&plain](ua::StatusCode s) {
     OPENSSL_cleanse(plain.data(), plain.size());
-    return status::BadIdentityTokenInvalid;
+    return s;
+  };
+  ++*rsa_blocks;
+  if (!security::asymmetric_decrypt(policy, private_key, ciphertext.first(block), plain) || plain.size() < 4) {
+    return wiped(status::BadIdentityTokenInvalid);
+  }
+  const uint32_t length =
+      uint32_t{plain[0]} | uint32_t{plain[1]} << 8 | uint32_t{plain[2]} << 16 | uint32_t{plain[3]} << 24;
+  if (length < server_nonce.size() || length - server_nonce.size() > kMaxSecretBytes) {
+    return wiped(status::BadIdentityTokenInvalid);
+  }
+  size_t used = block;
+  while (plain.size() < size_t{4} + length && used < ciphertext.size()) {
+    ++*rsa_blocks;
+    if (!security::asymmetric_decrypt(policy, private_key, ciphertext.subspan(used, block), plain)) {
+      return wiped(status::BadIdentityTokenInvalid);
+    }
+    used += block;
   }
   ua::StatusCode result = status::Good;
-  if (plain.size() < 4) {
-    result = status::BadIdentityTokenInvalid;
-  } else {
-    const uint32_t length =
-        uint32_t{plain[0]} | uint32_t{plain[1]} << 8 | uint32_t{plain[2]} << 16 | uint32_t{plain[3]} << 24;
-    // The length covers the password and the nonce, and must fit what was decrypted.
-    if (length > plain.size() - 4 || length < server_nonce.size() ||
-        length - server_nonce.size() > kMaxSecretBytes) {
+  {
+    // The length covers the password and the nonce, must fit what was decrypted, and no block may follow
+    // the one that completes it.
+    if (length > plain.size() - 4 || used != ciphertext.size()) {
       result = status::BadIdentityTokenInvalid;
     } else {
       const size_t secret = length - server_nonce.size();

@@ -78,6 +78,7 @@ struct CertificateVerdict {
   std::string thumbprint_hex;
   std::string application_uri;  // the leaf's subjectAltName URI
   SharedPkey public_key;        // the leaf's key when the status is Good
+  uint32_t signature_checks = 0;  // signatures verified to build the chain (bounded, pki_validate.cpp)
   bool ok() const noexcept { return status.is_good(); }
 };
 

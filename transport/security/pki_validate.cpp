@@ -14,6 +14,8 @@
 // Processing stops at the first failure. A self-signed leaf has no issuer and so needs no CRL. A CRL past its
 // nextUpdate (or before its thisUpdate) counts for step 11 (what it lists stays revoked) but not for step 10:
 // a certificate it does not list has an unknown revocation status.
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/objects.h>
 #include <openssl/x509v3.h>
 
@@ -45,15 +47,70 @@ bool contains(const std::vector<X509Ptr>& list, X509* cert) {
   return false;
 }
 
-// The issuer of `cert` among the candidates: same name, and its key verifies cert's signature.
-// *name_matched tells a missing issuer (chain incomplete) from a wrong signature (invalid).
-X509* find_issuer(X509* cert, const std::vector<X509*>& candidates, bool* name_matched) {
+// What building one chain may cost, bounded before any signature is checked: the chain comes from a peer
+// not yet authenticated, with up to kMaxChainLength - 1 certificates of its choosing. A candidate issuer's
+// key must be RSA of the policy's minimum size up to kMaxCaKeyBits, with a public exponent of at most
+// kMaxPublicExponentBits (a larger exponent makes a verification cost what a private-key operation
+// does); and at most kMaxSignatureChecks signatures are verified (look-alike issuers, same name and
+// another key, cost one each). docs/SECURITY.md gives the worst chain's cost.
+constexpr int kMaxCaKeyBits = 8192;
+constexpr int kMaxPublicExponentBits = 32;
+constexpr uint32_t kMaxSignatureChecks = 16;
+
+// Why a CA's key may not be used to verify a signature, or nullptr.
+std::string issuer_key_problem(EVP_PKEY* key, int min_bits) {
+  if (!key) return "no readable key";
+  const int base = EVP_PKEY_get_base_id(key);
+  if (base != EVP_PKEY_RSA && base != EVP_PKEY_RSA_PSS) return "a key that is not an RSA key";
+  const int bits = EVP_PKEY_get_bits(key);
+  if (bits < min_bits || bits > kMaxCaKeyBits) {
+    return "a " + std::to_string(bits) + "-bit key (" + std::to_string(min_bits) + ".." +
+           std::to_string(kMaxCaKeyBits) + " bits to verify a certificate's signature)";
+  }
+  BIGNUM* e = nullptr;
+  if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_E, &e) != 1 || e == nullptr) return "no readable exponent";
+  const int e_bits = BN_num_bits(e);
+  BN_free(e);
+  if (e_bits > kMaxPublicExponentBits) return "a " + std::to_string(e_bits) + "-bit public exponent";
+  return {};
+}
+
+// One signature check within the budget: false without verifying once the budget is spent.
+enum class Verified { Yes, No, OverBudget };
+Verified verify_within(X509* cert, EVP_PKEY* key, uint32_t& checks) {
+  if (checks == kMaxSignatureChecks) return Verified::OverBudget;
+  ++checks;
+  return X509_verify(cert, key) == 1 ? Verified::Yes : Verified::No;
+}
+
+// The issuer of `cert` among the candidates: same name, an acceptable key, and that key verifies cert's
+// signature. On nullptr, `miss` says why: no candidate of that name, only wrong signatures, a refused key
+// (`why` names it) or the budget of signature checks spent.
+enum class Miss { NoName, BadSignature, RefusedKey, OverBudget };
+X509* find_issuer(X509* cert, const std::vector<X509*>& candidates, int min_key_bits, uint32_t& checks,
+                  Miss& miss, std::string& why) {
   const X509_NAME* issuer = X509_get_issuer_name(cert);
+  miss = Miss::NoName;
   for (X509* c : candidates) {
     if (c == cert || X509_NAME_cmp(X509_get_subject_name(c), issuer) != 0) continue;
-    *name_matched = true;
     EVP_PKEY* key = X509_get0_pubkey(c);
-    if (key && X509_verify(cert, key) == 1) return c;
+    if (std::string problem = issuer_key_problem(key, min_key_bits); !problem.empty()) {
+      if (miss == Miss::NoName) {
+        miss = Miss::RefusedKey;
+        why = label(c) + " has " + problem;
+      }
+      continue;
+    }
+    switch (verify_within(cert, key, checks)) {
+      case Verified::Yes:
+        return c;
+      case Verified::OverBudget:
+        miss = Miss::OverBudget;
+        return nullptr;
+      case Verified::No:
+        miss = Miss::BadSignature;
+        break;
+    }
   }
   return nullptr;
 }
@@ -93,22 +150,36 @@ std::string crl_time_text(const ASN1_TIME* t) {
   return time ? iso_time(*time) : std::string("an unreadable time");
 }
 
-// A CRL of `ca`: issued under its name and signed by its key; a current one when there is one (an operator
-// may leave the old list beside the new), else an outdated one (current = false), else none.
-struct FoundCrl {
-  X509_CRL* crl = nullptr;
-  bool current = false;
+// The CRLs of `ca`: issued under its name and signed by its key. A CA's lists overlap (an operator may
+// leave the old list beside the new, a CA may publish a new one before the old one expires), so none is
+// chosen over the others by where it lies: a certificate any of them lists is revoked (a CA does not take
+// a revocation back), and what none lists is known not to be revoked only while the newest one (the
+// latest thisUpdate that has passed) is current.
+struct CaCrls {
+  std::vector<X509_CRL*> lists;
+  X509_CRL* newest = nullptr;  // nullptr: the CA has no CRL
+  bool current = false;        // newest is current (crl_current)
 };
-FoundCrl find_crl(X509* ca, const std::vector<X509CrlPtr>& crls) {
+CaCrls find_crls(X509* ca, const std::vector<X509CrlPtr>& crls) {
   const X509_NAME* name = X509_get_subject_name(ca);
   EVP_PKEY* key = X509_get0_pubkey(ca);
-  FoundCrl found;
+  CaCrls found;
+  bool newest_issued = false;
   for (const auto& crl : crls) {
     if (X509_NAME_cmp(X509_CRL_get_issuer(crl.get()), name) != 0) continue;
     if (!key || X509_CRL_verify(crl.get(), key) != 1) continue;
-    if (crl_current(crl.get())) return {crl.get(), true};
-    if (!found.crl) found.crl = crl.get();
+    found.lists.push_back(crl.get());
+    // A list not issued yet (thisUpdate to come, or unreadable) is newest only when no issued one exists.
+    const ASN1_TIME* this_update = X509_CRL_get0_lastUpdate(crl.get());
+    const bool issued = this_update != nullptr && X509_cmp_current_time(this_update) < 0;
+    if (!found.newest || (issued && !newest_issued) ||
+        (issued == newest_issued && issued &&
+         ASN1_TIME_compare(this_update, X509_CRL_get0_lastUpdate(found.newest)) > 0)) {
+      found.newest = crl.get();
+      newest_issued = issued;
+    }
   }
+  found.current = found.newest != nullptr && crl_current(found.newest);
   return found;
 }
 
@@ -156,7 +227,18 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     X509* cert = chain.back();
     const bool own_name = X509_NAME_cmp(X509_get_subject_name(cert), X509_get_issuer_name(cert)) == 0;
     if (own_name) {
-      if (is_self_signed(cert)) break;
+      // A self-signed certificate ends the chain (a root, or a self-signed application certificate). Its
+      // own key is checked like an issuer's before it verifies anything.
+      EVP_PKEY* own_key = X509_get0_pubkey(cert);
+      if (std::string problem = issuer_key_problem(own_key, req.min_key_bits); !problem.empty()) {
+        return fail(st::BadCertificatePolicyCheckFailed, label(cert) + ": self-issued with " + problem);
+      }
+      const Verified self = verify_within(cert, own_key, v.signature_checks);
+      if (self == Verified::OverBudget) {
+        return fail(st::BadCertificateInvalid,
+                    who + ": more than " + std::to_string(kMaxSignatureChecks) + " signature checks to build the chain");
+      }
+      if (self == Verified::Yes) break;
       // Its own name as issuer but not its own signature: a forged or corrupted self-signed certificate
       // unless a CA of the same name signed it (rare; looked for below).
     }
@@ -164,10 +246,18 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
       return fail(st::BadCertificateChainIncomplete,
                   who + ": chain longer than " + std::to_string(kMaxChainLength));
     }
-    bool name_matched = false;
-    X509* issuer = find_issuer(cert, candidates, &name_matched);
+    Miss miss = Miss::NoName;
+    std::string why;
+    X509* issuer = find_issuer(cert, candidates, req.min_key_bits, v.signature_checks, miss, why);
     if (!issuer) {
-      if (name_matched || own_name) {
+      if (miss == Miss::OverBudget) {
+        return fail(st::BadCertificateInvalid,
+                    who + ": more than " + std::to_string(kMaxSignatureChecks) + " signature checks to build the chain");
+      }
+      if (miss == Miss::RefusedKey) {
+        return fail(st::BadCertificatePolicyCheckFailed, label(cert) + ": its issuer " + why);
+      }
+      if (miss == Miss::BadSignature || own_name) {
         return fail(st::BadCertificateInvalid,
                     label(cert) + ": its signature does not verify with its issuer's key");
       }
@@ -259,29 +349,32 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     }
   }
 
-  // 10 and 11: each CA's CRL (trusted/crl or issuers/crl), then whether it lists the certificate it issued.
-  std::vector<FoundCrl> crls(n);
+  // 10 and 11: each CA's CRLs (trusted/crl or issuers/crl), then whether one of them lists the certificate
+  // it issued.
+  std::vector<CaCrls> crls(n);
   for (size_t i = 0; i + 1 < n; ++i) {
-    crls[i] = find_crl(chain[i + 1], lists.crls);
-    if (!crls[i].crl) {
+    crls[i] = find_crls(chain[i + 1], lists.crls);
+    if (!crls[i].newest) {
       return fail(i == 0 ? st::BadCertificateRevocationUnknown : st::BadCertificateIssuerRevocationUnknown,
                   label(chain[i + 1]) + ": no CRL of this CA in trusted/crl or issuers/crl");
     }
   }
-  // An outdated CRL still proves a revocation (a CA does not take one back), so it is consulted first.
+  // An outdated CRL still proves a revocation, so every list is consulted first.
   for (size_t i = 0; i + 1 < n; ++i) {
-    if (is_revoked(crls[i].crl, chain[i])) {
-      return fail(i == 0 ? st::BadCertificateRevoked : st::BadCertificateIssuerRevoked,
-                  label(chain[i]) + ": revoked by " + label(chain[i + 1]));
+    for (X509_CRL* crl : crls[i].lists) {
+      if (is_revoked(crl, chain[i])) {
+        return fail(i == 0 ? st::BadCertificateRevoked : st::BadCertificateIssuerRevoked,
+                    label(chain[i]) + ": revoked by " + label(chain[i + 1]));
+      }
     }
   }
   // What an outdated CRL does not list may have been revoked since: the revocation status is unknown
   // (Part 4 §6.1.3, "Find Revocation List"), as with no CRL at all, until the CA's new list is in place.
   for (size_t i = 0; i + 1 < n; ++i) {
     if (!crls[i].current) {
-      X509_CRL* crl = crls[i].crl;
+      X509_CRL* crl = crls[i].newest;
       return fail(i == 0 ? st::BadCertificateRevocationUnknown : st::BadCertificateIssuerRevocationUnknown,
-                  label(chain[i + 1]) + ": its CRL is not current (thisUpdate " +
+                  label(chain[i + 1]) + ": its newest CRL is not current (thisUpdate " +
                       crl_time_text(X509_CRL_get0_lastUpdate(crl)) + ", nextUpdate " +
                       crl_time_text(X509_CRL_get0_nextUpdate(crl)) + "): put the CA's newer CRL in place");
     }

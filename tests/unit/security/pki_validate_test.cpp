@@ -229,6 +229,49 @@ TEST_CASE("a revoked leaf is BadCertificateRevoked, a revoked CA BadCertificateI
   }
 }
 
+TEST_CASE("overlapping CRLs of one CA: any of them revokes, the newest decides currency", "[pki][crl]") {
+  SECTION("a revocation in the newer list counts whichever file name sorts first") {
+    // The older list is current too (issued 10 days ago, due in 30); the newer one (issued yesterday) adds
+    // the leaf.
+    for (const auto& [older, newer] : {std::pair{"a.crl", "b.crl"}, std::pair{"b.crl", "a.crl"}}) {
+      Hierarchy h;
+      h.install_ca(true, false);
+      const fs::path dir = h.pki.paths().issuers_crl;
+      test::write_crl(dir / older, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -10, 30).get());
+      test::write_crl(dir / newer,
+                      test::make_crl(h.intermediate.get(), test::shared_key(1), {h.leaf.get()}, -1, 30).get());
+      h.pki.reload();
+      INFO("older list in " << older);
+      CHECK(h.check(h.leaf.get()).status == st::BadCertificateRevoked);
+      auto other = h.signed_leaf({});
+      CHECK(h.check(other.get()).status == st::Good);
+    }
+  }
+  SECTION("a current older list does not make up for an outdated newest one") {
+    for (const auto& [older, newer] : {std::pair{"a.crl", "b.crl"}, std::pair{"b.crl", "a.crl"}}) {
+      Hierarchy h;
+      h.install_ca(true, false);
+      const fs::path dir = h.pki.paths().issuers_crl;
+      test::write_crl(dir / older, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -20, 30).get());
+      test::write_crl(dir / newer, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -5, -1).get());
+      h.pki.reload();
+      INFO("older list in " << older);
+      const auto v = h.check(h.leaf.get());
+      CHECK(v.status == st::BadCertificateRevocationUnknown);
+      CHECK_THAT(v.reason, Catch::Contains("newest CRL is not current"));
+    }
+  }
+  SECTION("an outdated older list beside a current newest one: current") {
+    Hierarchy h;
+    h.install_ca(true, false);
+    const fs::path dir = h.pki.paths().issuers_crl;
+    test::write_crl(dir / "a.crl", test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -40, -10).get());
+    test::write_crl(dir / "b.crl", test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -1, 30).get());
+    h.pki.reload();
+    CHECK(h.check(h.leaf.get()).status == st::Good);
+  }
+}
+
 TEST_CASE("a CA without a CRL is BadCertificateRevocationUnknown or ...IssuerRevocationUnknown", "[pki]") {
   SECTION("the leaf's issuer") {
     Hierarchy h;
@@ -481,6 +524,101 @@ TEST_CASE("validation runs on several threads at once", "[pki]") {
   }
   for (auto& t : threads) t.join();
   CHECK(good == 80);
+}
+
+// What an unauthenticated peer's chain may cost (docs/SECURITY.md, "Certificate validation"): keys are
+// checked before they verify anything, and chain building verifies at most 16 signatures.
+EVP_PKEY* ec_key() {
+  static EvpPkeyPtr key(EVP_EC_gen("P-256"));
+  return key.get();
+}
+EVP_PKEY* large_exponent_key() {
+  static EvpPkeyPtr key = [] {
+    EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, nullptr);
+    BIGNUM* e = BN_new();
+    BN_set_word(e, (uint64_t{1} << 40) + 1);  // 41 bits
+    EVP_PKEY* k = nullptr;
+    const bool made = ctx && e && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) == 1 &&
+                      EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx, e) == 1 && EVP_PKEY_keygen(ctx, &k) == 1;
+    BN_free(e);
+    EVP_PKEY_CTX_free(ctx);
+    return EvpPkeyPtr(made ? k : nullptr);
+  }();
+  return key.get();
+}
+
+std::vector<uint8_t> chain_der(const std::vector<X509*>& certs) {
+  std::vector<uint8_t> out;
+  for (X509* c : certs) {
+    const auto der = to_der(c);
+    out.insert(out.end(), der.begin(), der.end());
+  }
+  return out;
+}
+
+TEST_CASE("a look-alike issuer chain costs at most 16 signature checks", "[pki][hostile]") {
+  // Seven certificates of one name, each signed by the next one's key, sent in the order that makes every
+  // link try all the others first; the leaf is signed by the last. Unbounded, building this chain takes
+  // 7 + 7 + 6 + ... signature checks.
+  Hierarchy h;
+  constexpr int kLookAlikes = 7;
+  std::vector<X509Ptr> fakes(kLookAlikes);
+  for (int i = 0; i < kLookAlikes; ++i) {
+    fakes[i] = make_cert({.cn = "Look-alike CA",
+                          .uri = "",
+                          .key = test::shared_key(i),
+                          .issuer_key = test::shared_key(i == 0 ? 0 : i - 1),
+                          .ca = true});
+  }
+  X509Ptr leaf = make_cert({.key = test::shared_key(7), .issuer = fakes.back().get(),
+                            .issuer_key = test::shared_key(kLookAlikes - 1)});
+  std::vector<X509*> sent{leaf.get()};
+  for (auto& f : fakes) sent.push_back(f.get());
+  const auto v = h.pki.validate(chain_der(sent), {});
+  CHECK(v.status == st::BadCertificateInvalid);
+  CHECK_THAT(v.reason, Catch::Contains("more than 16 signature checks"));
+  CHECK(v.signature_checks == 16);
+}
+
+TEST_CASE("an issuer's key is refused before it verifies a signature", "[pki][hostile]") {
+  Hierarchy h;
+  SECTION("not RSA") {
+    X509Ptr ca = make_cert({.cn = "EC CA", .uri = "", .key = ec_key(), .ca = true});
+    X509Ptr leaf = make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = ec_key()});
+    const auto v = h.pki.validate(chain_der({leaf.get(), ca.get()}), {});
+    CHECK(v.status == st::BadCertificatePolicyCheckFailed);
+    CHECK_THAT(v.reason, Catch::Contains("EC CA") && Catch::Contains("not an RSA key"));
+    CHECK(v.signature_checks == 0);
+  }
+  SECTION("an RSA key with a public exponent over 32 bits") {
+    REQUIRE(large_exponent_key() != nullptr);
+    X509Ptr ca = make_cert({.cn = "Slow CA", .uri = "", .key = large_exponent_key(), .ca = true});
+    X509Ptr leaf = make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = large_exponent_key()});
+    const auto v = h.pki.validate(chain_der({leaf.get(), ca.get()}), {});
+    CHECK(v.status == st::BadCertificatePolicyCheckFailed);
+    CHECK_THAT(v.reason, Catch::Contains("41-bit public exponent"));
+    CHECK(v.signature_checks == 0);
+  }
+  SECTION("a key below the policy's minimum") {
+    X509Ptr ca = make_cert({.cn = "Small CA", .uri = "", .key = test::shared_key(0, 1024), .ca = true});
+    X509Ptr leaf = make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = test::shared_key(0, 1024)});
+    const auto v = h.pki.validate(chain_der({leaf.get(), ca.get()}), {});
+    CHECK(v.status == st::BadCertificatePolicyCheckFailed);
+    CHECK_THAT(v.reason, Catch::Contains("1024-bit key"));
+    CHECK(v.signature_checks == 0);
+  }
+  SECTION("a self-issued certificate's own key") {
+    X509Ptr self = make_cert({.key = ec_key()});
+    const auto v = h.pki.validate(chain_der({self.get()}), {});
+    CHECK(v.status == st::BadCertificatePolicyCheckFailed);
+    CHECK(v.signature_checks == 0);
+  }
+  SECTION("a good chain counts its links") {
+    h.install_ca();
+    const auto v = h.check(h.leaf.get());
+    CHECK(v.status == st::Good);
+    CHECK(v.signature_checks == 3);  // leaf by intermediate, intermediate by root, root by itself
+  }
 }
 
 }  // namespace

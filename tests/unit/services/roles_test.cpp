@@ -104,3 +104,33 @@ TEST_CASE("roles: anonymous can be switched off", "[services][roles]") {
   for (const auto& t : eps[0].user_identity_tokens) CHECK(t.token_type != ua::UserTokenType::Anonymous);
   CHECK(h.login(user("alice", "secret")).is_good());
 }
+
+TEST_CASE("roles: an activation as another user re-checks the session's monitored items", "[services][roles][session]") {
+  ServiceHarness h("", kGuarded, kUsers);
+  REQUIRE(h.login(user("alice", "secret")).is_good());  // Operator: may read Setpoint
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, ItemSpec{guarded("Setpoint")}).status_code.is_good());
+  auto first = next_changes(h);
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].value.status.is_good());
+  CHECK(first[0].value.value == ua::Variant(1.0));
+  // The same session, activated again on its channel as a user without the role: the item samples
+  // BadUserAccessDenied once and no value any more.
+  ua::ActivateSessionRequest again;
+  again.user_identity_token = user("nobody", "secret");
+  ua::StatusCode st;
+  h.call<ua::ActivateSessionResponse>(again, &st);
+  REQUIRE(st.is_good());
+  auto denied = next_changes(h);
+  REQUIRE(denied.size() == 1);
+  CHECK(denied[0].value.status == status::BadUserAccessDenied);
+  CHECK(denied[0].value.value.is_empty());
+  // Back to a user with the role: the item resumes with the value.
+  again.user_identity_token = user("alice", "secret");
+  h.call<ua::ActivateSessionResponse>(again, &st);
+  REQUIRE(st.is_good());
+  auto resumed = next_changes(h);
+  REQUIRE(resumed.size() == 1);
+  CHECK(resumed[0].value.status.is_good());
+  CHECK(resumed[0].value.value == ua::Variant(1.0));
+}

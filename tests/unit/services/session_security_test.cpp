@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include "services/user_token.hpp"
 #include "tests/unit/services/service_harness.hpp"
@@ -34,8 +35,8 @@ constexpr const char* kNoPlaintext = R"("security": {"allow_plaintext_passwords"
 // A harness whose server has a certificate (and, with `members`, the endpoints and users given).
 struct SecureHarness {
   explicit SecureHarness(std::string members = std::string(kSecureEndpoints) + ", " + kNoPlaintext,
-                         std::string_view extra_nodes = "")
-      : identity(test_identity()), h("", extra_nodes, members) {
+                         std::string_view extra_nodes = "", std::string_view extra_limits = "")
+      : identity(test_identity()), h(extra_limits, extra_nodes, members) {
     h.server->set_identity(&identity);
   }
   // The daemon's wiring: RSA private-key work on a pool of `threads`, at most `queued` waiting.
@@ -378,6 +379,146 @@ TEST_CASE("session security: the legacy encrypted secret's bounds", "[services][
   CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(),
                                         encrypt_secret(b256(), id.public_key.get(), huge, nb), nb,
                                         out) == status::BadIdentityTokenInvalid);
+}
+
+TEST_CASE("session security: a session is activated on another channel only with its creator's certificate, in a "
+          "mode no weaker",
+          "[services][security][session][hostile]") {
+  // Anonymous is allowed on the secure endpoint here: whoever saw the authenticationToken (in clear on
+  // None and Sign channels) could otherwise take the session over from a channel of its own.
+  const std::string endpoints =
+      R"("endpoints": [{"url": "opc.tcp://0.0.0.0:4840"},
+                       {"url": "opc.tcp://0.0.0.0:4843", "security_policies": ["Basic256Sha256"],
+                        "security_modes": ["Sign", "SignAndEncrypt"]}])";
+  asio::io_context other_ctx;  // outlives the server
+  const bool other_shard = GENERATE(false, true);
+  INFO((other_shard ? "the new channel on another shard" : "the new channel on the session's shard"));
+  SecureHarness s(endpoints + ", " + kNoPlaintext);
+  s.secure();  // Basic256Sha256, SignAndEncrypt, urn:test:client's certificate
+  ua::StatusCode st;
+  s.create(&st);
+  REQUIRE(st.is_good());
+  s.activate({}, &st, s.client_signature());
+  REQUIRE(st.is_good());
+  SecondShard second(s.h, other_shard ? other_ctx : s.h.ctx);
+  second.token = s.h.token;
+  auto activate_on_second = [&](ua::SignatureData signature) {
+    ua::ActivateSessionRequest req;
+    req.client_signature = std::move(signature);
+    ua::StatusCode result;
+    second.call<ua::ActivateSessionResponse>(req, &result);
+    return result;
+  };
+  const TestCertificate& own = test_certificate("urn:test:client");
+  const TestCertificate& other = test_certificate("urn:test:other");
+  // SecurityPolicy None: no certificate at all.
+  CHECK(activate_on_second({}) == status::BadSecurityChecksFailed);
+  // The same certificate, but Sign where the session was made with SignAndEncrypt.
+  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::Sign, own.der, own.key);
+  CHECK(activate_on_second(s.client_signature()) == status::BadSecurityChecksFailed);
+  // Another certificate, with a signature of its own that verifies.
+  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::SignAndEncrypt, other.der, other.key);
+  CHECK(activate_on_second(s.client_signature(b256(), "urn:test:other")) == status::BadSecurityChecksFailed);
+  // Untouched: still on its channel, its nonce unchanged.
+  const ua::ByteString nonce = s.nonce;
+  CHECK(s.h.read(ua::NodeId(0, 2258)).status.is_good());
+  CHECK(s.nonce == nonce);
+  // The creator's certificate in the same mode: the session moves.
+  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::SignAndEncrypt, own.der, own.key);
+  CHECK(activate_on_second(s.client_signature()).is_good());
+  ua::StatusCode old_channel;
+  s.h.call<ua::ReadResponse>(ua::ReadRequest{}, &old_channel);
+  CHECK(old_channel == (other_shard ? status::BadSessionIdInvalid : status::BadSecureChannelIdInvalid));
+}
+
+TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption", "[services][security][hostile]") {
+  const auto id = test_identity();
+  const ua::ByteString nonce(std::string(32, 'n'));
+  const auto nb = nonce.bytes();
+  std::string out;
+  size_t blocks = 0;
+  const size_t block = security::rsa_key_bytes(id.private_key.get());
+  // A length prefix past kMaxSecretBytes in the first block, then as many blocks as the size bound
+  // lets through: only the first is decrypted.
+  auto huge_length = encrypt_secret(b256(), id.public_key.get(), "pw", nb, 100000);
+  const size_t max_blocks = (services::kMaxSecretBytes + 4 + 128) / (block / 2) + 1;
+  while (huge_length.size() / block < max_blocks) huge_length.insert(huge_length.end(), block, 0x11);
+  CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), huge_length, nb, out, &blocks) ==
+        status::BadIdentityTokenInvalid);
+  CHECK(blocks == 1);
+  // A good secret with a block after it that its length does not need: refused, the extra block never
+  // decrypted.
+  auto trailing = encrypt_secret(b256(), id.public_key.get(), "pw", nb);
+  trailing.insert(trailing.end(), block, 0x22);
+  CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), trailing, nb, out, &blocks) ==
+        status::BadIdentityTokenInvalid);
+  CHECK(blocks == 1);
+  // A good secret over several blocks costs the blocks it needs.
+  const std::string long_pw(600, 'p');
+  const auto several = encrypt_secret(b256(), id.public_key.get(), long_pw, nb);
+  REQUIRE(several.size() / block > 1);
+  CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), several, nb, out, &blocks).is_good());
+  CHECK(out == long_pw);
+  CHECK(blocks == several.size() / block);
+}
+
+TEST_CASE("session security: encrypted-password tokens that do not decrypt count as failed logins",
+          "[services][security][login][hostile]") {
+  SecureHarness s(std::string(kSecureEndpoints) + ", " + kNoPlaintext, "", "\"max_failed_logins_per_address\": 2");
+  ua::StatusCode st;
+  s.create(&st);
+  REQUIRE(st.is_good());
+  const std::string id = "username_Aes256_Sha256_RsaPss";
+  auto garbage = ua::ExtensionObject::make(ua::UserNameIdentityToken{
+      ua::String(id), ua::String("alice"), ua::ByteString(std::string(256, '\x11')),
+      ua::String(std::string(pss().asymmetric_encryption_uri))});
+  s.activate(garbage, &st);
+  CHECK(st == status::BadIdentityTokenInvalid);
+  s.activate(s.password(id, pss(), "secret", nullptr, +1), &st);  // decrypts, the length does not fit
+  CHECK(st == status::BadIdentityTokenInvalid);
+  // Two failures: the address is locked out, the right password is refused and never checked.
+  s.activate(s.password(id, pss(), "secret"), &st);
+  CHECK(st == status::BadUserAccessDenied);
+  CHECK(s.h.server->logins().checks_done() == 0);
+}
+
+TEST_CASE("LoginVerifier: checks in flight count against the lockout", "[services][login][hostile]") {
+  std::vector<config::User> users{{"bob", config::hash_password_with_salt("pw", "0123456789abcdef", 100000)}};
+  services::LoginVerifier::Limits limits;
+  limits.max_queued = 32;
+  limits.max_failures = 3;
+  services::LoginVerifier v(users, limits);
+  asio::io_context ctx;
+  int answered = 0, denied = 0;
+  auto done = [&](ua::StatusCode st, std::string) {
+    ++answered;
+    if (st == status::BadUserAccessDenied) ++denied;
+  };
+  // A burst of 20 guesses at once: 3 are checked, the other 17 refused before any hash.
+  for (int i = 0; i < 20; ++i) v.submit("10.0.0.1", "bob", "guess", ctx, done);
+  CHECK(v.queued() + v.checks_done() <= 3);
+  while (answered < 20) {
+    ctx.restart();
+    ctx.run_for(std::chrono::milliseconds(20));
+  }
+  CHECK(denied == 20);
+  CHECK(v.checks_done() == 3);
+  // Another address is not affected.
+  bool good = false;
+  v.submit("10.0.0.2", "bob", "pw", ctx, [&](ua::StatusCode st, std::string) { good = st.is_good(); });
+  while (v.checks_done() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ctx.restart();
+  ctx.run_for(std::chrono::milliseconds(50));
+  CHECK(good);
+}
+
+TEST_CASE("LoginVerifier: an IPv6 client counts by its /64", "[services][login]") {
+  using services::LoginVerifier;
+  CHECK(LoginVerifier::failure_key("2001:db8:1:2:aaaa::1") == LoginVerifier::failure_key("2001:db8:1:2:bbbb:1:2:3"));
+  CHECK(LoginVerifier::failure_key("2001:db8:1:2::1") == "2001:db8:1:2::/64");
+  CHECK(LoginVerifier::failure_key("2001:db8:1:3::1") != LoginVerifier::failure_key("2001:db8:1:2::1"));
+  CHECK(LoginVerifier::failure_key("192.0.2.7") == "192.0.2.7");
+  CHECK(LoginVerifier::failure_key("not an address") == "not an address");
 }
 
 TEST_CASE("session security: certificate helpers", "[services][security]") {
