@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/histogram.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
@@ -68,11 +69,6 @@ double ns_per_op(F&& f, int iterations, double& allocations_per_op) {
   return std::chrono::duration<double, std::nano>(t1 - t0).count() / iterations;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -109,7 +105,7 @@ int main(int argc, char** argv) {
   std::printf("codec_bench: %d rounds x %d iterations, median ns per message\n", rounds, iterations);
   std::printf("  request %zu bytes, response %zu bytes\n", req_bytes.size(), resp_bytes.size());
   for (auto& c : cases) {
-    std::printf("  %-26s %9.0f ns  %5.2f allocations\n", c.name, median(c.samples), c.allocations);
+    std::printf("  %-26s %9.0f ns  %5.2f allocations\n", c.name, opcuad::bench::median(c.samples), c.allocations);
   }
   return 0;
 }

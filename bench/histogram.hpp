@@ -7,6 +7,7 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <vector>
 
 namespace opcuad::bench {
 
@@ -59,5 +60,13 @@ class Histogram {
   uint64_t count_ = 0;
   uint64_t max_ = 0;
 };
+
+// The median of a set of samples (the mean of the middle two for an even count); 0 for none.
+inline double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 }  // namespace opcuad::bench

@@ -53,13 +53,6 @@ double median_ratio(const RunResult& a, const RunResult& b) {
   return n % 2 ? ratios[n / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::string ratio_or_na(double v, int digits) {
   return v < 0 ? std::string("n/a") : fixed(v, digits);
 }

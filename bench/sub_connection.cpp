@@ -12,12 +12,6 @@
 
 namespace opcuad::bench {
 
-namespace {
-
-constexpr size_t kReadSize = 256 * 1024;
-
-}  // namespace
-
 SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters)
     : socket_(ctx), counters_(counters) {}
 

@@ -20,7 +20,6 @@ namespace {
 using transport::MessageType;
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kReadSize = 256 * 1024;
 
 }  // namespace
 

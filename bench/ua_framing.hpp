@@ -35,6 +35,9 @@
 
 namespace opcuad::bench {
 
+// How much a client asks the socket for per read.
+inline constexpr size_t kReadSize = 256 * 1024;
+
 // What a session needs to send requests after the handshake.
 struct SessionInfo {
   uint32_t channel_id = 0;

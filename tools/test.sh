@@ -6,7 +6,7 @@
 # CI runs exactly this (.ci/run).
 #   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 60)
 #
-# Builds, each configured for what its stage runs:
+# Builds, each configured for what its stage runs (all unity builds, CMakeLists.txt):
 #   build/asan     clang, Debug, ASan+UBSan: everything, the libFuzzer targets included (coverage
 #                  instrumentation on the fuzzed libraries only), so one build serves the tests and fuzzing
 #   build/package  the shipped Release build (packaging/build-deb.sh): the daemon the package test checks

@@ -12,24 +12,14 @@
 #include <vector>
 
 #include "daemon/log.hpp"
+#include "tests/unit/daemon/text_file.hpp"
 
 using namespace opcuad;
+using opcuad::test::count;
+using opcuad::test::slurp;
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-size_t count(const std::string& text, std::string_view what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // A fresh directory for one test; logging goes back to standard error at info afterwards.
 struct LogDir {
   fs::path dir = fs::temp_directory_path() / ("opcuad-log-test-" + std::to_string(::getpid()));

@@ -21,12 +21,6 @@ void settle(ServiceHarness& h) {
   h.run_for(std::chrono::milliseconds(20));
 }
 
-ua::StatusCode fault_of(const ServerMessage& m) {
-  ua::ServiceFault fault;
-  if (!decode_body(m, fault)) return status::Good;
-  return fault.response_header.service_result;
-}
-
 }  // namespace
 
 TEST_CASE("publish queue: 200 sessions expire with queued Publish requests, the channel still reads",

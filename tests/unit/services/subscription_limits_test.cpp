@@ -31,12 +31,6 @@ size_t count_status(const std::vector<ua::MonitoredItemCreateResult>& results, u
   return n;
 }
 
-ua::StatusCode fault_of(const ServerMessage& m) {
-  ua::ServiceFault fault;
-  if (!decode_body(m, fault)) return status::Good;
-  return fault.response_header.service_result;
-}
-
 }  // namespace
 
 TEST_CASE("subscription limits: the per-session limits are published in ServerCapabilities",

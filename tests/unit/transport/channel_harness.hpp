@@ -10,6 +10,7 @@
 #include "tests/unit/transport/memory_channel.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/codec.hpp"
+#include "ua/generated/status_codes.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::transport::test {
@@ -68,6 +69,13 @@ bool decode_body(const ServerMessage& m, T& out) {
   if (!type.is_ns0(T::binary_encoding_id)) return false;
   ua::decode(d, out);
   return d.ok();
+}
+
+// The service result of a ServiceFault; Good when `m` is not one.
+inline ua::StatusCode fault_of(const ServerMessage& m) {
+  ua::ServiceFault fault;
+  if (!decode_body(m, fault)) return ua::status::Good;
+  return fault.response_header.service_result;
 }
 
 inline std::string hello(uint32_t receive = 65535, uint32_t send = 65535, uint32_t max_message = 0,

@@ -26,12 +26,6 @@ void run_for(Harness& h, std::chrono::milliseconds d) {
       h, [] { return false; }, d);
 }
 
-ua::StatusCode fault_of(const ServerMessage& m) {
-  ua::ServiceFault fault;
-  REQUIRE(decode_body(m, fault));
-  return fault.response_header.service_result;
-}
-
 // A request body of `size` bytes of filler: no valid type id, so a dispatched one is refused.
 std::string filler(size_t size) {
   return std::string(size, 'x');
