@@ -59,7 +59,7 @@ struct ServerInfo {
   uint32_t max_string_length = 1 << 20;
   uint32_t max_byte_string_length = 1 << 20;
   double min_supported_sample_rate = 0;  // ms; 0 = exception-based sampling supported
-  uint32_t max_sessions = 100;
+  uint32_t max_sessions = 1000;
   uint32_t max_subscriptions = 1000;
   uint32_t max_monitored_items = 100000;
   // Part 5 §6.3.2 (0: no limit of its own).

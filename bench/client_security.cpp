@@ -134,7 +134,8 @@ void set_security_variants(std::vector<SecuritySettings> variants) {
 }
 
 std::string endpoint_config_json(const fs::path& dir, const SecuritySettings& s) {
-  if (!s.secured()) return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0"}])";
+  // The bench writes as an anonymous user.
+  if (!s.secured()) return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0"}], "security": {"anonymous_write": true})";
   // Part 12 §F.1 layout; the server creates the rest. The bench's certificate is trusted from the start.
   const fs::path pki = dir / "pki";
   const fs::path trusted = pki / "trusted" / "certs";
@@ -146,7 +147,7 @@ std::string endpoint_config_json(const fs::path& dir, const SecuritySettings& s)
   return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0", "security_policies": [)" +
          json_string(s.policy->name) + R"(], "security_modes": [)" +
          json_string(s.encrypting() ? "SignAndEncrypt" : "Sign") + R"(]}],
- "security": {"pki_directory": )" +
+ "security": {"anonymous_write": true, "pki_directory": )" +
          json_string(pki.string()) + "}";
 }
 

@@ -68,12 +68,12 @@ struct Security {
   bool allow_anonymous = true;             // the default of endpoints[].allow_anonymous
   bool allow_plaintext_passwords = false;  // a UserName token policy None on None endpoints (insecure)
   bool allow_deprecated_policies = false;  // Basic128Rsa15, Basic256 (Part 7 deprecates them)
-  bool anonymous_write = true;             // false: Write is refused to anonymous sessions
+  bool anonymous_write = false;            // true: anonymous sessions may Write (warned at every start)
   friend bool operator==(const Security&, const Security&) = default;
 };
 
 struct Limits {
-  uint32_t max_sessions = 100;
+  uint32_t max_sessions = 1000;
   uint32_t max_subscriptions = 1000;
   uint32_t max_monitored_items = 100000;
   uint32_t max_message_size = 16 * 1024 * 1024;
@@ -110,6 +110,12 @@ struct Limits {
   uint32_t max_unactivated_sessions = 64;
   uint32_t max_unactivated_sessions_per_address = 16;
   double unactivated_session_timeout_ms = 10000;
+  // A CreateSession beyond those two waits for a slot (the oldest waiter first) at most max_session_wait_ms
+  // and its request's timeoutHint; at most this many wait per address and in total (0 for either: none
+  // waits). Beyond any of these: BadTooManySessions.
+  uint32_t max_waiting_sessions = 1024;
+  uint32_t max_waiting_sessions_per_address = 256;
+  double max_session_wait_ms = 10000;
   // User-name logins (checked off the shard threads): checks waiting at most (BadServerTooBusy), and
   // failed logins per client address within the window before that address is refused
   // (BadUserAccessDenied) until the window has passed.

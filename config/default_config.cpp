@@ -1,5 +1,6 @@
 // The configuration opcuad uses without --config: one anonymous, unsecured endpoint on port 4840 and a
-// demo namespace with simulated and writable variables of every built-in type. It is JSON run through the
+// demo namespace with simulated and writable variables of every built-in type, which anonymous sessions may
+// write (security.anonymous_write, logged at start as every such grant is). It is JSON run through the
 // same loader as user files, so it is validated like them.
 #include <cstdlib>
 #include <cstdio>
@@ -14,7 +15,7 @@ constexpr const char* kServer = R"json({
   "application_uri": "urn:opcuad:server",
   "application_name": "opcuad",
   "endpoints": [{"url": "opc.tcp://0.0.0.0:4840", "security_policies": ["None"], "security_modes": ["None"]}],
-  "security": {"allow_anonymous": true},
+  "security": {"allow_anonymous": true, "anonymous_write": true},
   "namespaces": ["urn:opcuad:demo"]
 })json";
 

@@ -128,6 +128,13 @@ void read_limits(ObjectReader& parent, Limits& l) {
   r.read_int("max_unactivated_sessions", l.max_unactivated_sessions);
   r.read_int("max_unactivated_sessions_per_address", l.max_unactivated_sessions_per_address);
   r.read("unactivated_session_timeout_ms", l.unactivated_session_timeout_ms);
+  r.read_int("max_waiting_sessions", l.max_waiting_sessions);
+  r.read_int("max_waiting_sessions_per_address", l.max_waiting_sessions_per_address);
+  r.read("max_session_wait_ms", l.max_session_wait_ms);
+  if (!(l.max_session_wait_ms >= 0 && l.max_session_wait_ms <= 3600000)) {
+    parent.context().error(parent.path_of("limits") + "/max_session_wait_ms",
+                           "max_session_wait_ms must be between 0 and 3600000");
+  }
   r.read_int("max_queued_logins", l.max_queued_logins);
   r.read_int("max_failed_logins_per_address", l.max_failed_logins_per_address);
   r.read("failed_login_window_ms", l.failed_login_window_ms);
@@ -555,12 +562,29 @@ std::vector<std::string> security_warnings(const ServerConfig& c) {
       }
     }
   }
-  bool passwords = false;
-  for (const auto& u : c.users) passwords |= !u.password_hash.empty();
+  bool passwords = false, certificates = false;
+  for (const auto& u : c.users) {
+    passwords |= !u.password_hash.empty();
+    certificates |= u.certificate_thumbprint.has_value();
+  }
   if (c.security.allow_plaintext_passwords && passwords && none_endpoint) {
     out.push_back(
         "INSECURE: security.allow_plaintext_passwords lets clients send passwords in clear on SecurityPolicy "
         "None endpoints");
+  }
+  bool anonymous = false;
+  for (const auto& e : c.endpoints) {
+    anonymous |= e.allow_anonymous;
+    // Part 4 §7.42: a session is activated with one of the endpoint's user token policies; with none, no
+    // client can ever use the endpoint.
+    if (!e.allow_anonymous && !passwords && !certificates) {
+      out.push_back("endpoint " + e.url +
+                    " offers no user token policy (no anonymous access, no users): no client can activate a "
+                    "session there; add users (docs/OPERATIONS.md, \"Connect a remote client\") or allow_anonymous");
+    }
+  }
+  if (anonymous && c.security.anonymous_write) {
+    out.push_back("anonymous sessions may write every writable variable (security.anonymous_write)");
   }
   return out;
 }

@@ -55,6 +55,9 @@ std::vector<std::string> restart_only_changes(const ServerConfig& running, const
   OPCUAD_RESTART_ONLY("limits.max_unactivated_sessions_per_address",
                       limits.max_unactivated_sessions_per_address);
   OPCUAD_RESTART_ONLY("limits.unactivated_session_timeout_ms", limits.unactivated_session_timeout_ms);
+  OPCUAD_RESTART_ONLY("limits.max_waiting_sessions", limits.max_waiting_sessions);
+  OPCUAD_RESTART_ONLY("limits.max_waiting_sessions_per_address", limits.max_waiting_sessions_per_address);
+  OPCUAD_RESTART_ONLY("limits.max_session_wait_ms", limits.max_session_wait_ms);
   OPCUAD_RESTART_ONLY("limits.max_queued_logins", limits.max_queued_logins);
   OPCUAD_RESTART_ONLY("limits.max_failed_logins_per_address", limits.max_failed_logins_per_address);
   OPCUAD_RESTART_ONLY("limits.failed_login_window_ms", limits.failed_login_window_ms);

@@ -184,6 +184,8 @@ std::string render_prometheus(const Sources& src) {
   x.gauge("opcuad_sessions", "Sessions that exist now (activated or not)", s.current_sessions);
   x.gauge("opcuad_sessions_unactivated", "Sessions created and not yet activated",
           src.services.unactivated_session_count());
+  x.gauge("opcuad_sessions_waiting", "CreateSession requests waiting for an unactivated-session slot",
+          src.services.waiting_session_count());
   x.counter("opcuad_sessions_created_total", "Sessions created (CumulatedSessionCount)", s.sessions_created);
   x.counter("opcuad_sessions_rejected_total",
             "CreateSession and ActivateSession requests refused (RejectedSessionCount)", s.sessions_rejected);

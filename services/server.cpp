@@ -64,7 +64,9 @@ Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& co
     : space_(space),
       config_(config),
       instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)),
-      unactivated_(config.limits.max_unactivated_sessions, config.limits.max_unactivated_sessions_per_address),
+      unactivated_(config.limits.max_unactivated_sessions, config.limits.max_unactivated_sessions_per_address,
+                   AddressCounter::WaitLimits{config.limits.max_waiting_sessions,
+                                              config.limits.max_waiting_sessions_per_address}),
       logins_(std::make_unique<LoginVerifier>(config.users, login_limits(config.limits))) {}
 
 bool Server::wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept {
@@ -187,6 +189,7 @@ void Server::sweep(ShardState& shard) {
     }
   }
   expire_parked(shard, now);
+  if (!shard.waiting_sessions.empty()) expire_waiting_sessions(*this, shard, now);
   see_store(shard);  // before the quiescent point: nothing of the old store survives it
   if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
   shard.sweep->expires_after(std::chrono::milliseconds(250));
@@ -480,9 +483,13 @@ void Server::on_channel_closed(transport::SecureChannel& channel) {
   // the channel that created it (Part 4 §5.6.3), so it is dropped now instead of holding its slot and its
   // ticket against max_unactivated_sessions until unactivated_session_timeout_ms. Such sessions are few
   // (that limit), so the shard's table is walked only while some exist anywhere.
-  if (unactivated_session_count() == 0) return;
+  // A CreateSession of this channel still waiting for a slot is withdrawn at once.
+  if (unactivated_session_count() == 0 && waiting_session_count() == 0) return;
   ShardState& shard = shard_of(channel);
   const uint32_t id = channel.id();
+  if (!shard.waiting_sessions.empty()) {
+    expire_waiting_sessions(*this, shard, std::chrono::steady_clock::time_point::min(), id);
+  }
   for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
     const Session& s = *it->second;
     if (s.activated || s.channel_id != id) {

@@ -47,6 +47,20 @@ namespace opcuad::services {
 
 struct DiagnosticsArrays;  // diagnostics.hpp
 
+// A CreateSession waiting for a slot under limits.max_unactivated_sessions(_per_address)
+// (AddressCounter::wait): its request, decoded once and bounded by
+// connections.max_message_size_before_session, and where to answer it.
+struct WaitingSession {
+  uint64_t key = 0;     // this shard's, for the grant
+  uint64_t waiter = 0;  // AddressCounter's, for cancel()
+  std::string address;
+  std::weak_ptr<transport::SecureChannel> channel;
+  uint32_t channel_id = 0;
+  uint32_t request_id = 0;
+  std::shared_ptr<ua::CreateSessionRequest> request;
+  std::chrono::steady_clock::time_point deadline;
+};
+
 struct ShardState {
   asio::io_context* context = nullptr;
   unsigned index = 0;  // attach order; picks the shard's CellWatch bit
@@ -66,6 +80,10 @@ struct ShardState {
   // (no token finds them) and exist only to hold their subscriptions until each one's lifetime ends or a
   // session of the same user takes it with TransferSubscriptions; the sweep frees them once empty.
   std::vector<std::unique_ptr<Session>> parked;
+  // shard-local: CreateSessions of this shard's channels waiting for an unactivated-session slot, oldest
+  // first; the sweep answers those whose wait is over (BadTooManySessions).
+  std::vector<WaitingSession> waiting_sessions;
+  uint64_t last_waiting_key = 0;
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
   std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
   Scratch scratch;                             // shard-local: reused requests, responses, work lists
@@ -199,6 +217,14 @@ class Server final : public transport::ServiceHandler {
   // reached. A session holds it until its first activation.
   AddressCounter::Ticket reserve_unactivated(const std::string& address) { return unactivated_.acquire(address); }
   uint32_t unactivated_session_count() const { return unactivated_.total(); }
+  // When no ticket is free: a place in the FIFO of limits.max_waiting_sessions(_per_address), see
+  // AddressCounter::wait; 0 when it is full.
+  uint64_t wait_unactivated(const std::string& address, AddressCounter::Grant grant) {
+    return unactivated_.wait(address, std::move(grant));
+  }
+  bool cancel_unactivated_wait(uint64_t waiter) { return unactivated_.cancel(waiter); }
+  AddressCounter::Ticket adopt_unactivated(std::string address) { return unactivated_.adopt(std::move(address)); }
+  uint32_t waiting_session_count() const { return unactivated_.waiting(); }
   LoginVerifier& logins() noexcept { return *logins_; }
   bool reserve_session() noexcept;
   void release_session() noexcept;
@@ -346,6 +372,12 @@ ua::StatusCode session_rebind_refusal(const Session& session, const ChannelCrede
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel,
                       uint32_t request_id, Session& session, const ua::ActivateSessionRequest& request,
                       std::string user);
+// CreateSessions that wait for an unactivated-session slot (session_service.cpp), on the shard's thread:
+// the grant of `key`'s slot creates its session; the sweep refuses, with BadTooManySessions, those whose
+// wait is over or whose channel `closed_channel` (0: none) or another has closed.
+void grant_waiting_session(Server& server, ShardState& shard, uint64_t key);
+void expire_waiting_sessions(Server& server, ShardState& shard, std::chrono::steady_clock::time_point now,
+                             uint32_t closed_channel = 0);
 // Refuses a CreateSession or ActivateSession with `result`, counting it in the shard's RejectedSessionCount
 // (and SecurityRejectedSessionCount for a security reason, transport::is_security_fault).
 void refuse_session(ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,

@@ -170,7 +170,74 @@ ua::StatusCode x509_user(const Server& server, const std::array<uint8_t, 20>& th
   return status::BadIdentityTokenRejected;
 }
 
+void create_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                    const ua::CreateSessionRequest& req, AddressCounter::Ticket ticket);
+
+// Queues a CreateSession that found no unactivated-session slot (limits.max_waiting_sessions,
+// max_waiting_sessions_per_address): it waits at most limits.max_session_wait_ms and its timeoutHint.
+// False when waiting is off or full: the caller refuses it.
+bool wait_for_slot(Server& server, Call& call, ua::CreateSessionRequest&& req) {
+  double wait_ms = server.config().limits.max_session_wait_ms;
+  if (const uint32_t hint = req.request_header.timeout_hint; hint != 0) wait_ms = std::min(wait_ms, double(hint));
+  if (!(wait_ms >= 1)) return false;
+  ShardState& shard = call.shard;
+  const uint64_t key = ++shard.last_waiting_key;
+  const std::string& address = call.channel.peer_address();
+  // The grant runs on whichever thread freed the slot: it only posts to this shard.
+  const uint64_t waiter = server.wait_unactivated(address, [&server, &shard, key] {
+    asio::post(*shard.context, [&server, &shard, key] { grant_waiting_session(server, shard, key); });
+  });
+  if (!waiter) return false;
+  WaitingSession w;
+  w.key = key;
+  w.waiter = waiter;
+  w.address = address;
+  w.channel = call.channel.weak_from_this();
+  w.channel_id = call.channel.id();
+  w.request_id = call.request_id;
+  w.request = std::make_shared<ua::CreateSessionRequest>(std::move(req));
+  w.deadline = std::chrono::steady_clock::now() +
+               std::chrono::microseconds(static_cast<int64_t>(wait_ms * 1000));
+  shard.waiting_sessions.push_back(std::move(w));
+  return true;
+}
+
 }  // namespace
+
+void grant_waiting_session(Server& server, ShardState& shard, uint64_t key) {
+  auto& waiting = shard.waiting_sessions;
+  auto it = std::find_if(waiting.begin(), waiting.end(), [key](const WaitingSession& w) { return w.key == key; });
+  if (it == waiting.end()) return;  // not reached: an entry leaves the list only here or after cancel()
+  WaitingSession w = std::move(*it);
+  waiting.erase(it);
+  AddressCounter::Ticket ticket = server.adopt_unactivated(std::move(w.address));
+  auto channel = w.channel.lock();
+  // A channel that closed meanwhile: the ticket's release hands the slot to the next waiter.
+  if (!channel || channel->state() != transport::SecureChannel::State::Open || channel->id() != w.channel_id) return;
+  create_session(server, shard, *channel, w.request_id, *w.request, std::move(ticket));
+}
+
+void expire_waiting_sessions(Server& server, ShardState& shard, std::chrono::steady_clock::time_point now,
+                             uint32_t closed_channel) {
+  auto& waiting = shard.waiting_sessions;
+  for (size_t i = 0; i < waiting.size();) {
+    WaitingSession& w = waiting[i];
+    std::shared_ptr<transport::SecureChannel> channel =
+        w.channel_id == closed_channel ? nullptr : w.channel.lock();
+    const bool gone = !channel || channel->state() != transport::SecureChannel::State::Open;
+    // A waiter whose cancel() fails has its grant posted already: grant_waiting_session() takes it.
+    if ((gone || now >= w.deadline) && server.cancel_unactivated_wait(w.waiter)) {
+      if (!gone) {
+        report_session_refused(server, w.address, "max_unactivated_sessions");
+        refuse_session(shard, *channel, w.request_id, w.request->request_header.request_handle,
+                       status::BadTooManySessions);
+      }
+      waiting.erase(waiting.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+}
 
 ChannelCredentials ChannelCredentials::of(const transport::SecureChannel& channel) {
   ChannelCredentials c;
@@ -353,28 +420,40 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     if (!identity) return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadSecurityChecksFailed);
   }
   // A session not yet activated counts against its own, smaller limits (total and per client address),
-  // so unauthenticated clients cannot fill the session table (docs/SECURITY.md).
+  // so unauthenticated clients cannot fill the session table (docs/SECURITY.md). Beyond them the request
+  // waits for a slot, within its own bounds, before it is refused.
   AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
   if (!ticket) {
+    if (wait_for_slot(server, call, std::move(req))) return;  // `req` is gone only when it waits
     report_session_refused(server, call.channel.peer_address(), "max_unactivated_sessions");
     return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
   }
+  create_session(server, call.shard, call.channel, call.request_id, req, std::move(ticket));
+}
+
+namespace {
+
+// CreateSession past its checks, holding its unactivated-session ticket: now or when a wait ends.
+void create_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
+                    const ua::CreateSessionRequest& req, AddressCounter::Ticket ticket) {
+  const uint32_t handle = req.request_header.request_handle;
+  const security::ServerIdentity* identity = server.identity();
+  const bool secure = secured(channel);
   auto session_guid = random_guid();
   auto token_guid = random_guid();
   auto nonce = random_bytes(32);
   if (!session_guid || !token_guid || !nonce) {
-    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadInternalError);
+    return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
   }
   if (!server.reserve_session()) {
-    report_session_refused(server, call.channel.peer_address(), "max_sessions");
-    return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
+    report_session_refused(server, channel.peer_address(), "max_sessions");
+    return refuse_session(shard, channel, request_id, handle, status::BadTooManySessions);
   }
   auto s = std::make_unique<Session>();
-  ShardState& shard = call.shard;
   s->session_id = ua::NodeId(1, *session_guid);
   s->authentication_token = ua::NodeId(0, *token_guid);
   s->name = std::string(req.session_name.view().substr(0, 256));
-  s->channel_id = call.channel.id();
+  s->channel_id = channel.id();
   const auto& limits = server.config().limits;
   const double requested = req.requested_session_timeout;
   s->timeout_ms = requested == requested ? std::clamp(requested, limits.min_session_timeout_ms,
@@ -388,8 +467,8 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   s->client_application_uri = std::string(req.client_description.application_uri.view().substr(0, 4096));
   s->client_application_name =
       std::string(req.client_description.application_name.text.view().substr(0, 256));
-  s->client_address = call.channel.peer_address();
-  const ChannelCredentials creator = ChannelCredentials::of(call.channel);
+  s->client_address = channel.peer_address();
+  const ChannelCredentials creator = ChannelCredentials::of(channel);
   s->creator_certificate = creator.certificate;
   s->creator_mode = creator.mode;
   s->described.connected = ua::DateTime::now();
@@ -411,7 +490,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     report_session(server, "session.created", *s);
     server.add_session(shard, std::move(s));
     stat_add(shard.stats.sessions_created);
-    return call.channel.send(call.request_id, resp);
+    return channel.send(request_id, resp);
   }
   server.add_session(shard, std::move(s));
 
@@ -419,7 +498,7 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   // shard. The session waits in the table meanwhile, unusable (its token is only in this response) and
   // holding its reservations; if the channel closes first it goes with the channel's other unactivated
   // sessions.
-  const security::Policy& policy = call.channel.security_policy();
+  const security::Policy& policy = channel.security_policy();
   auto sign = [policy = &policy, key = identity->private_key,
                signed_bytes = concat(req.client_certificate.bytes(), req.client_nonce.bytes())] {
     std::vector<uint8_t> signature(security::rsa_key_bytes(key.get()));
@@ -427,29 +506,30 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     return signature;
   };
   auto pending = std::make_shared<ua::CreateSessionResponse>(std::move(resp));
-  auto send = [&server, &shard, policy = &policy, weak = call.channel.weak_from_this(), request_id = call.request_id,
-               handle, pending](std::vector<uint8_t> signature) {
-    auto channel = weak.lock();
-    if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
+  auto send = [&server, &shard, policy = &policy, weak = channel.weak_from_this(), request_id, handle, pending](std::vector<uint8_t> signature) {
+    auto open = weak.lock();
+    if (!open || open->state() != transport::SecureChannel::State::Open) return;
     auto it = shard.sessions.find(pending->authentication_token);
     if (it == shard.sessions.end()) {  // expired meanwhile (limits.unactivated_session_timeout_ms)
-      return refuse_session(shard, *channel, request_id, handle, status::BadTimeout);
+      return refuse_session(shard, *open, request_id, handle, status::BadTimeout);
     }
     if (signature.empty()) {
       server.remove_session(shard, pending->authentication_token);
-      return refuse_session(shard, *channel, request_id, handle, status::BadInternalError);
+      return refuse_session(shard, *open, request_id, handle, status::BadInternalError);
     }
     report_session(server, "session.created", *it->second);
     stat_add(shard.stats.sessions_created);
     pending->server_signature.algorithm = ua::String(std::string(policy->asymmetric_signature_uri));
     pending->server_signature.signature = ua::ByteString::from_bytes(signature);
-    channel->send(request_id, *pending);
+    open->send(request_id, *pending);
   };
   if (!offload(server, shard, std::move(sign), std::move(send))) {
     server.remove_session(shard, pending->authentication_token);
-    refuse_session(shard, call.channel, call.request_id, handle, status::BadServerTooBusy);
+    refuse_session(shard, channel, request_id, handle, status::BadServerTooBusy);
   }
 }
+
+}  // namespace
 
 void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                       Session& s, const ua::ActivateSessionRequest& req, std::string user) {

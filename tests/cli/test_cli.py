@@ -106,6 +106,24 @@ class CheckConfig(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, "%s: %s" % (args, r.stderr))
                 self.assertRegex(r.stdout, re.escape(f) + r": valid: 1 endpoint\(s\), 0 user\(s\)")
 
+    def test_warnings_for_an_endpoint_no_client_can_use_and_for_anonymous_writes(self):
+        with Dir() as d:
+            f = d.write("opcuad.json", json.dumps({"endpoints": [
+                {"url": "opc.tcp://127.0.0.1:4840"},
+                {"url": "opc.tcp://127.0.0.1:4841", "allow_anonymous": False}]}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f + ": warning: endpoint opc.tcp://127.0.0.1:4841 offers no user token policy", r.stderr)
+            self.assertNotIn("4840 offers no user token policy", r.stderr)
+            self.assertNotIn("anonymous_write", r.stderr)  # off unless asked for
+            f = d.write("writes.json", json.dumps({"endpoints": [{"url": "opc.tcp://127.0.0.1:4840"}],
+                                                  "security": {"anonymous_write": True}}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("warning: anonymous sessions may write every writable variable (security.anonymous_write)",
+                          r.stderr)
+            self.assertNotIn("no user token policy", r.stderr)
+
     def test_every_problem_is_reported_with_exit_3(self):
         with Dir() as d:
             f = d.write("opcuad.json", json.dumps({"endpoints": [{"url": "http://x"}], "colour": 1,

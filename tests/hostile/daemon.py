@@ -68,7 +68,7 @@ class Daemon:
             # One shard: the attacker and the well-behaved client always share a thread, so a request that
             # holds its shard shows as latency (the strictest case; the default runs one shard per core).
             "threads": 1,
-            "security": {"allow_anonymous": True},
+            "security": {"allow_anonymous": True, "anonymous_write": True},
             "namespaces": ["urn:opcuad:demo"],
             "node_files": ["demo.json"],
         }

@@ -158,6 +158,8 @@ class Contents(unittest.TestCase):
             self.assertEqual(f.read(), printed)
         r = run(binary, "check-config", "--config", os.path.join(root, "etc/opcuad/opcuad.json"))
         self.assertIn("in 1 node file(s)", r.stdout)
+        # Until the operator adds users, the secured endpoint has no user token policy: said before the start.
+        self.assertIn("offers no user token policy", r.stderr)
         # The binary's default --config is the packaged path.
         self.assertIn("without --config, /etc/opcuad/opcuad.json", run(binary, "--help").stdout)
 

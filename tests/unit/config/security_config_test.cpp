@@ -99,7 +99,7 @@ TEST_CASE("config: security settings and anonymous access per endpoint", "[confi
   CHECK(defaults.config.security.allow_anonymous);
   CHECK(!defaults.config.security.allow_plaintext_passwords);
   CHECK(!defaults.config.security.allow_deprecated_policies);
-  CHECK(defaults.config.security.anonymous_write);
+  CHECK(!defaults.config.security.anonymous_write);  // writes need a user unless the operator says so
   CHECK(security_warnings(defaults.config).empty());
 
   const LoadResult r = load(R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4840"},

@@ -17,26 +17,16 @@
 #include "daemon/log.hpp"
 #include "daemon/rate_limiter.hpp"
 #include "transport/events.hpp"
+#include "tests/unit/daemon/text_file.hpp"
 
 using namespace opcuad;
+using opcuad::test::count;
+using opcuad::test::slurp;
 using namespace opcuad::services::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-size_t count(const std::string& text, std::string_view what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 // Logging into a fresh file for one test; back to standard error at info afterwards.
 struct LogFile {
@@ -260,7 +250,7 @@ TEST_CASE("operator log: the client's application name and URI, bounded", "[log]
 }
 
 TEST_CASE("operator log: a session refused by a limit is a warning naming the limit", "[log][events]") {
-  ServiceHarness h("\"max_unactivated_sessions_per_address\": 1");
+  ServiceHarness h("\"max_unactivated_sessions_per_address\": 1, \"max_session_wait_ms\": 0");
   std::vector<std::string> lines;
   std::vector<transport::EventLevel> levels;
   h.server->set_events([&](const transport::Event& e) {

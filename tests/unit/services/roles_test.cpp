@@ -72,7 +72,7 @@ TEST_CASE("roles: read_roles and write_roles per user", "[services][roles]") {
     ServiceHarness h("", kGuarded, kUsers);
     REQUIRE(h.login().is_good());  // Anonymous
     CHECK(h.read(guarded("Setpoint")).status == status::BadUserAccessDenied);
-    CHECK(h.write(guarded("Open"), 5.0).is_good());  // anonymous_write defaults to true
+    CHECK(h.write(guarded("Open"), 5.0).is_good());  // the harness sets anonymous_write
   }
 }
 

@@ -31,7 +31,7 @@ inline const char* kServerJson = R"({
 // covers the encrypted ones.
 inline const char* kDefaultEndpoints = R"("endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}])";
 inline const char* kDefaultUsers = R"("users": [{"name": "alice", "password_hash": "HASH"}])";
-inline const char* kDefaultSecurity = R"("security": {"allow_plaintext_passwords": true})";
+inline const char* kDefaultSecurity = R"("security": {"allow_plaintext_passwords": true, "anonymous_write": true})";
 
 inline const char* kNodesJson = R"({
   "namespaces": ["urn:test"],

@@ -21,7 +21,10 @@ ua::CreateSessionRequest create_request() {
 }  // namespace
 
 TEST_CASE("Sessions not yet activated are capped per address and expire quickly", "[services][session][hardening]") {
-  ServiceHarness h("\"max_unactivated_sessions_per_address\": 2, \"unactivated_session_timeout_ms\": 100");
+  // No waiting here (max_session_wait_ms 0): the third is refused at once.
+  ServiceHarness h(
+      "\"max_unactivated_sessions_per_address\": 2, \"unactivated_session_timeout_ms\": 100, "
+      "\"max_session_wait_ms\": 0");
   ua::StatusCode s;
   auto a = h.call<ua::CreateSessionResponse>(create_request(), &s);
   REQUIRE(s.is_good());
@@ -46,6 +49,135 @@ TEST_CASE("Sessions not yet activated are capped per address and expire quickly"
   CHECK(s == ua::status::BadSessionIdInvalid);
   CHECK(h.server->unactivated_session_count() == 0);
   CHECK(h.server->session_count() == 1);  // the activated one stays
+}
+
+TEST_CASE("A CreateSession past the unactivated limit waits for a slot, oldest first", "[services][session][hardening]") {
+  ServiceHarness h("\"max_unactivated_sessions_per_address\": 2");
+  ua::StatusCode s;
+  auto a = h.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  auto b = h.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  const uint32_t third = h.send(create_request());
+  const uint32_t fourth = h.send(create_request());
+  ServerMessage m;
+  CHECK_FALSE(h.wait_response(third, m, std::chrono::milliseconds(300)));  // waiting, not refused
+  CHECK(h.server->waiting_session_count() == 2);
+  CHECK(h.server->session_count() == 2);
+
+  // Activating `a` frees a slot: the older waiter takes it, the younger still waits.
+  h.token = a.authentication_token;
+  h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  REQUIRE(s.is_good());
+  REQUIRE(h.wait_response(third, m));
+  auto c = decode_response<ua::CreateSessionResponse>(m, &s, third);
+  CHECK(s.is_good());
+  CHECK_FALSE(h.take_response(fourth, m));
+  CHECK(h.server->waiting_session_count() == 1);
+  CHECK(h.server->unactivated_session_count() == 2);
+
+  // Closing `b` (never activated) frees the next.
+  h.token = b.authentication_token;
+  h.call<ua::CloseSessionResponse>(ua::CloseSessionRequest{}, &s);
+  REQUIRE(s.is_good());
+  REQUIRE(h.wait_response(fourth, m));
+  auto d = decode_response<ua::CreateSessionResponse>(m, &s, fourth);
+  CHECK(s.is_good());
+  CHECK(h.server->waiting_session_count() == 0);
+  // Both waiters' sessions are real: each activates.
+  for (const auto& created : {c, d}) {
+    h.token = created.authentication_token;
+    h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+    CHECK(s.is_good());
+  }
+  CHECK(h.server->unactivated_session_count() == 0);
+  CHECK(h.server->session_count() == 3);
+}
+
+TEST_CASE("A waiting CreateSession is refused when max_session_wait_ms or its timeoutHint passes", "[services][session][hardening]") {
+  ServiceHarness h("\"max_unactivated_sessions_per_address\": 1, \"max_session_wait_ms\": 300");
+  ua::StatusCode s;
+  h.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  ServerMessage m;
+  auto started = std::chrono::steady_clock::now();
+  const uint32_t bounded = h.send(create_request());
+  REQUIRE(h.wait_response(bounded, m, std::chrono::seconds(3)));
+  decode_response<ua::CreateSessionResponse>(m, &s, bounded);
+  CHECK(s == ua::status::BadTooManySessions);
+  auto waited = std::chrono::steady_clock::now() - started;
+  CHECK(waited >= std::chrono::milliseconds(300));
+  CHECK(waited < std::chrono::milliseconds(300 + 250 + 500));  // the sweep's period, and slack
+
+  // A shorter timeoutHint bounds the wait.
+  ua::CreateSessionRequest hinted = create_request();
+  hinted.request_header.timeout_hint = 50;
+  started = std::chrono::steady_clock::now();
+  const uint32_t short_wait = h.send(hinted);
+  REQUIRE(h.wait_response(short_wait, m, std::chrono::seconds(3)));
+  decode_response<ua::CreateSessionResponse>(m, &s, short_wait);
+  CHECK(s == ua::status::BadTooManySessions);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::milliseconds(300));
+  CHECK(h.server->waiting_session_count() == 0);
+  CHECK(h.server->unactivated_session_count() == 1);
+}
+
+TEST_CASE("Waiters are bounded per address and in total; other addresses do not queue behind them", "[services][session][hardening]") {
+  ServiceHarness h(
+      "\"max_unactivated_sessions\": 4, \"max_unactivated_sessions_per_address\": 1, "
+      "\"max_waiting_sessions_per_address\": 2, \"max_waiting_sessions\": 3");
+  h.channel->set_peer_address("192.0.2.1");
+  ua::StatusCode s;
+  h.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  h.send(create_request());
+  h.send(create_request());
+  // A third waiter of this address: refused at once.
+  h.call<ua::CreateSessionResponse>(create_request(), &s);
+  CHECK(s == ua::status::BadTooManySessions);
+  CHECK(h.server->waiting_session_count() == 2);
+
+  // Another address has its own slot: no wait behind the first address's queue.
+  SecondShard other(h, h.ctx);
+  other.ch->set_peer_address("192.0.2.2");
+  other.call<ua::CreateSessionResponse>(create_request(), &s);
+  CHECK(s.is_good());
+  // Its second waits (the total's last waiting place), a third address's second finds none left.
+  other.send(create_request());
+  CHECK(h.server->waiting_session_count() == 3);
+  SecondShard third(h, h.ctx);
+  third.ch->set_peer_address("192.0.2.3");
+  third.call<ua::CreateSessionResponse>(create_request(), &s);
+  CHECK(s.is_good());
+  third.call<ua::CreateSessionResponse>(create_request(), &s);
+  CHECK(s == ua::status::BadTooManySessions);
+}
+
+TEST_CASE("A waiting CreateSession leaves the queue with its channel, and the slot it would have had passes on", "[services][session][hardening]") {
+  ServiceHarness h("\"max_unactivated_sessions_per_address\": 1");
+  ua::StatusCode s;
+  auto first = h.call<ua::CreateSessionResponse>(create_request(), &s);
+  REQUIRE(s.is_good());
+  SecondShard leaving(h, h.ctx);
+  leaving.send(create_request());
+  SecondShard staying(h, h.ctx);
+  const uint32_t waiting = staying.send(create_request());
+  REQUIRE(h.server->waiting_session_count() == 2);
+  leaving.close_channel();
+  CHECK(h.server->waiting_session_count() == 1);
+  // The next free slot goes to `staying`, not to the closed channel's request.
+  h.token = first.authentication_token;
+  h.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  REQUIRE(s.is_good());
+  ServerMessage m;
+  REQUIRE(staying.wait_response(waiting, m));
+  auto created = decode_response<ua::CreateSessionResponse>(m, &s, waiting);
+  CHECK(s.is_good());
+  staying.token = created.authentication_token;
+  staying.call<ua::ActivateSessionResponse>(ua::ActivateSessionRequest{}, &s);
+  CHECK(s.is_good());
+  CHECK(h.server->waiting_session_count() == 0);
+  CHECK(h.server->unactivated_session_count() == 0);
 }
 
 TEST_CASE("The first ActivateSession and CloseSession must come on the session's channel", "[services][session][hardening]") {
