@@ -1,5 +1,6 @@
 #include "transport/security/asymmetric.hpp"
 
+#include <openssl/crypto.h>
 #include <openssl/x509.h>
 
 #include <cstring>
@@ -79,9 +80,15 @@ OpenedChunk open_asymmetric(const Policy& p, EVP_PKEY* own_private_key, EVP_PKEY
   if (encrypted_from >= chunk.size()) return fail("nothing encrypted");
   const auto encrypted = chunk.subspan(encrypted_from);
   if (encrypted.size() % own_bytes != 0) return fail("the encrypted part is not whole blocks of our key");
-  // Clear part and decrypted part back to back: the bytes the sender signed.
+  // Clear part and decrypted part back to back: the bytes the sender signed. The decrypted part holds
+  // the client nonce, from which both sides' keys derive: wiped when it goes, on every path.
   std::vector<uint8_t> message(chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(encrypted_from));
-  if (!asymmetric_decrypt(p, own_private_key, encrypted, message)) return fail("decryption failed");
+  struct Wipe {
+    std::vector<uint8_t>& bytes;
+    ~Wipe() { OPENSSL_cleanse(bytes.data(), bytes.size()); }
+  } wipe{message};
+  if (!asymmetric_decrypt(p, own_private_key, encrypted, message, PlaintextBlocks::Whole))
+    return fail("decryption failed");
   if (message.size() < encrypted_from + 8 + sender_bytes) return fail("too short for its signature");
   const size_t signed_size = message.size() - sender_bytes;
   if (!asymmetric_verify(p, sender_public_key, {message.data(), signed_size},

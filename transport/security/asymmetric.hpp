@@ -10,6 +10,8 @@
 // The signature (the sender's key) covers everything before it, the header with the final MessageSize
 // included; the encryption (the receiver's key) covers everything after the security header, in blocks.
 
+#include <openssl/crypto.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,7 +32,12 @@ Pkey certificate_public_key(std::span<const uint8_t> der) noexcept;
 struct OpenedChunk {
   ua::StatusCode status;
   std::string reason;
-  std::vector<uint8_t> plaintext;  // SequenceHeader | body, padding and signature removed
+  std::vector<uint8_t> plaintext;  // SequenceHeader | body, padding and signature removed; wiped with it
+
+  OpenedChunk() = default;
+  OpenedChunk(OpenedChunk&&) noexcept = default;
+  OpenedChunk& operator=(OpenedChunk&&) noexcept = default;
+  ~OpenedChunk() { OPENSSL_cleanse(plaintext.data(), plaintext.size()); }
 };
 
 // Decrypts (with our private key) and verifies (with the sender's public key) a secured OPN chunk whose

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace opcuad::security {
 
@@ -140,10 +141,92 @@ bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const u
   return true;
 }
 
+namespace {
+
+// Constant-time helpers over 32-bit words: 1 or 0, computed without branches on the values.
+uint32_t ct_is_zero(uint32_t x) noexcept { return (~x & (x - 1)) >> 31; }
+uint32_t ct_equal(uint32_t a, uint32_t b) noexcept { return ct_is_zero(a ^ b); }
+uint32_t ct_less(uint32_t a, uint32_t b) noexcept { return (a ^ ((a ^ b) | ((a - b) ^ b))) >> 31; }
+
+// The per-process key of the stand-in plaintexts; nullptr when OpenSSL's generator failed.
+const std::array<uint8_t, 32>* rejection_key() noexcept {
+  static const std::optional<std::array<uint8_t, 32>> key = []() -> std::optional<std::array<uint8_t, 32>> {
+    std::array<uint8_t, 32> k{};
+    if (RAND_bytes(k.data(), static_cast<int>(k.size())) != 1) return std::nullopt;
+    return k;
+  }();
+  return key ? &*key : nullptr;
+}
+
+// One PKCS#1 v1.5 block (RFC 8017 §7.2.2: EM = 0x00 || 0x02 || PS (8 or more non-zero bytes) || 0x00 || M),
+// decrypted raw and unpadded in constant time; see asymmetric_decrypt.
+bool pkcs15_decrypt_block(EVP_PKEY_CTX* raw, std::span<const uint8_t> block, PlaintextBlocks blocks,
+                          std::vector<uint8_t>& out) {
+  const size_t k = block.size();
+  const size_t whole = k - 11;  // the longest M
+  const auto* key = rejection_key();
+  if (key == nullptr || k < 64 || k > 1024) return false;
+  std::vector<uint8_t> em(k), stand_in(whole);
+  size_t n = k;
+  // Raw RSA fails only for a ciphertext not below the modulus: public, no oracle.
+  if (EVP_PKEY_decrypt(raw, em.data(), &n, block.data(), k) != 1 || n != k) return false;
+  p_hash(Digest::Sha256, *key, block, stand_in);
+
+  uint32_t good = ct_equal(em[0], 0) & ct_equal(em[1], 2);
+  uint32_t found = 0, zero_at = 0;
+  for (size_t i = 2; i < k; ++i) {
+    const uint32_t first = ct_is_zero(em[i]) & (found ^ 1);
+    zero_at |= (0u - first) & static_cast<uint32_t>(i);
+    found |= first;
+  }
+  good &= found;
+  good &= ct_less(zero_at, 10) ^ 1;  // at least 8 bytes of PS
+  const uint32_t length = static_cast<uint32_t>(k) - zero_at - 1;
+  if (blocks == PlaintextBlocks::Whole) good &= ct_equal(length, static_cast<uint32_t>(whole));
+  const uint32_t good_mask = 0u - good;
+
+  // M is the last `length` bytes of EM[11..]: move it to the front by whole - length, one bit of the
+  // distance at a time, touching every byte each round.
+  uint8_t* m = em.data() + 11;
+  const uint32_t shift = (static_cast<uint32_t>(whole) - length) & good_mask;
+  for (uint32_t bit = 0; (size_t{1} << bit) < whole; ++bit) {
+    const size_t step = size_t{1} << bit;
+    const auto take = static_cast<uint8_t>(0u - ((shift >> bit) & 1));
+    for (size_t i = 0; i < whole; ++i) {
+      const uint8_t next = i + step < whole ? m[i + step] : 0;
+      m[i] = static_cast<uint8_t>((m[i] & ~take) | (next & take));
+    }
+  }
+  const auto gm = static_cast<uint8_t>(good_mask);
+  const size_t start = out.size();
+  out.resize(start + whole);
+  for (size_t i = 0; i < whole; ++i) out[start + i] = static_cast<uint8_t>((m[i] & gm) | (stand_in[i] & ~gm));
+  out.resize(start + ((length & good_mask) | (static_cast<uint32_t>(whole) & ~good_mask)));
+  OPENSSL_cleanse(em.data(), em.size());
+  OPENSSL_cleanse(stand_in.data(), stand_in.size());
+  return true;
+}
+
+}  // namespace
+
 bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> ciphertext,
-                        std::vector<uint8_t>& out) {
+                        std::vector<uint8_t>& out, PlaintextBlocks blocks) {
   const size_t key_bytes = rsa_key_bytes(private_key);
   if (key_bytes == 0 || ciphertext.empty() || ciphertext.size() % key_bytes != 0) return false;
+  if (p.asymmetric_encryption == AsymmetricEncryption::RsaPkcs15) {
+    PkeyCtx raw(EVP_PKEY_CTX_new(private_key, nullptr));
+    if (!raw || EVP_PKEY_decrypt_init(raw.get()) != 1 || EVP_PKEY_CTX_set_rsa_padding(raw.get(), RSA_NO_PADDING) <= 0)
+      return false;
+    const size_t start = out.size();
+    for (size_t off = 0; off < ciphertext.size(); off += key_bytes) {
+      if (!pkcs15_decrypt_block(raw.get(), ciphertext.subspan(off, key_bytes), blocks, out)) {
+        OPENSSL_cleanse(out.data() + start, out.size() - start);
+        out.resize(start);
+        return false;
+      }
+    }
+    return true;
+  }
   PkeyCtx ctx(EVP_PKEY_CTX_new(private_key, nullptr));
   if (!ctx || EVP_PKEY_decrypt_init(ctx.get()) != 1 || !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
     return false;
@@ -157,6 +240,7 @@ bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const 
     }
     out.insert(out.end(), block.begin(), block.begin() + static_cast<ptrdiff_t>(n));
   }
+  OPENSSL_cleanse(block.data(), block.size());
   return true;
 }
 

@@ -43,9 +43,20 @@ size_t rsa_key_bytes(const EVP_PKEY* key) noexcept;
 // Writes (plaintext blocks) x key bytes into `out`; false on failure.
 [[nodiscard]] bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> plaintext,
                                       std::vector<uint8_t>& out);
+// How long each decrypted block must be. OpenSecureChannel messages are padded to whole plaintext blocks
+// (Part 6 §6.7.2.5); an encrypted secret's last block may be short (Part 4 §7.41.2.2).
+enum class PlaintextBlocks : uint8_t { Whole, LastMayBeShort };
 // Decrypts whole ciphertext blocks; a wrong key or damaged block fails (no partial result is kept).
+// PKCS#1 v1.5 (Basic128Rsa15) never fails on a block's padding: OpenSSL 3.0 (Debian 12) reports a bad
+// padding through the time it takes, the oracle of Bleichenbacher's attack and its timing variant
+// (Marvin), so the padding is checked in constant time and a block that fails it, or that is short where
+// `blocks` wants it whole, yields a stand-in plaintext of a whole block, derived from the ciphertext
+// and a per-process secret (the implicit rejection of OpenSSL 3.2 and
+// draft-irtf-cfrg-rsa-guidance): the caller's next check (the OPN signature, the secret's length and
+// nonce) refuses it the same way, after the same work, as any other wrong plaintext.
 [[nodiscard]] bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> ciphertext,
-                                      std::vector<uint8_t>& out);
+                                      std::vector<uint8_t>& out,
+                                      PlaintextBlocks blocks = PlaintextBlocks::LastMayBeShort);
 
 // P_SHA1 / P_SHA256 (Part 6 §6.7.5, RFC 5246 §5): fills `out` from secret and seed.
 void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed, std::span<uint8_t> out);

@@ -174,8 +174,19 @@ TEST_CASE("Asymmetric: sign, verify, encrypt, decrypt per policy", "[security][c
     REQUIRE(asymmetric_decrypt(p, key.get(), cipher, back));
     CHECK(back == plain);
     std::vector<uint8_t> wrong;
-    CHECK_FALSE(asymmetric_decrypt(p, other.get(), cipher, wrong));
-    CHECK(wrong.empty());
+    if (p.asymmetric_encryption == AsymmetricEncryption::RsaPkcs15) {
+      // Implicit rejection: whole stand-in blocks instead of a failure (below), unless a block is not
+      // below the other key's modulus (raw RSA refuses it; that says nothing about a padding).
+      if (asymmetric_decrypt(p, other.get(), cipher, wrong)) {
+        CHECK(wrong.size() == plain.size());
+        CHECK(wrong != plain);
+      } else {
+        CHECK(wrong.empty());
+      }
+    } else {
+      CHECK_FALSE(asymmetric_decrypt(p, other.get(), cipher, wrong));
+      CHECK(wrong.empty());
+    }
     cipher.pop_back();
     CHECK_FALSE(asymmetric_decrypt(p, key.get(), cipher, wrong));
   }
@@ -183,4 +194,82 @@ TEST_CASE("Asymmetric: sign, verify, encrypt, decrypt per policy", "[security][c
   std::vector<uint8_t> sig(256);
   REQUIRE(asymmetric_sign(policy(PolicyId::Aes256_Sha256_RsaPss), key.get(), data, sig));
   CHECK_FALSE(asymmetric_verify(policy(PolicyId::Basic256Sha256), key.get(), data, sig));
+}
+
+namespace {
+
+// A raw RSA encryption of `em` (k bytes, below the modulus) with the key's public half.
+std::vector<uint8_t> raw_rsa(EVP_PKEY* key, const std::vector<uint8_t>& em) {
+  EVP_PKEY_CTX* ctx = EVP_PKEY_CTX_new(key, nullptr);
+  REQUIRE(ctx != nullptr);
+  REQUIRE(EVP_PKEY_encrypt_init(ctx) == 1);
+  REQUIRE(EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_NO_PADDING) > 0);
+  std::vector<uint8_t> out(em.size());
+  size_t n = out.size();
+  REQUIRE(EVP_PKEY_encrypt(ctx, out.data(), &n, em.data(), em.size()) == 1);
+  EVP_PKEY_CTX_free(ctx);
+  return out;
+}
+
+// EM = 00 02 PS 00 M with `ps` padding bytes, then M.
+std::vector<uint8_t> pkcs15_block(size_t k, size_t ps, const std::vector<uint8_t>& m) {
+  std::vector<uint8_t> em{0x00, 0x02};
+  for (size_t i = 0; i < ps; ++i) em.push_back(static_cast<uint8_t>(0x11 + i % 200));
+  em.push_back(0);
+  em.insert(em.end(), m.begin(), m.end());
+  REQUIRE(em.size() == k);
+  return em;
+}
+
+}  // namespace
+
+TEST_CASE("Asymmetric: PKCS#1 v1.5 blocks with a bad padding decrypt to a stand-in, in constant time",
+          "[security][crypto]") {
+  const Pkey key = make_rsa(2048);
+  const Policy& p = policy(PolicyId::Basic128Rsa15);
+  const size_t k = 256, whole = k - 11;
+  const std::vector<uint8_t> full = iota_bytes(3, whole);
+  const std::vector<uint8_t> short_m = iota_bytes(9, 40);
+
+  std::vector<uint8_t> out;
+  REQUIRE(asymmetric_decrypt(p, key.get(), raw_rsa(key.get(), pkcs15_block(k, 8, full)), out,
+                             PlaintextBlocks::Whole));
+  CHECK(out == full);
+  out.clear();
+  REQUIRE(asymmetric_decrypt(p, key.get(), raw_rsa(key.get(), pkcs15_block(k, k - 3 - 40, short_m)), out));
+  CHECK(out == short_m);
+  // Every length from empty to whole comes out right where a short block is allowed.
+  for (size_t len : {size_t{0}, size_t{1}, size_t{2}, size_t{127}, size_t{128}, whole - 1}) {
+    INFO(len);
+    const std::vector<uint8_t> m = iota_bytes(static_cast<uint8_t>(len), len);
+    out.clear();
+    REQUIRE(asymmetric_decrypt(p, key.get(), raw_rsa(key.get(), pkcs15_block(k, k - 3 - len, m)), out));
+    CHECK(out == m);
+  }
+
+  // Refused paddings: each gives a whole block that is not the message, the same for the same ciphertext.
+  std::vector<std::vector<uint8_t>> bad;
+  auto b = pkcs15_block(k, 8, full);
+  b[1] = 0x01;  // block type 1 (signatures)
+  bad.push_back(b);
+  std::vector<uint8_t> seven = iota_bytes(5, whole + 1);
+  bad.push_back(pkcs15_block(k, 7, seven));  // PS of 7 bytes
+  b = pkcs15_block(k, 8, full);
+  for (size_t i = 2; i < k; ++i) b[i] = b[i] == 0 ? 1 : b[i];  // no zero separator
+  bad.push_back(b);
+  for (const auto& em : bad) {
+    const auto cipher = raw_rsa(key.get(), em);
+    std::vector<uint8_t> first, again;
+    REQUIRE(asymmetric_decrypt(p, key.get(), cipher, first));
+    REQUIRE(asymmetric_decrypt(p, key.get(), cipher, again));
+    CHECK(first.size() == whole);
+    CHECK(first == again);
+    CHECK(first != std::vector<uint8_t>(em.end() - static_cast<ptrdiff_t>(whole), em.end()));
+  }
+  // Where whole blocks are wanted (OpenSecureChannel), a short message is refused the same way.
+  const auto short_cipher = raw_rsa(key.get(), pkcs15_block(k, k - 3 - 40, short_m));
+  out.clear();
+  REQUIRE(asymmetric_decrypt(p, key.get(), short_cipher, out, PlaintextBlocks::Whole));
+  CHECK(out.size() == whole);
+  CHECK(!std::equal(short_m.begin(), short_m.end(), out.end() - 40));
 }
