@@ -116,13 +116,15 @@ X509* find_issuer(X509* cert, const std::vector<X509*>& candidates, int min_key_
 }
 
 // Part 7: the policies sign certificates with SHA-256 (or stronger); SHA-1 only for the deprecated
-// policies; never MD5 or weaker.
+// policies; never MD5 or weaker. An RSA-PSS signature names its hash in its parameters, which
+// X509_get_signature_info reads.
 const char* signature_problem(X509* cert, bool allow_sha1) {
   int md = NID_undef, pk = NID_undef;
   if (OBJ_find_sigid_algs(X509_get_signature_nid(cert), &md, &pk) != 1)
     return "an unknown signature algorithm";
-  if (pk == NID_rsassaPss) return nullptr;  // RSA-PSS names its hash in the parameters, all SHA-2 here
-  if (pk != NID_rsaEncryption) return "a signature algorithm that is not RSA";
+  if (pk != NID_rsaEncryption && pk != NID_rsassaPss) return "a signature algorithm that is not RSA";
+  if (pk == NID_rsassaPss && X509_get_signature_info(cert, &md, nullptr, nullptr, nullptr) != 1)
+    return "RSA-PSS parameters that do not parse";
   switch (md) {
     case NID_sha256:
     case NID_sha384:
@@ -210,6 +212,7 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   v.thumbprint = security::thumbprint(leaf);
   v.thumbprint_hex = to_hex(v.thumbprint);
   v.application_uri = san_uri(leaf);
+  v.subject = name_text(X509_get_subject_name(leaf));
   const std::string who = label(leaf) + " (" + v.thumbprint_hex + ")";
 
   maybe_reload();
@@ -346,6 +349,31 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     if (X509_check_ca(ca) < 1 || (ca_ku && (X509_get_key_usage(ca) & KU_KEY_CERT_SIGN) == 0)) {
       return fail(st::BadCertificateIssuerUseNotAllowed,
                   label(ca) + ": not a CA allowed to sign certificates");
+    }
+    // RFC 5280 §4.2.1.9: pathLenConstraint counts the CA certificates that may follow this one below
+    // it (self-issued ones excepted, none of which a chain built here has between leaf and root).
+    const long path_len = X509_get_pathlen(ca);
+    if (path_len >= 0 && static_cast<long>(i) - 1 > path_len) {
+      return fail(st::BadCertificateIssuerUseNotAllowed,
+                  label(ca) + ": its pathLenConstraint " + std::to_string(path_len) + " allows fewer CAs below it");
+    }
+    // RFC 5280 §4.2.1.10: the names of every certificate below a CA lie within its nameConstraints.
+    if (auto* nc = static_cast<NAME_CONSTRAINTS*>(X509_get_ext_d2i(ca, NID_name_constraints, nullptr, nullptr))) {
+      int violation = X509_V_OK;
+      for (size_t j = 0; j < i && violation == X509_V_OK; ++j) violation = NAME_CONSTRAINTS_check(chain[j], nc);
+      NAME_CONSTRAINTS_free(nc);
+      if (violation != X509_V_OK) {
+        return fail(st::BadCertificateIssuerUseNotAllowed,
+                    label(ca) + ": a certificate below it has a name outside its nameConstraints (" +
+                        X509_verify_cert_error_string(violation) + ")");
+      }
+    }
+  }
+  // RFC 5280 §4.2: a certificate with a critical extension that is not understood is refused.
+  for (size_t i = 0; i < n; ++i) {
+    if ((X509_get_extension_flags(chain[i]) & EXFLAG_CRITICAL) != 0) {
+      return fail(i == 0 ? st::BadCertificateInvalid : st::BadCertificateIssuerUseNotAllowed,
+                  label(chain[i]) + ": a critical extension opcuad does not know");
     }
   }
 

@@ -3,6 +3,7 @@
 // temporary PKI directory. Keys are generated once per test run and shared (RSA generation is slow).
 
 #include <openssl/bn.h>
+#include <openssl/rsa.h>
 #include <openssl/x509v3.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "transport/security/certificate.hpp"
@@ -42,7 +44,12 @@ struct CertSpec {
   std::string key_usage = "critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment";
   std::string ext_key_usage = "serverAuth,clientAuth";  // empty: none
   const EVP_MD* md = EVP_sha256();
-  long serial = 0;  // 0: a fresh one
+  bool pss = false;  // sign with RSA-PSS (salt as long as the digest) instead of PKCS#1 v1.5
+  long serial = 0;   // 0: a fresh one
+  std::string basic_constraints;  // empty: critical,CA:TRUE or critical,CA:FALSE as `ca` says
+  std::string san;                // empty: URI:<uri> (when uri is set)
+  // Further extensions, by name or OID, in openssl x509v3_config(5) syntax.
+  std::vector<std::pair<std::string, std::string>> extensions;
 };
 
 inline X509Ptr make_cert(const CertSpec& s) {
@@ -64,7 +71,8 @@ inline X509Ptr make_cert(const CertSpec& s) {
     X509_add_ext(cert.get(), ext, -1);
     X509_EXTENSION_free(ext);
   };
-  add(NID_basic_constraints, s.ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
+  add(NID_basic_constraints,
+      !s.basic_constraints.empty() ? s.basic_constraints : s.ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
   if (s.ca) {
     add(NID_key_usage, "critical,keyCertSign,cRLSign");
   } else if (!s.key_usage.empty()) {
@@ -72,8 +80,28 @@ inline X509Ptr make_cert(const CertSpec& s) {
   }
   if (!s.ca && !s.ext_key_usage.empty()) add(NID_ext_key_usage, s.ext_key_usage);
   add(NID_subject_key_identifier, "hash");
-  if (!s.uri.empty()) add(NID_subject_alt_name, "URI:" + s.uri);
-  X509_sign(cert.get(), s.issuer_key ? s.issuer_key : s.key, s.md);
+  if (!s.san.empty()) {
+    add(NID_subject_alt_name, s.san);
+  } else if (!s.uri.empty()) {
+    add(NID_subject_alt_name, "URI:" + s.uri);
+  }
+  for (const auto& [name, value] : s.extensions) {
+    X509_EXTENSION* ext = X509V3_EXT_nconf(nullptr, &ctx, name.c_str(), value.c_str());
+    X509_add_ext(cert.get(), ext, -1);
+    X509_EXTENSION_free(ext);
+  }
+  EVP_PKEY* signer = s.issuer_key ? s.issuer_key : s.key;
+  if (s.pss) {
+    EVP_MD_CTX* md = EVP_MD_CTX_new();
+    EVP_PKEY_CTX* pctx = nullptr;
+    EVP_DigestSignInit(md, &pctx, s.md, nullptr, signer);
+    EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING);
+    EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST);
+    X509_sign_ctx(cert.get(), md);
+    EVP_MD_CTX_free(md);
+  } else {
+    X509_sign(cert.get(), signer, s.md);
+  }
   return cert;
 }
 

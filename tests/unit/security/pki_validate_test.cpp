@@ -437,6 +437,91 @@ TEST_CASE("a SHA-1 signature is refused unless the policy is a deprecated one", 
   CHECK(h.check(leaf.get()).status == st::BadCertificatePolicyCheckFailed);
 }
 
+TEST_CASE("an RSA-PSS signature is held to the same hashes as PKCS#1 v1.5", "[pki]") {
+  Hierarchy h;
+  auto pss256 = self_signed({.md = EVP_sha256(), .pss = true});
+  auto pss1 = self_signed({.cn = "pss-sha1", .md = EVP_sha1(), .pss = true});
+  test::write_der(h.pki.paths().trusted_certs / "pss256.der", pss256.get());
+  test::write_der(h.pki.paths().trusted_certs / "pss1.der", pss1.get());
+  h.pki.reload();
+  CHECK(h.check(pss256.get()).status == st::Good);
+  const auto v = h.check(pss1.get());
+  CHECK(v.status == st::BadCertificatePolicyCheckFailed);
+  CHECK(v.reason.find("SHA-1") != std::string::npos);
+}
+
+TEST_CASE("a CA's pathLenConstraint bounds the CAs below it", "[pki]") {
+  for (const char* constraint : {"critical,CA:TRUE,pathlen:0", "critical,CA:TRUE,pathlen:1"}) {
+    INFO(constraint);
+    Hierarchy h;
+    h.root = make_cert({.cn = "Test Root CA",
+                        .uri = "",
+                        .key = test::shared_key(0),
+                        .ca = true,
+                        .not_after_days = 3650,
+                        .basic_constraints = constraint});
+    h.intermediate = make_cert({.cn = "Test Intermediate CA",
+                                .uri = "",
+                                .key = test::shared_key(1),
+                                .issuer = h.root.get(),
+                                .issuer_key = test::shared_key(0),
+                                .ca = true,
+                                .basic_constraints = "critical,CA:TRUE,pathlen:0"});
+    h.leaf = h.signed_leaf({});
+    h.install_ca();
+    const auto v = h.check(h.leaf.get());
+    if (std::string(constraint).ends_with("pathlen:0")) {
+      CHECK(v.status == st::BadCertificateIssuerUseNotAllowed);
+      CHECK(v.reason.find("pathLenConstraint 0") != std::string::npos);
+    } else {
+      CHECK(v.status == st::Good);
+    }
+  }
+}
+
+TEST_CASE("names below a CA must lie within its nameConstraints", "[pki]") {
+  Hierarchy h;
+  h.intermediate = make_cert({.cn = "Test Intermediate CA",
+                              .uri = "",
+                              .key = test::shared_key(1),
+                              .issuer = h.root.get(),
+                              .issuer_key = test::shared_key(0),
+                              .ca = true,
+                              .extensions = {{"nameConstraints", "critical,permitted;DNS:plant.example"}}});
+  h.install_ca();
+  auto inside = h.signed_leaf({.san = "URI:urn:test:client,DNS:host.plant.example"});
+  auto outside = h.signed_leaf({.san = "URI:urn:test:client,DNS:host.other.example"});
+  CHECK(h.check(inside.get()).status == st::Good);
+  const auto v = h.check(outside.get());
+  CHECK(v.status == st::BadCertificateIssuerUseNotAllowed);
+  CHECK(v.reason.find("nameConstraints") != std::string::npos);
+}
+
+TEST_CASE("a critical extension opcuad does not know refuses the certificate", "[pki]") {
+  Hierarchy h;
+  auto critical = self_signed({.cn = "critical",
+                               .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
+  auto optional = self_signed({.cn = "optional", .extensions = {{"1.3.6.1.4.1.55555.1", "ASN1:UTF8String:may skip"}}});
+  test::write_der(h.pki.paths().trusted_certs / "critical.der", critical.get());
+  test::write_der(h.pki.paths().trusted_certs / "optional.der", optional.get());
+  h.pki.reload();
+  const auto v = h.check(critical.get());
+  CHECK(v.status == st::BadCertificateInvalid);
+  CHECK(v.reason.find("critical extension") != std::string::npos);
+  CHECK(h.check(optional.get()).status == st::Good);
+  // On a CA of the chain.
+  h.intermediate = make_cert({.cn = "Test Intermediate CA",
+                              .uri = "",
+                              .key = test::shared_key(1),
+                              .issuer = h.root.get(),
+                              .issuer_key = test::shared_key(0),
+                              .ca = true,
+                              .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
+  h.leaf = h.signed_leaf({});
+  h.install_ca();
+  CHECK(h.check(h.leaf.get()).status == st::BadCertificateIssuerUseNotAllowed);
+}
+
 TEST_CASE("trust changes are picked up without a restart", "[pki]") {
   Hierarchy h;
   auto client = self_signed();
