@@ -117,8 +117,21 @@ bool Daemon::start() {
               config::kCounterRefreshMs);
     tick_counters();
   }
+  watch_certificate_expiry();
   start_supervision();
   return true;
+}
+
+// A daemon runs for months: the warning ahead of the own certificate's end (logged by the PKI at start)
+// repeats once a day, so it reaches the journal while there is time to renew.
+void Daemon::watch_certificate_expiry() {
+  certificate_timer_.expires_after(std::chrono::hours(24));
+  certificate_timer_.async_wait([this](std::error_code ec) {
+    if (ec) return;
+    const std::string w = security::expiry_warning(pki_.info().not_after, std::chrono::system_clock::now());
+    if (!w.empty()) log::warn("pki: {}", w);
+    watch_certificate_expiry();
+  });
 }
 
 // The own certificate and the trust lists (docs/SECURITY.md, "Certificates and trust"): created on the
@@ -183,7 +196,8 @@ bool Daemon::start_http(const config::Http& http) {
     return false;
   }
   version_ = std::string(build_info().software_version.view());
-  const metrics::Sources sources{*shards_, *services_, daemon_counters_, started_at_, version_};
+  const metrics::Sources sources{*shards_, *services_, daemon_counters_, started_at_, version_,
+                                 pki_.info().not_after};
   http_ = std::make_unique<HttpServer>(
       HttpServer::Limits{http.max_connections, http.max_request_bytes,
                          std::chrono::milliseconds(http.request_timeout_ms)},
@@ -403,6 +417,7 @@ void Daemon::stop_now() {
   if (diagnostic_arrays_) diagnostic_arrays_->stop();
   status_timer_.cancel();
   counters_timer_.cancel();
+  certificate_timer_.cancel();
   shutdown_timer_.cancel();
   watchdog_timer_.cancel();
   notify_status_timer_.cancel();

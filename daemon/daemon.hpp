@@ -95,6 +95,7 @@ class Daemon {
   void stop_now();
   void tick_server_status();
   void tick_counters();
+  void watch_certificate_expiry();
   void await_hangup();
   // Service manager supervision (notify.hpp, heartbeat.hpp).
   void start_supervision();
@@ -127,6 +128,7 @@ class Daemon {
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};
   asio::steady_timer counters_timer_{control_};  // config diagnostics.counters only
+  asio::steady_timer certificate_timer_{control_};  // once a day: the own certificate's end (certificate.hpp)
   addressspace::CounterPublisher counters_;
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
   ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed

@@ -32,6 +32,9 @@ struct Sources {
   const DaemonCounters& daemon;
   std::chrono::system_clock::time_point started;  // opcuad_start_time_seconds
   std::string_view version;                       // opcuad_build_info{version=...}
+  // opcuad_certificate_expiry_timestamp_seconds: the own certificate's notAfter (it changes only with a
+  // restart, after `opcuad pki regenerate`).
+  std::chrono::system_clock::time_point certificate_not_after{};
 };
 
 // The Prometheus text exposition of every opcuad_* series.

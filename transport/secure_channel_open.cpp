@@ -255,7 +255,11 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
   if (state_ >= State::Closing) return;
   if (!st.is_good()) {
     handshake_pending_ = false;
-    if (!verdict.status.is_good()) TransportStats::add(stats_.certificate_rejections);
+    if (!verdict.status.is_good()) {
+      TransportStats::add(stats_.certificate_rejections);
+      report_certificate_refused(config_.events, peer_address_, verdict.thumbprint_hex, verdict.subject,
+                                 verdict.status);
+    }
     // The client learns only that the checks failed; the log gets the certificate status and why
     // (Part 4 §6.1.3 leaves the detail to the Server; telling an unknown client more helps it probe).
     if (config_.warn) {

@@ -188,6 +188,21 @@ std::string iso_time(SystemTime t) {
   return buf;
 }
 
+std::string expiry_warning(SystemTime not_after, SystemTime now) {
+  if (not_after <= now) {
+    return "the own certificate expired at " + iso_time(not_after) +
+           "; clients refuse it: run `opcuad pki regenerate` and restart";
+  }
+  if (not_after - now > kExpiryWarningAhead) return {};
+  const auto left = std::chrono::duration_cast<std::chrono::hours>(not_after - now);
+  const auto days = left.count() / 24;
+  return "the own certificate expires in " +
+         (days > 0 ? std::to_string(days) + (days == 1 ? " day" : " days")
+                   : std::to_string(left.count()) + (left.count() == 1 ? " hour" : " hours")) +
+         ", at " + iso_time(not_after) +
+         ": renew it with `opcuad pki regenerate` (docs/OPERATIONS.md, \"Renew the server certificate\")";
+}
+
 std::string san_uri(X509* cert) {
   GeneralNamesPtr names(
       static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));

@@ -71,6 +71,13 @@ std::string san_uri(X509* cert);  // empty when absent
 std::optional<SystemTime> asn1_time(const ASN1_TIME* t);
 std::string iso_time(SystemTime t);  // 2026-12-01T22:10:00Z
 
+// The own certificate is renewed by hand (docs/OPERATIONS.md, "Renew the server certificate"): the daemon
+// warns this long before its end, at start and once a day, and after the end.
+inline constexpr std::chrono::hours kExpiryWarningAhead{24 * 30};
+// The warning for a certificate that ends at `not_after`, seen at `now`: empty when the end is further away
+// than kExpiryWarningAhead, else how long is left (or that it expired) and what to do.
+std::string expiry_warning(SystemTime not_after, SystemTime now);
+
 // True when the certificate is its own issuer and its signature verifies with its own key.
 bool is_self_signed(X509* cert);
 

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <openssl/bio.h>
+#include <openssl/crypto.h>
 #include <openssl/pem.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,8 +55,10 @@ std::string make_dirs(const fs::path& dir) {
   return {};
 }
 
+// The PEM text of a private key. The BIO is a secure-memory one, whose buffer OpenSSL wipes when it is
+// freed; the caller wipes the copy (OPENSSL_cleanse) once it is written.
 std::vector<uint8_t> pem_private_key(EVP_PKEY* key) {
-  BIO* bio = BIO_new(BIO_s_mem());
+  BIO* bio = BIO_new(BIO_s_secmem());
   if (!bio) return {};
   std::vector<uint8_t> out;
   if (PEM_write_bio_PrivateKey(bio, key, nullptr, nullptr, 0, nullptr, nullptr) == 1) {
@@ -130,13 +133,18 @@ std::string generate_own_certificate(const PkiSettings& s, const PkiPaths& paths
   req.lifetime_days = s.lifetime_days;
   GeneratedCertificate g = make_application_certificate(req);
   if (!g.error.empty()) return g.error;
-  const auto key_pem = pem_private_key(g.key.get());
+  auto key_pem = pem_private_key(g.key.get());
   const auto der = to_der(g.cert.get());
-  if (key_pem.empty() || der.empty()) return "cannot encode the new certificate or key";
-  // The key first: a certificate without its key would be unusable at the next start.
-  if (auto e = write_file_atomically(paths.own_key, key_pem, 0600); !e.empty()) return e;
-  if (auto e = write_file_atomically(paths.own_certificate, der, 0644); !e.empty()) return e;
-  return {};
+  std::string error;
+  if (key_pem.empty() || der.empty()) {
+    error = "cannot encode the new certificate or key";
+  } else {
+    // The key first: a certificate without its key would be unusable at the next start.
+    error = write_file_atomically(paths.own_key, key_pem, 0600);
+    if (error.empty()) error = write_file_atomically(paths.own_certificate, der, 0644);
+  }
+  OPENSSL_cleanse(key_pem.data(), key_pem.size());
+  return error;
 }
 
 Pki::Pki() = default;
@@ -199,8 +207,8 @@ PkiOpenResult Pki::open(const PkiSettings& settings) {
                          "\" is not the configured application_uri \"" + settings.application_uri +
                          "\": clients will refuse it (Part 4 §6.1.3); run `opcuad pki regenerate`");
   }
-  if (own_info_.not_after < std::chrono::system_clock::now()) {
-    r.warnings.push_back("the own certificate expired; run `opcuad pki regenerate`");
+  if (std::string w = expiry_warning(own_info_.not_after, std::chrono::system_clock::now()); !w.empty()) {
+    r.warnings.push_back(std::move(w));
   }
   if (settings.trust_on_first_use) {
     r.warnings.push_back(

@@ -77,6 +77,7 @@ struct CertificateVerdict {
   std::array<uint8_t, 20> thumbprint{};  // of the leaf; zero when it did not parse
   std::string thumbprint_hex;
   std::string application_uri;  // the leaf's subjectAltName URI
+  std::string subject;          // the leaf's subject name, one line (for the operator log)
   SharedPkey public_key;        // the leaf's key when the status is Good
   uint32_t signature_checks = 0;  // signatures verified to build the chain (bounded, pki_validate.cpp)
   bool ok() const noexcept { return status.is_good(); }

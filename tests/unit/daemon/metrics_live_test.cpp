@@ -93,7 +93,7 @@ TEST_CASE("metrics: /metrics scraped while clients load two shards; exact figure
   std::thread accept_thread([&accept_ctx] { accept_ctx.run(); });
 
   metrics::DaemonCounters daemon;
-  const metrics::Sources src{pool, server, daemon, std::chrono::system_clock::now(), "test"};
+  const metrics::Sources src{pool, server, daemon, std::chrono::system_clock::now(), "test", {}};
   HttpServer http({}, metrics::http_routes(src, std::chrono::seconds(5)));
   REQUIRE_FALSE(http.start("127.0.0.1", 0));
 

@@ -37,7 +37,8 @@ TEST_CASE("render_prometheus: the exposition parses, and its figures follow the 
   services::test::ServiceHarness h;
   transport::ShardPool pool(1);  // not started: the transport figures are zero, the heartbeat never beat
   metrics::DaemonCounters daemon;
-  const metrics::Sources src{pool, *h.server, daemon, std::chrono::system_clock::now(), "1.2.3"};
+  const auto not_after = std::chrono::system_clock::time_point(std::chrono::seconds(1'900'000'000));
+  const metrics::Sources src{pool, *h.server, daemon, std::chrono::system_clock::now(), "1.2.3", not_after};
 
   PromExposition before;
   std::string error;
@@ -46,6 +47,7 @@ TEST_CASE("render_prometheus: the exposition parses, and its figures follow the 
   REQUIRE(parse_prometheus(first, before, error));
   INFO(error);
   CHECK(before.value("opcuad_build_info", {{"version", "1.2.3"}}) == 1);
+  CHECK(before.value("opcuad_certificate_expiry_timestamp_seconds") == 1'900'000'000);
   CHECK(before.value("opcuad_sessions_created_total") == 0);
   CHECK(before.value("opcuad_requests_total", {{"service", "Read"}}) == 0);
   CHECK(before.value("opcuad_shard_heartbeat_age_seconds", {{"shard", "0"}}) == INFINITY);
@@ -77,7 +79,7 @@ TEST_CASE("http_routes: /healthz follows the shards' heartbeats, /metrics is the
   services::test::ServiceHarness h;
   transport::ShardPool pool(2);
   metrics::DaemonCounters daemon;
-  const metrics::Sources src{pool, *h.server, daemon, std::chrono::system_clock::now(), "1"};
+  const metrics::Sources src{pool, *h.server, daemon, std::chrono::system_clock::now(), "1", {}};
   const auto routes = metrics::http_routes(src, std::chrono::milliseconds(800));
 
   CHECK(routes("/healthz").status == 503);  // no shard has run yet

@@ -158,6 +158,35 @@ TEST_CASE("open() warns at every start while trust on first use is on", "[pki]")
   }
 }
 
+TEST_CASE("the own certificate's end is announced 30 days ahead, at start and by expiry_warning", "[pki]") {
+  using std::chrono::hours;
+  const SystemTime end = std::chrono::system_clock::now() + hours(24 * 400);
+  CHECK(expiry_warning(end, end - hours(24 * 31)).empty());
+  CHECK(expiry_warning(end, end - kExpiryWarningAhead - hours(1)).empty());
+  const std::string month = expiry_warning(end, end - kExpiryWarningAhead);
+  CHECK(month.find("expires in 30 days, at " + iso_time(end)) != std::string::npos);
+  CHECK(month.find("opcuad pki regenerate") != std::string::npos);
+  CHECK(expiry_warning(end, end - hours(36)).find("expires in 1 day,") != std::string::npos);
+  CHECK(expiry_warning(end, end - hours(5)).find("expires in 5 hours,") != std::string::npos);
+  CHECK(expiry_warning(end, end).find("expired at " + iso_time(end)) != std::string::npos);
+  CHECK(expiry_warning(end, end + hours(1)).find("expired at") != std::string::npos);
+
+  // A certificate generated for 20 days warns at every start; one for the default five years does not.
+  test::TempDir dir;
+  PkiSettings s = test::test_settings(dir.path);
+  s.lifetime_days = 20;
+  Pki pki;
+  const auto r = pki.open(s);
+  REQUIRE(r.ok());
+  REQUIRE(r.warnings.size() == 1);
+  CHECK(r.warnings[0].find("the own certificate expires in 19 days") != std::string::npos);
+  test::TempDir five_years;
+  Pki fresh;
+  const auto quiet = fresh.open(test::test_settings(five_years.path));
+  REQUIRE(quiet.ok());
+  CHECK(quiet.warnings.empty());
+}
+
 TEST_CASE("the own key signs with a per-call context and the own certificate verifies it", "[pki]") {
   test::TempDir dir;
   Pki pki;

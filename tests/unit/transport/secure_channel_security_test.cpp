@@ -242,7 +242,12 @@ TEST_CASE(
     s.application_name = "stranger";
     REQUIRE(stranger.open(s).ok());
     SecureTestClient c = client(p, ua::MessageSecurityMode::SignAndEncrypt);
-    Harness h(secured_config(p, ua::MessageSecurityMode::SignAndEncrypt));
+    TransportConfig config = secured_config(p, ua::MessageSecurityMode::SignAndEncrypt);
+    std::vector<std::string> events;
+    config.events = [&events](const Event& e) {
+      events.push_back(std::string(e.kind) + " key=" + std::string(e.key) + std::string(e.fields));
+    };
+    Harness h(config);
     h.feed(hello());
     h.sink.out.clear();
     h.feed(issue_request(c, stranger.certificate_der()));
@@ -251,6 +256,14 @@ TEST_CASE(
     REQUIRE(out.size() == 1);
     CHECK(error_status(out[0]) == status::BadSecurityChecksFailed);
     CHECK(TransportStats::get(h.stats.certificate_rejections) == 1);  // opcuad_certificate_rejections_total
+    // The operator log's certificate.refused event: who, which certificate, and the certificate's status
+    // (the client got only BadSecurityChecksFailed).
+    REQUIRE(events.size() == 1);
+    CHECK(events[0].starts_with("certificate.refused key="));
+    CHECK(events[0].find(" thumbprint=" + stranger.thumbprint_hex()) != std::string::npos);
+    CHECK(events[0].find("subject=\"") != std::string::npos);
+    CHECK(events[0].find("stranger") != std::string::npos);
+    CHECK(events[0].find(" status=BadCertificateUntrusted") != std::string::npos);
   }
   SECTION("encrypted for another certificate: BadCertificateInvalid") {
     SecureTestClient c = client(p, ua::MessageSecurityMode::SignAndEncrypt);
