@@ -17,11 +17,11 @@ namespace status = ua::status;
 // of other sessions' subscriptions from its own (Part 4 §5.13.7 lets any session ask for any id).
 // Uniqueness is checked against the server's registry; two shards drawing the same id in the same
 // microsecond (a 2^-32 chance per pair) is the only gap.
+// 0 when OpenSSL's generator fails: the request is refused rather than given a guessable id.
 uint32_t new_subscription_id(Server& server, ShardState& shard) {
   for (;;) {
     uint32_t id = 0;
-    if (RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id) != 1)
-      id = static_cast<uint32_t>(shard.rng());
+    if (RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id) != 1) return 0;
     if (id != 0 && !shard.subscription_index.count(id) && !server.subscription_shard(id))
       return id;  // 0 is never an id
   }
@@ -38,11 +38,15 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
       !server.reserve_subscription()) {
     return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadTooManySubscriptions);
   }
-  stat_add(call.shard.stats.subscriptions_created);
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
                                            req.priority);
   const uint32_t id = new_subscription_id(server, call.shard);
+  if (id == 0) {
+    server.release_subscription();
+    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadInternalError);
+  }
+  stat_add(call.shard.stats.subscriptions_created);
   auto sub = std::make_shared<Subscription>(server, call.shard, *call.session, id, params, req.publishing_enabled);
   call.session->subscriptions.emplace(id, sub);
   sub->start();

@@ -61,7 +61,9 @@ void take_from(TransferJob& job, ShardState& shard) {
     if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
     ++found->second->counters().transfer_requests;  // Part 5 §12.15 TransferRequestCount
     if (!entitled(*from, job)) {
-      result.status_code = status::BadUserAccessDenied;
+      // The same status as for an id that does not exist: a caller learns nothing about other users'
+      // subscriptions (which ids exist) from a refusal.
+      result.status_code = status::BadSubscriptionIdInvalid;
       continue;
     }
     std::shared_ptr<Subscription> sub = from->subscriptions[id];

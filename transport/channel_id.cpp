@@ -1,6 +1,9 @@
 #include "transport/channel_id.hpp"
 
-#include <random>
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#include <stdexcept>
 
 namespace opcuad::transport {
 
@@ -16,10 +19,16 @@ uint16_t round_function(uint16_t half, uint32_t key) noexcept {
 
 }  // namespace
 
+// The keys and the start come from OpenSSL's generator; a daemon whose generator fails does not start
+// (ids an attacker could predict would let it aim at other clients' channels).
 ChannelIdSource::ChannelIdSource() {
-  std::random_device rd;  // /dev/urandom on Linux
-  for (auto& k : keys_) k = rd();
-  counter_.store(rd(), std::memory_order_relaxed);
+  uint32_t seed[5];
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof seed) != 1) {
+    throw std::runtime_error("RAND_bytes failed: no random secure channel ids");
+  }
+  for (size_t i = 0; i < keys_.size(); ++i) keys_[i] = seed[i];
+  counter_.store(seed[4], std::memory_order_relaxed);
+  OPENSSL_cleanse(seed, sizeof seed);
 }
 
 uint32_t ChannelIdSource::permute(uint32_t x) const noexcept {

@@ -96,7 +96,11 @@ TEST_CASE("transfer: another user is refused, the own session's subscription is 
   REQUIRE(h.login(user("alice", "secret")).is_good());
   auto refused = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
   REQUIRE(refused.results.size() == 1);
-  CHECK(refused.results[0].status_code == status::BadUserAccessDenied);
+  // Another user's subscription looks like one that does not exist (no existence oracle).
+  CHECK(refused.results[0].status_code == status::BadSubscriptionIdInvalid);
+  auto absent = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub ^ 0x5a5a5a5a}, false));
+  REQUIRE(absent.results.size() == 1);
+  CHECK(absent.results[0].status_code == status::BadSubscriptionIdInvalid);
 
   // Transferring a subscription to the session that has it changes nothing but sends initial values.
   h.token = anonymous;
@@ -278,11 +282,11 @@ TEST_CASE("transfer: anonymous sessions of other client applications are other u
   login_as(h, "urn:client:b");  // anonymous too, but another application
   auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
   REQUIRE(resp.results.size() == 1);
-  CHECK(resp.results[0].status_code == status::BadUserAccessDenied);
+  CHECK(resp.results[0].status_code == status::BadSubscriptionIdInvalid);
   // A named user never takes an anonymous session's subscription either.
   REQUIRE(h.login(user("alice", "secret")).is_good());
   resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
-  CHECK(resp.results.at(0).status_code == status::BadUserAccessDenied);
+  CHECK(resp.results.at(0).status_code == status::BadSubscriptionIdInvalid);
   // The same application (from the same address) may.
   login_as(h, "urn:client:a");
   resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({sub}, false));
