@@ -288,6 +288,7 @@ struct ServerConfig {
 struct LoadResult {
   ServerConfig config;
   std::vector<ConfigError> errors;
+  bool unparsed_files = false;  // a node file was not JSON: its nodes are absent, not dangling
   bool ok() const noexcept { return errors.empty(); }
 };
 

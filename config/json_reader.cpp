@@ -2,6 +2,15 @@
 
 namespace opcuad::config {
 
+std::string json_syntax_error(const std::exception& e) {
+  std::string_view what = e.what();  // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+  if (what.starts_with("[json.exception.")) {
+    const size_t end = what.find("] ");
+    if (end != std::string_view::npos) what.remove_prefix(end + 2);
+  }
+  return "invalid JSON: " + std::string(what);
+}
+
 std::string json_type_name(const Json& j) {
   switch (j.type()) {
     case Json::value_t::null: return "null";
@@ -101,7 +110,7 @@ bool ObjectReader::read(const char* key, std::vector<std::string>& out) {
   return ok;
 }
 
-bool ObjectReader::read_int(const char* key, int64_t& out, int64_t min, int64_t max) {
+bool ObjectReader::read_int(const char* key, int64_t& out, int64_t min, int64_t max, const char* why) {
   const Json* j = member(key);
   if (!j) return false;
   if (!j->is_number_integer()) {
@@ -109,12 +118,14 @@ bool ObjectReader::read_int(const char* key, int64_t& out, int64_t min, int64_t 
     return false;
   }
   if (j->is_number_unsigned() && j->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max));
+    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                                 (*why ? " " + std::string(why) : std::string()));
     return false;
   }
   const int64_t v = j->get<int64_t>();
   if (v < min || v > max) {
-    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max));
+    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                                 (*why ? " " + std::string(why) : std::string()));
     return false;
   }
   out = v;

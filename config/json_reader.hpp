@@ -28,6 +28,10 @@ class Context {
   std::vector<ConfigError>& errors_;
 };
 
+// A JSON syntax error as "invalid JSON: parse error at line L, column C: <what>", without the library's
+// exception tag.
+std::string json_syntax_error(const std::exception& e);
+
 // "a string", "a number", ... for messages.
 std::string json_type_name(const Json& j);
 // JSON pointer of key/index under path.
@@ -55,7 +59,8 @@ class ObjectReader {
   bool read(const char* key, bool& out);
   bool read(const char* key, double& out);
   bool read(const char* key, std::vector<std::string>& out);
-  bool read_int(const char* key, int64_t& out, int64_t min, int64_t max);
+  // Outside [min, max]: "out of range: must be between MIN and MAX", then `why` when it is not empty.
+  bool read_int(const char* key, int64_t& out, int64_t min, int64_t max, const char* why = "");
   template <class T>
   bool read_int(const char* key, T& out) {
     int64_t v = 0;

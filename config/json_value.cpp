@@ -99,6 +99,45 @@ bool structure(const Json& j, uint32_t data_type, ua::Variant& out) {
   return false;
 }
 
+// Why an object does not fit a structured value (LocalizedText, Range, EUInformation): the first key it
+// does not know, or a key whose value has the wrong JSON type. Empty when nothing more can be said.
+std::string object_problem(const Json& j, B t, uint32_t data_type) {
+  if (!j.is_object()) return {};
+  struct Key {
+    const char* name;
+    const char* wants;  // what its value must be
+  };
+  std::vector<Key> keys;
+  if (t == B::LocalizedText) {
+    keys = {{"locale", "a string"}, {"text", "a string"}};
+  } else if (data_type == ua::Range::data_type_id) {
+    keys = {{"low", "a number"}, {"high", "a number"}};
+  } else if (data_type == ua::EUInformation::data_type_id) {
+    keys = {{"namespace_uri", "a string"},
+            {"unit_id", "an integer"},
+            {"display_name", "a string or {\"locale\", \"text\"}"},
+            {"description", "a string or {\"locale\", \"text\"}"}};
+  } else {
+    return {};
+  }
+  std::string known;
+  for (const Key& k : keys) known += std::string(known.empty() ? "" : ", ") + k.name;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const Key* key = nullptr;
+    for (const Key& k : keys) key = it.key() == k.name ? &k : key;
+    if (!key) return "unknown key \"" + it.key() + "\" (" + known + ")";
+    ua::LocalizedText ignored;
+    const Json& v = it.value();
+    const std::string_view wants = key->wants;
+    const bool fits = wants == "a number"    ? v.is_number()
+                      : wants == "an integer" ? v.is_number_integer()
+                      : wants == "a string"   ? v.is_string()
+                                              : localized(v, ignored);
+    if (!fits) return "\"" + it.key() + "\" must be " + key->wants;
+  }
+  return {};
+}
+
 bool scalar(const Json& j, B t, uint32_t data_type, const ua::NodeId::NamespaceResolver& resolver, ua::Variant& out) {
   switch (t) {
     case B::Boolean:
@@ -303,7 +342,9 @@ bool json_to_variant(const Json& j, const addressspace::NodeStore& store, addres
       why = "value must be an array: ValueRank is " + std::to_string(value_rank);
       return false;
     }
-    return scalar(j, t, type_id, resolver, out);
+    if (scalar(j, t, type_id, resolver, out)) return true;
+    if (const std::string problem = object_problem(j, t, type_id); !problem.empty()) why += ": " + problem;
+    return false;
   }
   if (value_rank == -1) {
     why = "value must be a scalar: ValueRank is -1";
@@ -324,6 +365,7 @@ bool json_to_variant(const Json& j, const addressspace::NodeStore& store, addres
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!scalar(*leaves[i], t, type_id, resolver, items[i])) {
       why = "element " + std::to_string(i) + " does not fit DataType " + type_name;
+      if (const std::string problem = object_problem(*leaves[i], t, type_id); !problem.empty()) why += ": " + problem;
       return false;
     }
   }

@@ -4,7 +4,6 @@
 #include <map>
 #include <optional>
 #include <sstream>
-#include <tuple>
 #include <unordered_map>
 
 #include "addressspace/namespace0.hpp"
@@ -12,6 +11,7 @@
 #include "config/json_reader.hpp"
 #include "config/password.hpp"
 #include "config/pki_settings.hpp"
+#include "config/settings_table.hpp"
 #include "config/type_names.hpp"
 #include "ua/endpoint_url.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -65,113 +65,21 @@ void read_limits(ObjectReader& parent, Limits& l) {
   const Json* j = parent.member("limits");
   if (!j) return;
   ObjectReader r(parent.context(), *j, parent.path_of("limits"));
-  r.read_int("max_sessions", l.max_sessions);
-  r.read_int("max_subscriptions", l.max_subscriptions);
-  r.read_int("max_monitored_items", l.max_monitored_items);
-  r.read_int("max_message_size", l.max_message_size);
-  r.read_int("max_chunk_count", l.max_chunk_count);
-  r.read_int("max_array_length", l.max_array_length);
-  r.read_int("max_string_length", l.max_string_length);
-  r.read_int("max_byte_string_length", l.max_byte_string_length);
-  r.read_int("max_browse_continuation_points", l.max_browse_continuation_points);
-  r.read("min_sampling_interval_ms", l.min_sampling_interval_ms);
-  r.read("min_session_timeout_ms", l.min_session_timeout_ms);
-  r.read("max_session_timeout_ms", l.max_session_timeout_ms);
-  if (l.min_session_timeout_ms <= 0 || l.max_session_timeout_ms < l.min_session_timeout_ms) {
-    parent.context().error(parent.path_of("limits") + "/min_session_timeout_ms",
-                           "min_session_timeout_ms must be positive and not above max_session_timeout_ms");
-  }
-  r.read_int("max_subscriptions_per_session", l.max_subscriptions_per_session);
-  r.read_int("max_monitored_items_per_subscription", l.max_monitored_items_per_subscription);
-  r.read_int("max_monitored_items_per_session", l.max_monitored_items_per_session);
-  r.read_int("max_monitored_item_queue_size", l.max_monitored_item_queue_size);
-  r.read_int("max_publish_requests_per_session", l.max_publish_requests_per_session);
-  r.read_int("max_subscriptions_per_call", l.max_subscriptions_per_call);
-  r.read("parked_session_lifetime_ms", l.parked_session_lifetime_ms);
-  r.read_int("max_parked_sessions", l.max_parked_sessions);
-  if (l.max_monitored_item_queue_size == 0 || l.max_monitored_item_queue_size > 65535) {
-    parent.context().error(parent.path_of("limits") + "/max_monitored_item_queue_size",
-                           "max_monitored_item_queue_size must be 1..65535");
-  }
-  if (l.max_publish_requests_per_session == 0) {
-    parent.context().error(parent.path_of("limits") + "/max_publish_requests_per_session",
-                           "max_publish_requests_per_session must be at least 1");
-  }
-  if (!(l.parked_session_lifetime_ms >= 0)) {
-    parent.context().error(parent.path_of("limits") + "/parked_session_lifetime_ms",
-                           "parked_session_lifetime_ms must not be negative");
-  }
-  auto& o = l.operations;
-  r.read_int("max_nodes_per_read", o.max_nodes_per_read);
-  r.read_int("max_nodes_per_write", o.max_nodes_per_write);
-  r.read_int("max_nodes_per_browse", o.max_nodes_per_browse);
-  r.read_int("max_nodes_per_method_call", o.max_nodes_per_method_call);
-  r.read_int("max_nodes_per_register_nodes", o.max_nodes_per_register_nodes);
-  r.read_int("max_nodes_per_translate_browse_paths", o.max_nodes_per_translate_browse_paths);
-  r.read_int("max_monitored_items_per_call", o.max_monitored_items_per_call);
-  r.read_int("max_references_per_node", l.max_references_per_node);
-  r.read_int("max_references_per_browse", l.max_references_per_browse);
-  r.read_int("max_translate_matches", l.max_translate_matches);
-  r.read_int("max_translate_references", l.max_translate_references);
-  r.read_int("max_decoded_request_bytes", l.max_decoded_request_bytes);
-  const auto positive = [&](const char* key, uint32_t value) {
-    if (value == 0) parent.context().error(parent.path_of("limits") + "/" + key, std::string(key) + " must be at least 1");
-  };
-  positive("max_references_per_node", l.max_references_per_node);
-  positive("max_references_per_browse", l.max_references_per_browse);
-  // Part 4 §5.8.4.4: a server should allow at least 10 matches before answering Bad_TooManyMatches.
-  if (l.max_translate_matches < 10) {
-    parent.context().error(parent.path_of("limits") + "/max_translate_matches",
-                           "max_translate_matches must be at least 10 (Part 4 §5.8.4.4)");
-  }
-  positive("max_translate_references", l.max_translate_references);
-  r.read_int("max_unactivated_sessions", l.max_unactivated_sessions);
-  r.read_int("max_unactivated_sessions_per_address", l.max_unactivated_sessions_per_address);
-  r.read("unactivated_session_timeout_ms", l.unactivated_session_timeout_ms);
-  r.read_int("max_waiting_sessions", l.max_waiting_sessions);
-  r.read_int("max_waiting_sessions_per_address", l.max_waiting_sessions_per_address);
-  r.read("max_session_wait_ms", l.max_session_wait_ms);
-  if (!(l.max_session_wait_ms >= 0 && l.max_session_wait_ms <= 3600000)) {
-    parent.context().error(parent.path_of("limits") + "/max_session_wait_ms",
-                           "max_session_wait_ms must be between 0 and 3600000");
-  }
-  r.read_int("max_queued_logins", l.max_queued_logins);
-  r.read_int("max_failed_logins_per_address", l.max_failed_logins_per_address);
-  r.read("failed_login_window_ms", l.failed_login_window_ms);
-  if (!(l.unactivated_session_timeout_ms > 0)) {
-    parent.context().error(parent.path_of("limits") + "/unactivated_session_timeout_ms",
-                           "unactivated_session_timeout_ms must be positive");
-  }
-  if (!(l.failed_login_window_ms >= 0)) {
-    parent.context().error(parent.path_of("limits") + "/failed_login_window_ms",
-                           "failed_login_window_ms must not be negative");
-  }
-  positive("max_queued_logins", l.max_queued_logins);
-  if (l.max_decoded_request_bytes < (1u << 20)) {
-    parent.context().error(parent.path_of("limits") + "/max_decoded_request_bytes",
-                           "max_decoded_request_bytes must be at least 1048576");
+  read_settings(r, limit_settings(), l);
+  read_settings(r, operation_limit_settings(), l.operations);
+  if (l.max_session_timeout_ms < l.min_session_timeout_ms) {
+    parent.context().error(r.path_of("min_session_timeout_ms"),
+                           "min_session_timeout_ms must not be above max_session_timeout_ms");
   }
 }
 
-void read_connections(ObjectReader& parent, Connections& c) {
-  const Json* j = parent.member("connections");
+// An optional section of scalar keys only.
+template <class Section>
+void read_section(ObjectReader& parent, const SettingsTable<Section>& table, Section& out) {
+  const Json* j = parent.member(table.section);
   if (!j) return;
-  ObjectReader r(parent.context(), *j, parent.path_of("connections"));
-  r.read_int("max_connections", c.max_connections);
-  r.read_int("max_connections_per_address", c.max_connections_per_address);
-  r.read_int("max_message_size_before_session", c.max_message_size_before_session);
-  for (auto [key, value, min, max] : {std::tuple{"handshake_threads", &c.handshake_threads, 0, 256},
-                                      std::tuple{"max_queued_handshakes", &c.max_queued_handshakes, 1, 1000000}}) {
-    int64_t v = 0;
-    if (r.read_int(key, v, min, max)) *value = static_cast<uint32_t>(v);
-  }
-  // A timeout of 0 would close every connection at the first tick: at least one millisecond.
-  for (auto [key, value] :
-       {std::pair{"hello_timeout_ms", &c.hello_timeout_ms}, std::pair{"open_timeout_ms", &c.open_timeout_ms},
-        std::pair{"session_activation_timeout_ms", &c.session_activation_timeout_ms}}) {
-    int64_t v = 0;
-    if (r.read_int(key, v, 1, UINT32_MAX)) *value = static_cast<uint32_t>(v);
-  }
+  ObjectReader r(parent.context(), *j, parent.path_of(table.section));
+  read_settings(r, table, out);
 }
 
 // endpoints[].security_policies x security_modes -> the pairs offered. None pairs only with None, a secure
@@ -260,15 +168,8 @@ void read_pki(ObjectReader& sr, PkiConfig& p) {
     if (dir.empty()) ctx.error(sr.path_of("pki_directory"), "must not be empty");
     p.directory = dir;
   }
-  int64_t v = 0;
-  if (sr.read_int("certificate_key_bits", v, 2048, 4096)) {
-    if (v % 1024 != 0) ctx.error(sr.path_of("certificate_key_bits"), "must be 2048, 3072 or 4096");
-    p.key_bits = static_cast<uint32_t>(v);
-  }
-  if (sr.read_int("certificate_lifetime_days", v, 1, 7300)) p.lifetime_days = static_cast<uint32_t>(v);
-  sr.read("trust_on_first_use", p.trust_on_first_use);
-  if (sr.read_int("max_rejected_certificates", v, 0, 100000))
-    p.max_rejected_certificates = static_cast<uint32_t>(v);
+  read_settings(sr, pki_settings_table(), p);
+  if (p.key_bits % 1024 != 0) ctx.error(sr.path_of("certificate_key_bits"), "must be 2048, 3072 or 4096");
   if (sr.read("certificate_dns_names", p.dns_names)) {
     for (const auto& name : p.dns_names) {
       if (!is_dns_name(name))
@@ -296,14 +197,7 @@ void read_http(ObjectReader& parent, std::optional<Http>& out) {
                              "expected host:port or [address]:port, got \"" + h.listen + "\"");
     }
   }
-  // Each bound at least 1: a zero would refuse every scrape.
-  for (auto [key, value] : {std::pair{"max_connections", &h.max_connections},
-                            std::pair{"max_request_bytes", &h.max_request_bytes},
-                            std::pair{"request_timeout_ms", &h.request_timeout_ms},
-                            std::pair{"health_max_age_ms", &h.health_max_age_ms}}) {
-    int64_t v = 0;
-    if (r.read_int(key, v, 1, UINT32_MAX)) *value = static_cast<uint32_t>(v);
-  }
+  read_settings(r, http_settings(), h);
   out = h;
 }
 
@@ -348,16 +242,13 @@ void read_server(ObjectReader& r, ServerConfig& c) {
       }
     }
   }
-  r.read_int("threads", c.threads);
+  read_settings(r, top_level_settings(), c);
   read_limits(r, c.limits);
-  read_connections(r, c.connections);
+  read_section(r, connection_settings(), c.connections);
   if (const Json* s = r.member("security")) {
     ObjectReader sr(ctx, *s, r.path_of("security"));
     read_pki(sr, c.pki);
-    sr.read("allow_anonymous", c.security.allow_anonymous);
-    sr.read("allow_plaintext_passwords", c.security.allow_plaintext_passwords);
-    sr.read("allow_deprecated_policies", c.security.allow_deprecated_policies);
-    sr.read("anonymous_write", c.security.anonymous_write);
+    read_settings(sr, security_settings(), c.security);
   }
   for (auto& e : c.endpoints) e.allow_anonymous = c.security.allow_anonymous;
   for (auto [index, allow] : anonymous_overrides) c.endpoints[index].allow_anonymous = allow;
@@ -407,8 +298,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
           for (const auto& name : roles) {
             const auto bit = role_bit(name);
             if (!bit) {
-              ctx.error(u.path_of("roles"),
-                        "unknown role \"" + name + "\" (the well-known roles of Part 3 §4.8.2)");
+              ctx.error(u.path_of("roles"), unknown_role(name));
             } else if (*bit == role::kAnonymous) {
               ctx.error(u.path_of("roles"), "the Anonymous role belongs to anonymous sessions, not to users");
             } else {
@@ -436,30 +326,11 @@ void read_server(ObjectReader& r, ServerConfig& c) {
       }
     }
     lr.read("file", c.logging.file);
-    int64_t v = 0;
-    if (lr.read_int("rate_limit_burst", v, 0, kMaxRateLimitBurst))
-      c.logging.rate_limit_burst = static_cast<uint32_t>(v);
-    if (lr.read_int("rate_limit_window_s", v, 1, kMaxRateLimitWindowS)) {
-      c.logging.rate_limit_window_s = static_cast<uint32_t>(v);
-    }
+    read_settings(lr, logging_settings(), c.logging);
   }
-  if (const Json* sd = r.member("shutdown")) {
-    ObjectReader sr(ctx, *sd, r.path_of("shutdown"));
-    int64_t grace = 0;
-    if (sr.read_int("grace_period_s", grace, 0, kMaxGracePeriodS))
-      c.shutdown.grace_period_s = static_cast<uint32_t>(grace);
-  }
-  if (const Json* s = r.member("scheduling")) {
-    ObjectReader sr(ctx, *s, r.path_of("scheduling"));
-    sr.read("pin_shards", c.scheduling.pin_shards);
-    int64_t priority = 0;
-    if (sr.read_int("realtime_priority", priority, 0, 99)) c.scheduling.realtime_priority = static_cast<int>(priority);
-  }
-  if (const Json* d = r.member("diagnostics")) {
-    ObjectReader dr(ctx, *d, r.path_of("diagnostics"));
-    dr.read("counters", c.diagnostics.counters);
-    dr.read("enabled", c.diagnostics.enabled);
-  }
+  read_section(r, shutdown_settings(), c.shutdown);
+  read_section(r, scheduling_settings(), c.scheduling);
+  read_section(r, diagnostics_settings(), c.diagnostics);
   read_http(r, c.http);
   c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};
   std::vector<std::string> extra;
@@ -519,7 +390,7 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   try {
     j = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    ctx.error("", std::string("invalid JSON: ") + e.what());
+    ctx.error("", json_syntax_error(e));
     return result;
   }
   {
@@ -560,6 +431,20 @@ std::vector<std::string> security_warnings(const ServerConfig& c) {
         out.push_back("endpoint " + e.url + " offers the deprecated SecurityPolicy " + std::string(p.name) +
                       " (security.allow_deprecated_policies)");
       }
+    }
+  }
+  for (const auto& e : c.endpoints) {
+    const bool none = std::any_of(e.offers.begin(), e.offers.end(),
+                                  [](const SecurityOffer& o) { return o.mode == SecurityMode::None; });
+    const auto url = ua::parse_endpoint_url(e.url);
+    if (!none || !url) continue;
+    const std::string_view h = url->host;
+    const bool loopback = h == "localhost" || h.starts_with("127.") || h == "::1" || h == "0:0:0:0:0:0:0:1";
+    if (!loopback) {
+      // On Linux an IPv6 wildcard socket takes IPv4 too (it is not v6-only): [::] is every interface.
+      out.push_back("endpoint " + e.url +
+                    " offers SecurityPolicy None beyond loopback: anything on the network path reads and "
+                    "changes its traffic, the sessions of logged-in users included");
     }
   }
   bool passwords = false, certificates = false;
@@ -641,7 +526,7 @@ void check_references(LoadResult& result) {
     if (!d.type_name.empty()) {
       auto it = types.find(d.type_name);
       if (it == types.end()) {
-        result.errors.push_back({d.file, d.path + (d.is_type ? "/base" : "/type_definition"),
+        if (!result.unparsed_files) result.errors.push_back({d.file, d.path + (d.is_type ? "/base" : "/type_definition"),
                                  (d.is_type ? "unknown base type \"" : "unknown type definition \"") + d.type_name + "\""});
       } else if (d.is_type) {
         d.parent = nodes[it->second].node_id;
@@ -658,7 +543,10 @@ void check_references(LoadResult& result) {
       if (bit != bulk_patterns.end()) pit = seen.find(bulk_node_id(nodes[bit->second], nodes[bit->second].start, resolver));
     }
     if (p0 == addressspace::kNoNode && pit == seen.end()) {
-      result.errors.push_back({d.file, d.path + "/parent", "parent " + d.parent.to_string() + " does not exist"});
+      // A parent in a file that did not parse is not reported as missing: the syntax error is the problem.
+      if (!result.unparsed_files) {
+        result.errors.push_back({d.file, d.path + "/parent", "parent " + d.parent.to_string() + " does not exist"});
+      }
       continue;
     }
     if (d.reference_type.is_null()) {

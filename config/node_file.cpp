@@ -245,7 +245,7 @@ struct FileParser {
     for (const auto& name : names) {
       const auto bit = role_bit(name);
       if (!bit) {
-        ctx.error(r.path_of(key), "unknown role \"" + name + "\" (the well-known roles of Part 3 §4.8.2)");
+        ctx.error(r.path_of(key), unknown_role(name));
       } else {
         out |= *bit;
       }
@@ -374,7 +374,9 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
   try {
     j = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    ctx.error("", std::string("invalid JSON: ") + e.what());
+    ctx.error("", json_syntax_error(e));
+    // Its nodes are missing: references to them from other files cannot be judged (check_references).
+    into.unparsed_files = true;
     return;
   }
   FileParser fp{ctx, into, 0, {}};

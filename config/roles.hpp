@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -36,6 +37,13 @@ inline constexpr RoleSet kAdministrators = kSecurityAdmin | kConfigureAdmin;
 inline constexpr std::array<std::string_view, 8> kRoleNames = {
     "Anonymous", "AuthenticatedUser", "Observer",       "Operator",
     "Engineer",  "Supervisor",        "ConfigureAdmin", "SecurityAdmin"};
+
+// "unknown role \"X\" (Anonymous, AuthenticatedUser, ...: the well-known roles of Part 3 §4.8.2)".
+inline std::string unknown_role(std::string_view name) {
+  std::string out = "unknown role \"" + std::string(name) + "\" (";
+  for (size_t i = 0; i < kRoleNames.size(); ++i) out += std::string(i ? ", " : "") + std::string(kRoleNames[i]);
+  return out + ": the well-known roles of Part 3 §4.8.2)";
+}
 
 // A variable with read_roles / write_roles has this bit in its record's user_access_level (AccessLevel
 // bit 7, which Part 3 §8.57 leaves reserved), so Read and Write look its roles up in the RoleTable only then;

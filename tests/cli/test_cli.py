@@ -106,7 +106,7 @@ class CheckConfig(unittest.TestCase):
                 self.assertEqual(r.returncode, 0, "%s: %s" % (args, r.stderr))
                 self.assertRegex(r.stdout, re.escape(f) + r": valid: 1 endpoint\(s\), 0 user\(s\)")
 
-    def test_warnings_for_an_endpoint_no_client_can_use_and_for_anonymous_writes(self):
+    def test_warnings_for_an_endpoint_no_client_can_use_for_anonymous_writes_and_for_none_beyond_loopback(self):
         with Dir() as d:
             f = d.write("opcuad.json", json.dumps({"endpoints": [
                 {"url": "opc.tcp://127.0.0.1:4840"},
@@ -123,6 +123,13 @@ class CheckConfig(unittest.TestCase):
             self.assertIn("warning: anonymous sessions may write every writable variable (security.anonymous_write)",
                           r.stderr)
             self.assertNotIn("no user token policy", r.stderr)
+            self.assertNotIn("beyond loopback", r.stderr)
+            for host in ("0.0.0.0", "[::]", "192.0.2.1"):
+                f = d.write("open.json", json.dumps({"endpoints": [{"url": "opc.tcp://%s:4840" % host}]}))
+                r = opcuad("check-config", "--config", f)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn("warning: endpoint opc.tcp://%s:4840 offers SecurityPolicy None beyond loopback" % host,
+                              r.stderr)
 
     def test_every_problem_is_reported_with_exit_3(self):
         with Dir() as d:

@@ -2,6 +2,8 @@
 // its exact message; passwords, simulation and globs.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -10,6 +12,8 @@
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
 #include "config/password.hpp"
+#include "config/reload_settings.hpp"
+#include "config/settings_table.hpp"
 #include "config/simulation.hpp"
 #include "transport/config.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -181,6 +185,16 @@ TEST_CASE("config: one message per validation rule", "[config][validation]") {
           {"kind": "variable", "name": "V", "data_type": "Int32", "value": 1.5}]})")) ==
         "nodes.json: /nodes/0/value: value does not fit DataType Int32");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "Range", "value": {"low": 0, "hihg": 1}}]})")) ==
+        "nodes.json: /nodes/0/value: value does not fit DataType Range: unknown key \"hihg\" (low, high)");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "EUInformation", "value": {"unit_id": "C"}}]})")) ==
+        "nodes.json: /nodes/0/value: value does not fit DataType EUInformation: \"unit_id\" must be an integer");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
+          {"kind": "variable", "name": "V", "data_type": "LocalizedText", "value_rank": 1,
+           "value": ["a", {"locale": "en", "txt": "b"}]}]})")) ==
+        "nodes.json: /nodes/0/value: element 1 does not fit DataType LocalizedText: unknown key \"txt\" (locale, text)");
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "folder", "name": "A", "namespace": "urn:nope"}]})")) ==
         "nodes.json: /nodes/0/namespace: unknown namespace \"urn:nope\"");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
@@ -205,6 +219,10 @@ TEST_CASE("config: one message per validation rule", "[config][validation]") {
         "nodes.json: /nodes/0/name: a bulk declaration's name must contain {n}");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "A",)")).starts_with(
       "nodes.json: /: invalid JSON: "));
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"],
+    "nodes": [{"kind": "folder", "name": "A",}]})")) ==
+        "nodes.json: /: invalid JSON: parse error at line 2, column 46: syntax error while parsing object key - "
+        "unexpected '}'; expected string literal");
   CHECK(only_error(load_config_text(R"({"endpoints": [{"url": "http://x"}]})", "s.json", ".")) ==
         "s.json: /endpoints/0/url: invalid endpoint URL: the URL must start with opc.tcp://");
   CHECK(only_error(load_config_text(R"({"users": [{"name": "a", "password": "x", "password_hash": "pbkdf2-sha256$1$YQ==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}]})", "s.json", ".")) ==
@@ -494,15 +512,114 @@ TEST_CASE("config: subscription limits", "[config][limits]") {
   // Hostile values: a queue the item cannot hold, no Publish request at all, a negative lifetime.
   CHECK(only_error(
             load_config_text(R"({"limits": {"max_monitored_item_queue_size": 65536}})", "s.json", ".")) ==
-        "s.json: /limits/max_monitored_item_queue_size: max_monitored_item_queue_size must be 1..65535");
+        "s.json: /limits/max_monitored_item_queue_size: out of range: must be between 1 and 65535");
   CHECK(only_error(load_config_text(R"({"limits": {"max_monitored_item_queue_size": 0}})", "s.json", ".")) ==
-        "s.json: /limits/max_monitored_item_queue_size: max_monitored_item_queue_size must be 1..65535");
+        "s.json: /limits/max_monitored_item_queue_size: out of range: must be between 1 and 65535");
   CHECK(
       only_error(load_config_text(R"({"limits": {"max_publish_requests_per_session": 0}})", "s.json", ".")) ==
-      "s.json: /limits/max_publish_requests_per_session: max_publish_requests_per_session must be at least "
-      "1");
+      "s.json: /limits/max_publish_requests_per_session: out of range: must be between 1 and 4294967295");
   CHECK(only_error(load_config_text(R"({"limits": {"parked_session_lifetime_ms": -1}})", "s.json", ".")) ==
-        "s.json: /limits/parked_session_lifetime_ms: parked_session_lifetime_ms must not be negative");
+        "s.json: /limits/parked_session_lifetime_ms: out of range: must be between 0 and 2147483647");
   CHECK(only_error(load_config_text(R"({"limits": {"max_parked_sessions": -1}})", "s.json", ".")) ==
         "s.json: /limits/max_parked_sessions: out of range: must be between 0 and 4294967295");
+}
+
+TEST_CASE("a node file that is not JSON is one error: references into it are not reported as dangling",
+          "[config]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("opcuad-config-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "a.json") << R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "A",)";
+  std::ofstream(dir / "b.json") << R"({"namespaces": ["urn:t"], "nodes": [
+      {"kind": "variable", "name": "V", "parent": "nsu=urn:t;s=A", "data_type": "Double"}]})";
+  const auto r = load_config_text(R"({"node_files": ["a.json", "b.json"]})", "s.json", dir);
+  INFO(errors_of(r.errors));
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].to_string().starts_with((dir / "a.json").string() + ": /: invalid JSON: parse error at line 1"));
+  CHECK(r.unparsed_files);
+  std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// For each entry of a settings table: a value other than the default, inside the range, read from the
+// file into the member, and named by restart_only_changes() when it differs.
+template <class Section>
+void check_table(const SettingsTable<Section>& table, Section& (*section_of)(ServerConfig&)) {
+  for (const Setting<Section>& s : table.settings) {
+    INFO(table.section << "." << s.key);
+    ServerConfig defaults;
+    nlohmann::json value;
+    std::visit(
+        [&](auto member) {
+          using T = std::remove_reference_t<decltype(section_of(defaults).*member)>;
+          const T d = section_of(defaults).*member;
+          if constexpr (std::is_same_v<T, bool>) {
+            value = !d;
+          } else {
+            // An end of the range (a maximum for max_* keys, so that min_* <= max_* still holds), the
+            // other end where that is the default.
+            const double max = std::min<double>(s.max, static_cast<double>(std::numeric_limits<T>::max()));
+            const bool high = std::string_view(s.key).starts_with("max_");
+            double v = high ? max : s.min;
+            if (static_cast<T>(v) == d) v = high ? s.min : max;
+            if constexpr (std::is_same_v<T, double>) {
+              value = v;
+            } else {
+              value = static_cast<int64_t>(v);
+            }
+          }
+        },
+        s.field);
+    nlohmann::json file = nlohmann::json::object();
+    if (*table.section) {
+      file[table.section][s.key] = value;
+    } else {
+      file[s.key] = value;
+    }
+    if (std::string(table.section) == "http") file["http"]["listen"] = "127.0.0.1:9464";
+    LoadResult r = load_config_text(file.dump(), "s.json", ".");
+    INFO(errors_of(r.errors));
+    REQUIRE(r.errors.empty());
+    const bool read = std::visit(
+        [&](auto member) { return nlohmann::json(section_of(r.config).*member) == value; }, s.field);
+    CHECK(read);
+    if (std::string(table.section) == "http") continue;  // compared as one object: see below
+    const auto changed = restart_only_changes(defaults, r.config);
+    const std::string name = *table.section ? std::string(table.section) + "." + s.key : std::string(s.key);
+    CHECK(std::find(changed.begin(), changed.end(), name) != changed.end());
+    // Just outside the range: refused with the range in the message.
+    if (!std::holds_alternative<bool Section::*>(s.field) && s.min > 0) {
+      const nlohmann::json below = std::holds_alternative<double Section::*>(s.field)
+                                       ? nlohmann::json(s.min - 1)
+                                       : nlohmann::json(static_cast<int64_t>(s.min) - 1);
+      if (*table.section) {
+        file[table.section][s.key] = below;
+      } else {
+        file[s.key] = below;
+      }
+      const LoadResult bad = load_config_text(file.dump(), "s.json", ".");
+      REQUIRE(bad.errors.size() == 1);
+      CHECK(bad.errors[0].to_string().find("out of range: must be between") != std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("config: every key of the settings tables is read, range-checked and named by a reload", "[config][reload]") {
+  check_table(top_level_settings(), +[](ServerConfig& c) -> ServerConfig& { return c; });
+  check_table(limit_settings(), +[](ServerConfig& c) -> Limits& { return c.limits; });
+  check_table(operation_limit_settings(),
+              +[](ServerConfig& c) -> addressspace::OperationLimits& { return c.limits.operations; });
+  check_table(connection_settings(), +[](ServerConfig& c) -> Connections& { return c.connections; });
+  check_table(security_settings(), +[](ServerConfig& c) -> Security& { return c.security; });
+  check_table(pki_settings_table(), +[](ServerConfig& c) -> PkiConfig& { return c.pki; });
+  check_table(logging_settings(), +[](ServerConfig& c) -> Logging& { return c.logging; });
+  check_table(shutdown_settings(), +[](ServerConfig& c) -> Shutdown& { return c.shutdown; });
+  check_table(scheduling_settings(), +[](ServerConfig& c) -> Scheduling& { return c.scheduling; });
+  check_table(diagnostics_settings(), +[](ServerConfig& c) -> Diagnostics& { return c.diagnostics; });
+  check_table(http_settings(), +[](ServerConfig& c) -> Http& {
+    if (!c.http) c.http.emplace();
+    return *c.http;
+  });
 }

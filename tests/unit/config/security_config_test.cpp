@@ -100,7 +100,10 @@ TEST_CASE("config: security settings and anonymous access per endpoint", "[confi
   CHECK(!defaults.config.security.allow_plaintext_passwords);
   CHECK(!defaults.config.security.allow_deprecated_policies);
   CHECK(!defaults.config.security.anonymous_write);  // writes need a user unless the operator says so
-  CHECK(security_warnings(defaults.config).empty());
+  // The default endpoint, opc.tcp://0.0.0.0:4840 with SecurityPolicy None, is open to the network.
+  const auto default_warnings = security_warnings(defaults.config);
+  REQUIRE(default_warnings.size() == 1);
+  CHECK(default_warnings[0].find("offers SecurityPolicy None beyond loopback") != std::string::npos);
 
   const LoadResult r = load(R"({"endpoints": [{"url": "opc.tcp://0.0.0.0:4840"},
       {"url": "opc.tcp://0.0.0.0:4841", "allow_anonymous": true}],
@@ -112,8 +115,10 @@ TEST_CASE("config: security settings and anonymous access per endpoint", "[confi
   CHECK(r.config.endpoints[1].allow_anonymous);   // its own
   CHECK(!r.config.security.anonymous_write);
   const auto warnings = security_warnings(r.config);
-  REQUIRE(warnings.size() == 1);
-  CHECK(warnings[0].starts_with("INSECURE: security.allow_plaintext_passwords"));
+  REQUIRE(warnings.size() == 3);  // both endpoints' None beyond loopback, and plaintext passwords
+  CHECK(warnings[0].find("4840 offers SecurityPolicy None beyond loopback") != std::string::npos);
+  CHECK(warnings[1].find("4841 offers SecurityPolicy None beyond loopback") != std::string::npos);
+  CHECK(warnings[2].starts_with("INSECURE: security.allow_plaintext_passwords"));
   CHECK(only_error(load(R"({"security": {"anonymous_write": "no"}})")) ==
         "s.json: /security/anonymous_write: expected a boolean, got a string");
 }
@@ -134,7 +139,8 @@ TEST_CASE("config: users with roles and certificates", "[config][security][roles
 
   CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Root"]}]})")) ==
-        "s.json: /users/0/roles: unknown role \"Root\" (the well-known roles of Part 3 §4.8.2)");
+        "s.json: /users/0/roles: unknown role \"Root\" (Anonymous, AuthenticatedUser, Observer, Operator, Engineer, Supervisor, "
+        "ConfigureAdmin, SecurityAdmin: the well-known roles of Part 3 §4.8.2)");
   CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Anonymous"]}]})")) ==
         "s.json: /users/0/roles: the Anonymous role belongs to anonymous sessions, not to users");
@@ -184,7 +190,8 @@ TEST_CASE("config: node files give variables read_roles and write_roles", "[conf
                       "nodes.json", bad);
   REQUIRE(bad.errors.size() == 3);
   CHECK(bad.errors[0].to_string() ==
-        "nodes.json: /nodes/0/write_roles: unknown role \"Janitor\" (the well-known roles of Part 3 §4.8.2)");
+        "nodes.json: /nodes/0/write_roles: unknown role \"Janitor\" (Anonymous, AuthenticatedUser, Observer, Operator, Engineer, Supervisor, "
+        "ConfigureAdmin, SecurityAdmin: the well-known roles of Part 3 §4.8.2)");
   CHECK(bad.errors[1].to_string() ==
         "nodes.json: /nodes/1/read_roles: an empty list would lock everyone out: omit the key instead");
   CHECK(bad.errors[2].to_string() ==
