@@ -46,22 +46,24 @@ struct ServerInfo {
   ua::DateTime start_time;
   uint8_t service_level = 255;
   std::vector<std::string> locale_ids{"en"};
-  // ServerCapabilities.ServerProfileArray (Part 5 §6.3.2): only what the server fully implements.
+  // ServerCapabilities.ServerProfileArray (Part 5 §6.3.2): only profiles the server fully implements.
   // Micro Embedded Device 2017 (Part 7 §6.6.67) is the Nano Embedded Device 2017 profile (the Core 2017
   // Server Facet: SecurityPolicy None, anonymous and user name tokens, Read, Browse, FindServers and
   // GetEndpoints, one session; plus UA-TCP UA-SC UA-Binary) with the Embedded DataChange Subscription
-  // Server Facet and two parallel sessions; all of which opcuad serves. Not claimed: Embedded UA 2017
-  // and Standard UA 2017, which require a signing and encrypting SecurityPolicy (Basic256Sha256) and
-  // X.509 application certificates that this version does not have.
+  // Server Facet and two parallel sessions. Larger profiles (Embedded UA 2017, Standard UA 2017) need
+  // facets this server does not serve in full (events, methods of the Server object), so they are not
+  // claimed.
   std::vector<std::string> server_profiles{kMicroEmbeddedDevice2017Profile};
-  uint16_t max_browse_continuation_points = 100;
-  uint32_t max_array_length = 65535;
-  uint32_t max_string_length = 1 << 20;
-  uint32_t max_byte_string_length = 1 << 20;
+  // The ServerCapabilities the configuration's limits set (config::server_info() copies config::Limits,
+  // whose initializers are the defaults; 0 here means "no limit" to a client).
+  uint16_t max_browse_continuation_points = 0;
+  uint32_t max_array_length = 0;
+  uint32_t max_string_length = 0;
+  uint32_t max_byte_string_length = 0;
   double min_supported_sample_rate = 0;  // ms; 0 = exception-based sampling supported
-  uint32_t max_sessions = 1000;
-  uint32_t max_subscriptions = 1000;
-  uint32_t max_monitored_items = 100000;
+  uint32_t max_sessions = 0;
+  uint32_t max_subscriptions = 0;
+  uint32_t max_monitored_items = 0;
   // Part 5 §6.3.2 (0: no limit of its own).
   uint32_t max_subscriptions_per_session = 0;
   uint32_t max_monitored_items_per_subscription = 0;

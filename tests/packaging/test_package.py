@@ -40,6 +40,7 @@ FILES = {
     "usr/share/doc/opcuad/CONFIGURATION.md": 0o644,
     "usr/share/doc/opcuad/OPERATIONS.md": 0o644,
     "usr/share/doc/opcuad/SECURITY.md": 0o644,
+    "usr/share/doc/opcuad/METRICS.md": 0o644,
     "usr/share/doc/opcuad/copyright": 0o644,
     "usr/share/doc/opcuad/changelog.gz": 0o644,
     "usr/share/doc/opcuad/examples/low-port.conf": 0o644,
