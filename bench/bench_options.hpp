@@ -11,6 +11,7 @@
 
 #include "bench/client_security.hpp"
 #include "bench/histogram.hpp"
+#include "bench/machine.hpp"
 #include "bench/server_counters.hpp"
 #include "bench/sub_scenario.hpp"
 #include "bench/workload.hpp"
@@ -56,7 +57,8 @@ struct Options {
 };
 
 struct RunResult {
-  std::string target;  // "opcuad", "canned"
+  std::string target;    // "opcuad", "canned", "node-opcua", "opcuad[None]" with several --security variants
+  std::string security;  // the variant it ran with, as --security names it ("None", "POLICY:MODE")
   std::string url;
   double seconds = 0;
   uint64_t requests = 0;
@@ -73,6 +75,9 @@ struct RunResult {
   std::vector<double> round_rates;         // requests/s of each round
   ServerCounterDelta counters;             // the server's own counters over the measured windows
   uint64_t allocations_since_connect = 0;  // heap allocations from before the sessions opened to the end
+  RoundCpu cpu;                            // the machine during one run's window (run_load)
+  std::vector<RoundCpu> round_cpus;        // ... during each round
+  std::vector<double> round_server_us;     // server CPU µs per request of each round; negative: unknown
 
   void merge(const RunResult& r) {
     seconds += r.seconds;
@@ -91,6 +96,10 @@ struct RunResult {
     counters.merge(r.counters, round_rates.empty());
     allocations_since_connect += r.allocations_since_connect;
     round_rates.push_back(r.rate(r.requests));
+    round_cpus.push_back(r.cpu);
+    round_server_us.push_back(r.requests && r.server_cpu >= 0
+                                  ? r.server_cpu * 1e6 / static_cast<double>(r.requests)
+                                  : -1);
   }
 
   uint64_t error_total() const {

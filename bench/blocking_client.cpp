@@ -200,18 +200,14 @@ bool open_channel_secured(asio::ip::tcp::socket& s, const ServerSecurity& server
   return true;
 }
 
-}  // namespace
-
-bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
-                  SessionInfo& out, std::string& error, double session_timeout_ms) {
+// HEL / ACK (Part 6 §7.1.2.3); `out` learns the server's receive buffer size.
+bool hello(asio::ip::tcp::socket& s, const std::string& url, SessionInfo& out, std::string& error) {
   asio::error_code ec;
   s.set_option(asio::ip::tcp::no_delay(true), ec);
-
-  // HEL / ACK (Part 6 §7.1.2.3).
   transport::HelloMessage hello;
   hello.receive_buffer_size = kBufferSize;
   hello.send_buffer_size = kBufferSize;
-  hello.endpoint_url = ua::String(endpoint.url);
+  hello.endpoint_url = ua::String(url);
   std::string hel = transport::encode_hello(hello);
   if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
   MessageType type;
@@ -223,13 +219,52 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
     return false;
   }
   out.server_receive_buffer = get_u32(in.data() + transport::kHeaderSize + 4);
+  return true;
+}
 
+// The first certificate of a ByteString that may hold a chain (Part 6 §6.2.3: DER certificates back to
+// back): the OPN thumbprint and the key are the leaf's. The bytes unchanged when they do not parse.
+std::vector<uint8_t> leaf_certificate(std::span<const uint8_t> der) {
+  if (der.size() < 2 || der[0] != 0x30) return {der.begin(), der.end()};
+  size_t length = der[1], header = 2;
+  if (length & 0x80) {
+    const size_t n = length & 0x7F;
+    if (n == 0 || n > 4 || der.size() < 2 + n) return {der.begin(), der.end()};
+    length = 0;
+    for (size_t i = 0; i < n; ++i) length = length << 8 | der[2 + i];
+    header += n;
+  }
+  if (header + length > der.size()) return {der.begin(), der.end()};
+  return {der.begin(), der.begin() + static_cast<std::ptrdiff_t>(header + length)};
+}
+
+std::string mode_name(ua::MessageSecurityMode m) {
+  switch (m) {
+    case ua::MessageSecurityMode::None: return "None";
+    case ua::MessageSecurityMode::Sign: return "Sign";
+    case ua::MessageSecurityMode::SignAndEncrypt: return "SignAndEncrypt";
+    default: return "Invalid";
+  }
+}
+
+// "Basic256Sha256:SignAndEncrypt" for an endpoint, as --security spells it.
+std::string endpoint_security_name(const ua::EndpointDescription& e) {
+  const security::Policy* p = security::find_policy(e.security_policy_uri.view());
+  const std::string policy = p ? std::string(p->name) : std::string(e.security_policy_uri.view());
+  return policy + ":" + mode_name(e.security_mode);
+}
+
+}  // namespace
+
+bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,
+                  SessionInfo& out, std::string& error, double session_timeout_ms) {
+  if (!hello(s, endpoint.url, out, error)) return false;
   const bool opened = endpoint.security ? open_channel_secured(s, *endpoint.security, out, error)
                                         : open_channel_none(s, out, error);
   if (!opened) return false;
 
-  // CreateSession / ActivateSession, anonymous (Part 4 §5.6.2, §5.6.3), request ids 2 and 3, no
-  // timeout hint.
+  // CreateSession / ActivateSession, anonymous with the server's own policyId for it (Part 4 §5.6.2,
+  // §5.6.3, §7.41), request ids 2 and 3, no timeout hint.
   ua::CreateSessionRequest create;
   create.client_description.application_uri = "urn:opcuad:bench";
   create.client_description.application_name = ua::LocalizedText{"", "opcuad-bench"};
@@ -265,13 +300,61 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
     activate.client_signature.signature = ua::ByteString::from_bytes(signature);
   }
   activate.user_identity_token =
-      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String("anonymous")});
+      ua::ExtensionObject::make(ua::AnonymousIdentityToken{ua::String(endpoint.anonymous_policy_id)});
   ua::ActivateSessionResponse activated;
   if (!blocking_call(s, out, 3, activate, activated, error, 0)) {
     error = "ActivateSession: " + error;
     return false;
   }
   return true;
+}
+
+bool discover_endpoint(const Endpoint& endpoint, const SecuritySettings& s, DiscoveredEndpoint& out,
+                       std::string& error) {
+  asio::io_context ctx;
+  asio::ip::tcp::socket socket(ctx);
+  asio::error_code ec;
+  socket.connect({asio::ip::make_address_v4("127.0.0.1"), endpoint.port}, ec);
+  if (ec) {
+    error = "GetEndpoints: connect: " + ec.message();
+    return false;
+  }
+  SessionInfo info;
+  ua::GetEndpointsRequest request;
+  request.endpoint_url = ua::String(endpoint.url);
+  ua::GetEndpointsResponse response;
+  if (!hello(socket, endpoint.url, info, error) || !open_channel_none(socket, info, error) ||
+      !blocking_call(socket, info, 2, request, response, error, 0)) {
+    error = "GetEndpoints: " + error;
+    return false;
+  }
+  // CLO, so that the server does not wait for the channel to time out.
+  ua::CloseSecureChannelRequest clo;
+  set_request_header(clo.request_header, ua::NodeId(), 3, 0);
+  ua::ByteBuffer bytes;
+  if (append_request(bytes, MessageType::Close, info, 3, clo))
+    asio::write(socket, asio::buffer(bytes.data(), bytes.size()), ec);
+  socket.close(ec);
+
+  const std::string_view policy_uri = s.secured() ? s.policy->uri : transport::kSecurityPolicyNone;
+  const ua::MessageSecurityMode mode = s.secured() ? s.mode : ua::MessageSecurityMode::None;
+  std::string offered;
+  bool matched = false;
+  for (const ua::EndpointDescription& e : response.endpoints) {
+    offered += (offered.empty() ? "" : ", ") + endpoint_security_name(e);
+    if (e.security_policy_uri.view() != policy_uri || e.security_mode != mode) continue;
+    matched = true;
+    for (const ua::UserTokenPolicy& t : e.user_identity_tokens) {
+      if (t.token_type != ua::UserTokenType::Anonymous) continue;
+      out.anonymous_policy_id = std::string(t.policy_id.view());
+      out.server_certificate = leaf_certificate(e.server_certificate.bytes());
+      return true;
+    }
+  }
+  error = matched ? "GetEndpoints: the " + s.name() + " endpoint allows no anonymous user"
+                  : "GetEndpoints: the server offers no " + s.name() + " endpoint (it offers " +
+                        (offered.empty() ? std::string("none") : offered) + ")";
+  return false;
 }
 
 bool connect_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,

@@ -20,10 +20,22 @@
 namespace opcuad::bench {
 
 // HEL/ACK, OpenSecureChannel (None, or the run's policy and mode when endpoint.security is set),
-// CreateSession, ActivateSession (anonymous; signed by the client on a secured channel), on a connected
-// socket. On failure returns false with a message.
+// CreateSession, ActivateSession (anonymous, with endpoint.anonymous_policy_id; signed by the client on a
+// secured channel), on a connected socket. On failure returns false with a message.
 bool open_session(asio::ip::tcp::socket& socket, const Endpoint& endpoint, const std::string& session_name,
                   SessionInfo& out, std::string& error, double session_timeout_ms = 60000);
+// What GetEndpoints (Part 4 §5.4.4) tells about the endpoint a run uses.
+struct DiscoveredEndpoint {
+  std::string anonymous_policy_id;          // the policyId of its Anonymous UserTokenPolicy (Part 4 §7.41)
+  std::vector<uint8_t> server_certificate;  // DER, the leaf of the chain; empty on None endpoints
+};
+// Asks the server at endpoint.port for its endpoints, on a SecurityPolicy None channel and without a
+// session (a discovery service, Part 4 §5.4.1), and picks the one that offers `s`'s policy and mode with an
+// anonymous user token policy. Servers name that policy as they like ("anonymous",
+// "open62541-anonymous-policy", ...) and refuse ActivateSession with BadIdentityTokenInvalid when the
+// token names another. False with a reason that lists what the server offers.
+bool discover_endpoint(const Endpoint& endpoint, const SecuritySettings& s, DiscoveredEndpoint& out,
+                       std::string& error);
 // Connects to the endpoint's port on the loopback address, then open_session(); on failure false with
 // "connect: ..." or open_session()'s message.
 bool connect_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std::string& session_name,

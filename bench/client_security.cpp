@@ -22,7 +22,7 @@ std::vector<SecuritySettings>& variants_storage() {
   return v;
 }
 
-std::string json_string(std::string_view s) {
+std::string json_quoted(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
@@ -145,10 +145,10 @@ std::string endpoint_config_json(const fs::path& dir, const SecuritySettings& s)
   for (const fs::path& p : {pki, pki / "trusted", trusted}) fs::permissions(p, fs::perms::owner_all, ec);
   if (!write_bytes(trusted / kBenchCertificateName, s.certificate)) return {};
   return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0", "security_policies": [)" +
-         json_string(s.policy->name) + R"(], "security_modes": [)" +
-         json_string(s.encrypting() ? "SignAndEncrypt" : "Sign") + R"(]}],
+         json_quoted(s.policy->name) + R"(], "security_modes": [)" +
+         json_quoted(s.encrypting() ? "SignAndEncrypt" : "Sign") + R"(]}],
  "security": {"anonymous_write": true, "pki_directory": )" +
-         json_string(pki.string()) + "}";
+         json_quoted(pki.string()) + "}";
 }
 
 std::vector<uint8_t> generated_server_certificate(const fs::path& dir) {

@@ -240,7 +240,8 @@ int run_connect_scenario(const SubOptions& o) {
       std::fprintf(stderr, "opcuad-bench: server did not start: %s\n", error.c_str());
       return 1;
     }
-    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port(), nullptr};
+    endpoint.port = child.port();
+    endpoint.url = "opc.tcp://127.0.0.1:" + std::to_string(endpoint.port);
   }
   if (!attach_security(endpoint, dir, error)) {
     std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());

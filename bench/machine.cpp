@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+
+#include "bench/server_process.hpp"
 
 namespace opcuad::bench {
 
@@ -36,6 +39,48 @@ std::string machine_json(const Machine& m) {
   return "{\"cpus\": " + std::to_string(m.cpus) + ", \"cpu_model\": " + json_string(m.cpu_model) +
          ", \"load_average\": [" + json_number(m.load[0], true) + ", " + json_number(m.load[1], true) + ", " +
          json_number(m.load[2], true) + "]}";
+}
+
+MachineTicks machine_ticks() {
+  MachineTicks t;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  if (!(stat >> cpu) || cpu != "cpu") return t;
+  // user nice system idle iowait irq softirq steal (guest and guest_nice are already in user and nice).
+  uint64_t v[8] = {};
+  for (auto& x : v)
+    if (!(stat >> x)) return t;
+  for (const auto x : v) t.total += x;
+  t.idle = v[3] + v[4];
+  t.steal = v[7];
+  t.ok = true;
+  return t;
+}
+
+CpuSnapshot cpu_snapshot(int server) {
+  CpuSnapshot s;
+  s.machine = machine_ticks();
+  if (server > 0) s.server_seconds = process_cpu_seconds(server);
+  s.self_seconds = process_cpu_seconds(getpid());
+  return s;
+}
+
+RoundCpu round_cpu(const CpuSnapshot& start, const CpuSnapshot& end, double seconds) {
+  RoundCpu r;
+  if (!start.machine.ok || !end.machine.ok || end.machine.total <= start.machine.total || seconds <= 0)
+    return r;
+  const auto total = static_cast<double>(end.machine.total - start.machine.total);
+  const auto idle = static_cast<double>(end.machine.idle - start.machine.idle);
+  const auto steal = static_cast<double>(end.machine.steal - start.machine.steal);
+  r.steal_percent = 100 * steal / total;
+  const auto tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  double own = 0;
+  if (start.self_seconds >= 0 && end.self_seconds >= 0) own += end.self_seconds - start.self_seconds;
+  if (start.server_seconds >= 0 && end.server_seconds >= 0) own += end.server_seconds - start.server_seconds;
+  // Ticks are counted per CPU and per process at different moments, so a quiet machine can come out a
+  // tick below zero.
+  r.other_cores = std::max(0.0, ((total - idle - steal) / tick - own) / seconds);
+  return r;
 }
 
 std::string json_counts(const std::map<std::string, uint64_t>& counts) {

@@ -360,6 +360,7 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
 
   sleep_seconds(o.warmup);
   const auto counters0 = at_connect ? probe.read() : std::nullopt;
+  const CpuSnapshot cpu0 = cpu_snapshot(server_pid);
   const double server0 = server_pid > 0 ? process_cpu_seconds(server_pid) : -1;
   const double client0 = self_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
@@ -370,6 +371,8 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
   const auto t1 = std::chrono::steady_clock::now();
   const double server1 = server_pid > 0 ? process_cpu_seconds(server_pid) : -1;
   const double client1 = self_cpu_seconds();
+  const CpuSnapshot cpu1 = cpu_snapshot(server_pid);
+  result.cpu = round_cpu(cpu0, cpu1, std::chrono::duration<double>(t1 - t0).count());
   probe.close();
   result.counters = counter_delta(counters0, counters1);
   if (at_connect && counters1) {
@@ -414,15 +417,16 @@ RunResult run_load(const Endpoint& endpoint, const Workload& workload, const Opt
 }
 
 // A server the load runs against: a child process we started, or a URL.
+// The node-opcua peer is one process for every --security variant, so its child is shared.
 struct Target {
   std::string name;
   Endpoint endpoint;
-  std::unique_ptr<ChildServer> child;
+  std::shared_ptr<ChildServer> child;
   RunResult total;
 };
 
 bool start_child(Target& t, const std::vector<std::string>& argv, const Options& o) {
-  t.child = std::make_unique<ChildServer>();
+  t.child = std::make_shared<ChildServer>();
   std::string error;
   if (!t.child->start(argv, o.server_cpus, std::chrono::seconds(60), error)) {
     t.total.server_problem = error;
@@ -577,17 +581,26 @@ int run(const Options& o) {
     }
   }
   Target& server = servers.front();
-  // --compare: another server, started now (node-opcua) or already running (URL).
-  Target peer;
-  peer.total.server_cpu = 0;
-  if (started && !o.compare.empty()) {
+  // --compare: another server, started now (node-opcua) or already running (URL), measured over each
+  // --security variant as opcuad is. Its certificate comes from its GetEndpoints (attach_security), so the
+  // peers' settings are copies without --server-certificate, which names the --url server's.
+  std::vector<SecuritySettings> peer_variants(variants.begin(), variants.end());
+  for (auto& v : peer_variants) v.server_certificate_file.clear();
+  std::vector<Target> peers(o.compare.empty() ? 0 : variants.size());
+  if (started && !peers.empty()) {
     std::string error;
-    if (o.compare == "node-opcua") {
-      peer.name = "node-opcua";
+    const bool node_opcua = o.compare == "node-opcua";
+    for (size_t i = 0; i < peers.size(); ++i) {
+      peers[i].name = std::string(node_opcua ? "node-opcua" : "peer") +
+                      (variants.size() > 1 ? "[" + variants[i].name() + "]" : std::string());
+      peers[i].total.server_cpu = node_opcua ? 0 : -1;
+    }
+    if (node_opcua) {
       PeerNodes nodes;
       nodes.variables = std::max<uint32_t>(o.nodes, 100);
       // Sessions of earlier rounds stay open until they time out: room for every round's sessions + probe.
-      nodes.sessions = (o.sessions + 1) * o.rounds + 10;
+      nodes.sessions = ((o.sessions + 1) * o.rounds + 10) * static_cast<uint32_t>(variants.size());
+      for (const auto& v : variants) nodes.security.push_back(v.name());
       std::vector<std::string> argv;
       if (!node_opcua_command(free_loopback_port(), nodes, argv, error)) {
         std::fprintf(stderr, "opcuad-bench: --compare node-opcua: %s\n", error.c_str());
@@ -595,28 +608,40 @@ int run(const Options& o) {
         std::filesystem::remove_all(dir);
         return kPeerUnavailableExit;
       }
-      started = start_child(peer, argv, o);
+      started = start_child(peers[0], argv, o);
       if (!started)
         std::fprintf(stderr, "opcuad-bench: node-opcua did not start: %s\n",
-                     peer.total.server_problem.c_str());
+                     peers[0].total.server_problem.c_str());
+      for (size_t i = 1; started && i < peers.size(); ++i) {
+        peers[i].child = peers[0].child;
+        peers[i].endpoint.port = peers[0].endpoint.port;
+        peers[i].endpoint.url = peers[0].endpoint.url;
+      }
     } else {
-      peer.name = "peer";
-      peer.total.server_cpu = -1;
-      if (!parse_loopback_url(o.compare, peer.endpoint, error)) {
-        std::fprintf(stderr, "opcuad-bench: --compare: %s\n", error.c_str());
-        for (auto& t : servers) stop_child(t);
-        std::filesystem::remove_all(dir);
-        return 2;
+      for (auto& p : peers) {
+        if (!parse_loopback_url(o.compare, p.endpoint, error)) {
+          std::fprintf(stderr, "opcuad-bench: --compare: %s\n", error.c_str());
+          for (auto& t : servers) stop_child(t);
+          std::filesystem::remove_all(dir);
+          return 2;
+        }
       }
     }
-    peer.total.url = peer.endpoint.url;
+    for (size_t i = 0; started && i < peers.size(); ++i) {
+      if (!attach_security(peers[i].endpoint, {}, error, peer_variants[i])) {
+        std::fprintf(stderr, "opcuad-bench: --compare %s: %s\n", peers[i].name.c_str(), error.c_str());
+        peers[i].total.server_problem = error;
+        started = false;
+      }
+      peers[i].total.url = peers[i].endpoint.url;
+      peers[i].total.target = peers[i].name;
+    }
   }
   for (auto& t : servers) {
     t.total.url = t.endpoint.url;
     t.total.target = t.name;
   }
   canned.total.target = canned.name;
-  peer.total.target = peer.name;
   // Rounds alternate between the servers, so that noise from the shared machine falls on all alike.
   bool problem = false;
   for (uint32_t round = 0; started && !problem && round < o.rounds; ++round) {
@@ -625,10 +650,11 @@ int run(const Options& o) {
       if (!t.total.server_problem.empty()) problem = true;
     }
     if (problem) break;
-    if (!o.compare.empty()) {
-      run_round(peer, workload, o);
-      if (!peer.total.server_problem.empty()) break;
+    for (auto& p : peers) {
+      run_round(p, workload, o);
+      if (!p.total.server_problem.empty()) problem = true;
     }
+    if (problem) break;
     if (!o.compare_canned) continue;
     if (round == 0) {
       // Replay the real server's own response, so the ceiling moves exactly as many bytes (the canned
@@ -650,11 +676,20 @@ int run(const Options& o) {
   }
   for (auto& t : servers) stop_child(t);
   stop_child(canned);
-  stop_child(peer);
+  for (auto& p : peers) stop_child(p);
   std::vector<RunResult> runs;
-  for (auto& t : servers) runs.push_back(std::move(t.total));
-  if (o.compare_canned) runs.push_back(std::move(canned.total));
-  if (!o.compare.empty()) runs.push_back(std::move(peer.total));
+  for (size_t i = 0; i < servers.size(); ++i) {
+    servers[i].total.security = variants[i].name();
+    runs.push_back(std::move(servers[i].total));
+  }
+  if (o.compare_canned) {
+    canned.total.security = "None";
+    runs.push_back(std::move(canned.total));
+  }
+  for (size_t i = 0; i < peers.size(); ++i) {
+    peers[i].total.security = variants[i].name();
+    runs.push_back(std::move(peers[i].total));
+  }
 
   if (o.json)
     print_json(o, workload, runs);

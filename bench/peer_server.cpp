@@ -60,6 +60,12 @@ bool node_opcua_command(uint16_t port, const PeerNodes& nodes, std::vector<std::
           std::to_string(nodes.counter_interval_ms),
           "--sessions",
           std::to_string(nodes.sessions)};
+  if (!nodes.security.empty()) {
+    std::string list;
+    for (const auto& v : nodes.security) list += (list.empty() ? "" : ",") + v;
+    argv.push_back("--security");
+    argv.push_back(list);
+  }
   return true;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // Other servers to compare opcuad with (`--compare URL|node-opcua`): a server already running at a
 // loopback URL, or node-opcua started by the harness from bench/peers/node_opcua_server.js with the
-// node-opcua that tests/interop pins (installed there by `npm ci`).
+// node-opcua that tests/interop pins (installed there by `npm ci`), offering the run's security variants.
 
 #include <cstdint>
 #include <string>
@@ -19,6 +19,9 @@ struct PeerNodes {
   uint32_t counters = 0;     // ns=2;i=1..N
   double counter_interval_ms = 100;
   uint32_t sessions = 100;
+  // The endpoints to offer, as --security names them ("None", "Basic256Sha256:SignAndEncrypt"); empty:
+  // None only.
+  std::vector<std::string> security;
 };
 
 // The command line that starts the node-opcua peer on `port`; false with a message saying what is missing

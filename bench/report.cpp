@@ -77,6 +77,87 @@ void print_counters_text(const RunResult& r) {
               c.available ? group(static_cast<double>(c[ServerCounter::RequestsReceived])).c_str() : "n/a");
 }
 
+// The servers under test (one per --security variant) come first in `runs`, named opcuad or server.
+bool under_test(const RunResult& r) {
+  return r.target == "opcuad" || r.target == "server" || r.target.starts_with("opcuad[") ||
+         r.target.starts_with("server[");
+}
+
+// What a comparison target (canned, a peer) is held against: the server under test with the same
+// security variant, else the first.
+size_t reference_of(const std::vector<RunResult>& runs, size_t i) {
+  for (size_t j = 0; j < runs.size() && under_test(runs[j]); ++j)
+    if (runs[j].security == runs[i].security) return j;
+  return 0;
+}
+
+// Medians over the rounds of the machine's steal and of the other processes' CPU; negative: unknown.
+double median_steal(const RunResult& r) {
+  std::vector<double> v;
+  for (const auto& c : r.round_cpus)
+    if (c.steal_percent >= 0) v.push_back(c.steal_percent);
+  return v.empty() ? -1 : median(v);
+}
+double median_other(const RunResult& r) {
+  std::vector<double> v;
+  for (const auto& c : r.round_cpus)
+    if (c.other_cores >= 0) v.push_back(c.other_cores);
+  return v.empty() ? -1 : median(v);
+}
+double median_server_us(const RunResult& r) {
+  std::vector<double> v;
+  for (double x : r.round_server_us)
+    if (x >= 0) v.push_back(x);
+  return v.empty() ? -1 : median(v);
+}
+size_t high_steal_rounds(const RunResult& r) {
+  return static_cast<size_t>(
+      std::count_if(r.round_cpus.begin(), r.round_cpus.end(), [](const RoundCpu& c) { return c.high_steal(); }));
+}
+
+// The machine during the rounds: steal and the CPU of other processes, each round's value when there are
+// several, a round above kHighStealPercent marked with '*'.
+void print_machine_cpu_text(const RunResult& r, bool server_known) {
+  const double steal = median_steal(r), other = median_other(r);
+  std::printf("  steal             %s", steal < 0 ? "n/a" : (fixed(steal, 1) + " % of the CPU time").c_str());
+  if (r.round_cpus.size() > 1) {
+    std::printf("  (rounds");
+    for (const auto& c : r.round_cpus)
+      std::printf(" %s%s", c.steal_percent < 0 ? "n/a" : fixed(c.steal_percent, 1).c_str(),
+                  c.high_steal() ? "*" : "");
+    std::printf(")");
+  }
+  if (high_steal_rounds(r) > 0)
+    std::printf("\n                    * more than %g %% steal: the host ran other work on this VM's CPUs",
+                kHighStealPercent);
+  std::printf("\n  other processes   %s", cores_text(other).c_str());
+  if (r.round_cpus.size() > 1) {
+    std::printf("  (rounds");
+    for (const auto& c : r.round_cpus) std::printf(" %s", c.other_cores < 0 ? "n/a" : fixed(c.other_cores, 2).c_str());
+    std::printf(")");
+  }
+  std::printf("%s\n", server_known ? "" : "  (the server included: the harness did not start it)");
+}
+
+// One row per target: median requests/s and server CPU per request side by side, so that a faster
+// target that only got more of the machine shows as such.
+void print_comparison_table(const std::vector<RunResult>& runs) {
+  size_t width = 6;
+  for (const auto& r : runs) width = std::max(width, r.target.size());
+  const size_t rounds = runs.empty() ? 0 : runs[0].round_rates.size();
+  std::printf("\ncomparison (medians of %zu round(s)):\n", rounds);
+  std::printf("  %-*s  %12s  %14s  %12s  %7s\n", static_cast<int>(width), "target", "requests/s",
+              "server us/req", "server cores", "steal");
+  for (const auto& r : runs) {
+    const double us = median_server_us(r), steal = median_steal(r);
+    const double seconds = r.seconds > 0 ? r.seconds : 1;
+    std::printf("  %-*s  %12s  %14s  %12s  %7s\n", static_cast<int>(width), r.target.c_str(),
+                group(median(r.round_rates)).c_str(), us < 0 ? "n/a" : fixed(us, 2).c_str(),
+                r.server_cpu < 0 ? "n/a" : fixed(r.server_cpu / seconds, 2).c_str(),
+                steal < 0 ? "n/a" : (fixed(steal, 1) + (high_steal_rounds(r) ? " %*" : " %")).c_str());
+  }
+}
+
 }  // namespace
 
 // The server's counters as JSON members (null when the server does not have them).
@@ -118,7 +199,9 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
     std::printf("  values/s          %s\n", group(r.rate(r.operations)).c_str());
     if (r.round_rates.size() > 1) {
       std::printf("  rounds req/s     ");
-      for (double x : r.round_rates) std::printf(" %s", group(x).c_str());
+      for (size_t k = 0; k < r.round_rates.size(); ++k)
+        std::printf(" %s%s", group(r.round_rates[k]).c_str(),
+                    k < r.round_cpus.size() && r.round_cpus[k].high_steal() ? "*" : "");
       std::printf("  (median %s)\n", group(median(r.round_rates)).c_str());
     }
     if (o.scenario == Scenario::Browse)
@@ -147,6 +230,7 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
                     ? "  (the load generator is saturated: client-bound)"
                     : "");
     print_counters_text(r);
+    print_machine_cpu_text(r, r.server_cpu >= 0);
     std::printf("  errors            %s\n", group(static_cast<double>(r.error_total())).c_str());
     for (const auto& [code, n] : r.errors.service)
       std::printf("    service   %-48s %s\n", status_name(code).c_str(),
@@ -158,9 +242,10 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
       std::printf("    transport %-48s %s\n", what.c_str(), group(static_cast<double>(n)).c_str());
     if (!r.server_problem.empty()) std::printf("  SERVER PROBLEM    %s\n", r.server_problem.c_str());
   }
+  if (runs.size() > 1) print_comparison_table(runs);
   for (size_t i = 1; i < runs.size(); ++i) {
     if (runs[i].requests == 0) continue;
-    if (runs[i].target.find('[') != std::string::npos) {
+    if (under_test(runs[i])) {
       // A security variant (--security A,B): its share of the first variant's throughput and CPU cost.
       const double ratio = median_ratio(runs[0], runs[i]);
       const auto us = [](const RunResult& r) {
@@ -174,11 +259,11 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
           fixed(us(runs[0]), 2).c_str());
       continue;
     }
+    const RunResult& ref = runs[reference_of(runs, i)];
     std::printf("%sratio %s / %s: %s%s (requests/s, median of %zu round pair(s))\n", i == 1 ? "\n" : "",
-                runs[0].target.c_str(), runs[i].target.c_str(),
-                fixed(median_ratio(runs[0], runs[i]), 3).c_str(),
+                ref.target.c_str(), runs[i].target.c_str(), fixed(median_ratio(ref, runs[i]), 3).c_str(),
                 runs[i].target == "canned" ? " of the ceiling" : "",
-                std::min(runs[0].round_rates.size(), runs[i].round_rates.size()));
+                std::min(ref.round_rates.size(), runs[i].round_rates.size()));
   }
 }
 
@@ -200,20 +285,20 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
       "{\"scenario\": \"%s\", \"security\": \"%s\", \"sessions\": %u, \"inflight\": %u, "
       "\"operations_per_request\": %u, "
       "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"rounds\": %u, \"machine\": %s, "
-      "\"runs\": [",
+      "\"high_steal_percent\": %g, \"runs\": [",
       std::string(scenario_name(o.scenario)).c_str(), o.security.empty() ? "None" : o.security.c_str(),
       o.sessions, o.inflight, w.operations_per_request(), o.threads, o.duration, o.warmup, o.rounds,
-      machine_json(current_machine()).c_str());
+      machine_json(current_machine()).c_str(), kHighStealPercent);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf(
-        "%s\n  {\"target\": \"%s\", \"url\": \"%s\", \"seconds\": %.4f, \"requests\": %llu, "
+        "%s\n  {\"target\": \"%s\", \"security\": \"%s\", \"url\": \"%s\", \"seconds\": %.4f, \"requests\": %llu, "
         "\"requests_per_s\": %.1f, \"values_per_s\": %.1f, \"references\": %llu, "
         "\"latency_us\": {\"p50\": %s, \"p90\": %s, \"p99\": %s, \"p99_9\": %s, \"max\": %s}, "
         "\"response_bytes_per_request\": %.1f, \"server_cpu_s\": %.3f, \"server_cpu_us_per_request\": %.3f, "
         "\"client_cpu_s\": %.3f, \"client_cpu_us_per_request\": %.3f, \"errors\": %llu, "
         "\"median_round_requests_per_s\": %.1f, \"service_errors\": {",
-        i ? "," : "", r.target.c_str(), r.url.c_str(), r.seconds, static_cast<unsigned long long>(r.requests),
+        i ? "," : "", r.target.c_str(), r.security.c_str(), r.url.c_str(), r.seconds, static_cast<unsigned long long>(r.requests),
         r.rate(r.requests), r.rate(r.operations), static_cast<unsigned long long>(r.references),
         micros(r.latency.quantile(0.5)).c_str(), micros(r.latency.quantile(0.9)).c_str(),
         micros(r.latency.quantile(0.99)).c_str(), micros(r.latency.quantile(0.999)).c_str(),
@@ -241,15 +326,32 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
                   static_cast<unsigned long long>(n));
       first = false;
     }
-    std::printf("}, %s, \"server_problem\": \"%s\"}", counters_json(r).c_str(),
-                json_escape(r.server_problem).c_str());
+    std::printf("}, %s", counters_json(r).c_str());
+    // The machine during the rounds (machine.hpp): medians, and every round beside its throughput.
+    std::printf(", \"median_round_server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
+                "\"other_cpu_cores\": %s, \"high_steal_rounds\": %zu, \"round_details\": [",
+                json_number(median_server_us(r), true).c_str(), json_number(median_steal(r), true).c_str(),
+                json_number(median_other(r), true).c_str(), high_steal_rounds(r));
+    for (size_t k = 0; k < r.round_rates.size(); ++k) {
+      const RoundCpu c = k < r.round_cpus.size() ? r.round_cpus[k] : RoundCpu{};
+      std::printf("%s{\"requests_per_s\": %.1f, \"server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
+                  "\"other_cpu_cores\": %s, \"high_steal\": %s}",
+                  k ? ", " : "", r.round_rates[k],
+                  json_number(k < r.round_server_us.size() ? r.round_server_us[k] : -1, true).c_str(),
+                  json_number(c.steal_percent, true).c_str(), json_number(c.other_cores, true).c_str(),
+                  c.high_steal() ? "true" : "false");
+    }
+    std::printf("], \"server_problem\": \"%s\"}", json_escape(r.server_problem).c_str());
   }
   std::printf("\n]");
-  // Ratios of the first target's requests/s to each other's (median of the round pairs).
+  // Ratios of the requests/s of each target's reference (the first target; for canned and peers the server
+  // under test with the same security) to its own (median of the round pairs).
   std::printf(", \"ratios\": {");
-  for (size_t i = 1; i < runs.size(); ++i)
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const RunResult& ref = under_test(runs[i]) ? runs[0] : runs[reference_of(runs, i)];
     std::printf("%s\"%s\": %.4f", i > 1 ? ", " : "", json_escape(runs[i].target).c_str(),
-                runs[i].requests ? median_ratio(runs[0], runs[i]) : 0.0);
+                runs[i].requests ? median_ratio(ref, runs[i]) : 0.0);
+  }
   std::printf("}");
   for (size_t i = 1; i < runs.size(); ++i)
     if (runs[i].target == "canned" && runs[i].requests > 0)

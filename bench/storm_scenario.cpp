@@ -115,7 +115,8 @@ int run_storm(const Options& in) {
       std::fprintf(stderr, "opcuad-bench: the server did not start: %s\n", error.c_str());
       return 1;
     }
-    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port(), nullptr};
+    endpoint.port = child.port();
+    endpoint.url = "opc.tcp://127.0.0.1:" + std::to_string(endpoint.port);
     if (!attach_security(endpoint, dir, error)) {
       std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
       child.stop();

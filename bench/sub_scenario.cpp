@@ -130,6 +130,7 @@ struct StepResult {
   double notifications_per_s = 0;
   double server_cores = -1;
   double client_cores = 0;
+  RoundCpu cpu;  // the machine's steal and other processes during the window (machine.hpp)
   // From the server's own counters (opcuad only; -1: n/a): heap allocations per notification received by
   // the harness in the window, and gathered socket writes per message sent.
   double allocs_per_notification = -1;
@@ -174,6 +175,11 @@ void print_step(const StepResult& r, const SubOptions& o) {
         r.allocs_per_notification, r.writes_per_message);
   else
     std::printf("  server counters: n/a\n");
+  char steal[32] = "n/a";
+  if (r.cpu.steal_percent >= 0) std::snprintf(steal, sizeof steal, "%.1f %%", r.cpu.steal_percent);
+  std::printf("  machine during the window: steal %s%s, other processes %s\n", steal,
+              r.cpu.high_steal() ? " (more than 5 %: the host ran other work on this VM's CPUs)" : "",
+              cores_text(r.cpu.other_cores).c_str());
   if (r.late_1ms_percent >= 0)
     std::printf(
         "  sampling lateness: %.0f item samples by timer; %.3f %% taken > 250 us after their deadline, "
@@ -223,11 +229,16 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& ta
     r.problem = error;
     return r;
   }
-  if (child.pid() > 0)
-    endpoint = Endpoint{"opc.tcp://127.0.0.1:" + std::to_string(child.port()), child.port(), nullptr};
-  // --security applies to opcuad and a --url server; node-opcua and a --compare peer stay on None.
-  if ((target.name == "opcuad" || target.name == "server") &&
-      !attach_security(endpoint, target.name == "opcuad" ? dir : std::filesystem::path(), error)) {
+  if (child.pid() > 0) {
+    endpoint.port = child.port();
+    endpoint.url = "opc.tcp://127.0.0.1:" + std::to_string(endpoint.port);
+  }
+  // --security applies to opcuad and a --url server; node-opcua and a --compare peer stay on None (and
+  // are still asked for their anonymous policyId).
+  static const SecuritySettings none;
+  const bool secured_target = target.name == "opcuad" || target.name == "server";
+  if (!attach_security(endpoint, target.name == "opcuad" ? dir : std::filesystem::path(), error,
+                       secured_target ? security_settings() : none)) {
     r.problem = error;
     child.stop();
     return r;
@@ -282,11 +293,13 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& ta
   const int64_t t1 = t0 + static_cast<int64_t>(o.duration * 1e7);
   counters.window_begin.store(t0, std::memory_order_relaxed);
   counters.window_end.store(t1, std::memory_order_relaxed);
+  const CpuSnapshot cpu0 = cpu_snapshot(child.pid());
   const double server0 = process_cpu_seconds(child.pid());
   const double client0 = self_cpu_seconds();
   std::this_thread::sleep_for(std::chrono::duration<double>(o.duration));
   const double server1 = process_cpu_seconds(child.pid());
   const double client1 = self_cpu_seconds();
+  r.cpu = round_cpu(cpu0, cpu_snapshot(child.pid()), o.duration);
   const auto snapshot1 = snapshot0 ? probe.read() : std::nullopt;
   probe.close();
   const ServerCounterDelta server_counters = counter_delta(snapshot0, snapshot1);
@@ -430,6 +443,9 @@ std::string step_json(const StepResult& r) {
                   ", \"items_passing_fraction\": " + json_number(r.passing_fraction) +
                   ", \"server_cpu_cores\": " + json_number(r.server_cores, true) +
                   ", \"client_cpu_cores\": " + json_number(r.client_cores) +
+                  ", \"steal_percent\": " + json_number(r.cpu.steal_percent, true) +
+                  ", \"other_cpu_cores\": " + json_number(r.cpu.other_cores, true) +
+                  ", \"high_steal\": " + (r.cpu.high_steal() ? "true" : "false") +
                   ", \"server_allocs_per_notification\": " + json_number(r.allocs_per_notification, true) +
                   ", \"write_syscalls_per_message\": " + json_number(r.writes_per_message, true) +
                   ", \"sampled_items\": " + json_number(r.sampled_items, true) +

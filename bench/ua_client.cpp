@@ -1,5 +1,7 @@
 #include "bench/ua_client.hpp"
 
+#include "bench/blocking_client.hpp"
+
 #include <asio/buffer.hpp>
 #include <asio/write.hpp>
 
@@ -55,6 +57,9 @@ bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error)
 
 bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir, std::string& error,
                      const SecuritySettings& s) {
+  DiscoveredEndpoint discovered;
+  if (!discover_endpoint(endpoint, s, discovered, error)) return false;
+  endpoint.anonymous_policy_id = discovered.anonymous_policy_id;
   if (!s.secured()) return true;
   std::vector<uint8_t> der;
   if (!server_dir.empty()) {
@@ -63,11 +68,11 @@ bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir
     std::ifstream in(s.server_certificate_file, std::ios::binary);
     der.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   } else {
-    error = "--security with --url needs --server-certificate FILE (the server's own/certs/*.der)";
-    return false;
+    der = std::move(discovered.server_certificate);
   }
   if (der.empty()) {
-    error = "no server certificate to open a secured channel with";
+    error = "no server certificate to open a secured channel with (GetEndpoints returned none; give "
+            "--server-certificate FILE)";
     return false;
   }
   endpoint.security = make_server_security(s, std::move(der), error);

@@ -38,14 +38,19 @@ struct Endpoint {
   uint16_t port = 0;
   // Set: open channels with the run's security policy and mode for this server's certificate.
   std::shared_ptr<const ServerSecurity> security;
+  // ActivateSession's AnonymousIdentityToken.policyId: what the server's GetEndpoints names it
+  // (attach_security); opcuad's own name until then.
+  std::string anonymous_policy_id = "anonymous";
 };
 
 // Accepts only opc.tcp://127.0.0.1:PORT or opc.tcp://localhost:PORT: the harness never loads a remote host.
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error);
 
-// With --security: sets endpoint.security for the server under test, whose certificate is the one it
-// generated in `server_dir`/pki (a child the harness started) or, with an empty `server_dir` (--url),
-// the file given with --server-certificate. Does nothing with SecurityPolicy None. False with a reason.
+// Prepares `endpoint` for sessions with `s`'s policy and mode: asks the server's GetEndpoints for the
+// endpoint that offers them (discover_endpoint) and takes its anonymous policyId. When secured, also sets
+// endpoint.security, for the certificate the server generated in `server_dir`/pki (a child the harness
+// started), else the file given with --server-certificate, else the one GetEndpoints returned (Part 4
+// §5.4.4 puts it there; the bench trusts it, as it only ever loads loopback). False with a reason.
 bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir, std::string& error,
                      const SecuritySettings& s = security_settings());
 

@@ -2,12 +2,15 @@
 // run the same scenario against it (bench/opcuad_bench.cpp starts it as a child).
 //
 //   node node_opcua_server.js --port P [--nodes N] [--counters N --counter-interval MS] [--sessions S]
+//                             [--security None,Basic256Sha256:SignAndEncrypt,...]
 //
 // Namespace 2 is urn:opcuad:bench, as in the configuration opcuad-bench generates for opcuad:
 //   ns=2;s=Bench          folder under Objects (BrowseName 2:Bench)
 //   ns=2;s=Bench.V1..VN   writable Doubles, BrowseNames 2:V1..2:VN (read, write, translate)
 //   ns=2;i=1..N           read-only Double counters (BrowseNames 2:C1..), +1 every --counter-interval ms (sub)
-// Browse uses the Server object (i=2253), which every server has. SecurityPolicy None, anonymous only.
+// Browse uses the Server object (i=2253), which every server has. Anonymous only; the endpoints are those
+// --security lists, as opcuad-bench spells them (default None). node-opcua offers every listed mode with
+// every listed policy, and accepts any client certificate, as the bench's own is made per run.
 // Once listening it writes "listening on opc.tcp://127.0.0.1:PORT" to standard error, the line the
 // harness waits for, and it stops on SIGTERM or SIGINT.
 "use strict";
@@ -28,10 +31,14 @@ function loadNodeOpcua() {
 }
 
 function parseArgs(argv) {
-  const o = { port: 0, nodes: 100, counters: 0, counterInterval: 100, sessions: 1000 };
+  const o = { port: 0, nodes: 100, counters: 0, counterInterval: 100, sessions: 1000, security: ["None"] };
   const names = { "--port": "port", "--nodes": "nodes", "--counters": "counters",
                   "--counter-interval": "counterInterval", "--sessions": "sessions" };
   for (let i = 2; i < argv.length; i += 2) {
+    if (argv[i] === "--security" && argv[i + 1]) {
+      o.security = argv[i + 1].split(",");
+      continue;
+    }
     const key = names[argv[i]];
     const value = Number(argv[i + 1]);
     if (!key || !Number.isFinite(value) || value < 0) {
@@ -47,9 +54,31 @@ function parseArgs(argv) {
   return o;
 }
 
+// --security entries ("None", "POLICY:MODE") as node-opcua's policies and modes.
+function securityOptions(ua, entries) {
+  const policies = new Set();
+  const modes = new Set();
+  for (const entry of entries) {
+    if (entry === "None" || entry === "None:None") {
+      policies.add(ua.SecurityPolicy.None);
+      modes.add(ua.MessageSecurityMode.None);
+      continue;
+    }
+    const [policy, mode] = entry.split(":");
+    if (!(policy in ua.SecurityPolicy) || (mode !== "Sign" && mode !== "SignAndEncrypt")) {
+      process.stderr.write(`node_opcua_server: unknown security ${entry}\n`);
+      process.exit(2);
+    }
+    policies.add(ua.SecurityPolicy[policy]);
+    modes.add(ua.MessageSecurityMode[mode]);
+  }
+  return { securityPolicies: [...policies], securityModes: [...modes] };
+}
+
 async function main() {
   const opts = parseArgs(process.argv);
   const ua = loadNodeOpcua();
+  const security = securityOptions(ua, opts.security);
   const pki = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-bench-node-opcua-"));
   const certificateManager = new ua.OPCUACertificateManager({
     rootFolder: pki,
@@ -59,8 +88,8 @@ async function main() {
   const server = new ua.OPCUAServer({
     port: opts.port,
     hostname: "127.0.0.1",
-    securityPolicies: [ua.SecurityPolicy.None],
-    securityModes: [ua.MessageSecurityMode.None],
+    securityPolicies: security.securityPolicies,
+    securityModes: security.securityModes,
     allowAnonymous: true,
     serverCertificateManager: certificateManager,
     maxConnectionsPerEndpoint: opts.sessions + 10,
