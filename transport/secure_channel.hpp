@@ -56,6 +56,10 @@ class ChannelEvents {
   virtual void close_transport() = 0;  // the channel is done (flushed or abandoned): close the socket
 };
 
+// Defined by the unit tests (tests/unit/transport/channel_test_access.hpp): what they look at or set up
+// inside a channel, kept out of this interface.
+struct SecureChannelTestAccess;
+
 class SecureChannel final : public ChunkStamper, public std::enable_shared_from_this<SecureChannel> {
  public:
   enum class State { AwaitHello, AwaitOpen, Open, Closing, Closed };
@@ -110,14 +114,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   const std::string& endpoint_url() const noexcept { return endpoint_url_; }
   uint32_t send_buffer_size() const noexcept { return chunker_.send_buffer_size(); }
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
-  size_t receive_capacity() const noexcept { return rx_.capacity(); }  // bytes the receive buffer holds now
-  size_t reassembly_capacity() const noexcept { return reassembly_.capacity(); }
   uint32_t owed_responses() const noexcept { return owed_; }
   // The largest response body the client accepts (Part 6 §7.1.2.3: its MaxMessageSize, and its
   // MaxChunkCount times the body room of one chunk); SIZE_MAX when it set neither.
   size_t max_response_body() const noexcept { return chunker_.max_response_body(); }
-  // The newest token issued; the client may still be using an older one (TokenSet).
-  const SecurityToken& current_token() const noexcept { return tokens_.newest(); }
   // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
   // channels without a socket (tests). Per-address limits key on it.
   const std::string& peer_address() const noexcept { return peer_address_; }
@@ -141,20 +141,14 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   static bool is_discovery_request(const ua::NodeId& type) noexcept;
   std::span<const uint8_t> client_certificate() const noexcept { return client_certificate_; }
   EVP_PKEY* client_public_key() const noexcept { return client_key_.get(); }
-  // Test-only: the state a secured OPN leaves, without the handshake, so the session services can be
-  // tested on a "secured" channel whose chunks still travel unsecured.
-  void set_security_for_test(const security::Policy& policy, ua::MessageSecurityMode mode,
-                             std::vector<uint8_t> client_certificate, security::Pkey client_key) {
-    set_security(policy, mode);
-    client_certificate_ = std::move(client_certificate);
-    client_key_ = std::move(client_key);
-  }
   const OutputWriter& writer() const noexcept { return writer_; }
   // The counters of this channel's shard (the service layer adds its faults' results there).
   TransportStats& stats() noexcept { return stats_; }
   asio::io_context& context() noexcept { return ctx_; }
 
  private:
+  friend struct SecureChannelTestAccess;
+
   void process();
   bool handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk);
   bool handle_hello(std::span<const uint8_t> body);
