@@ -1,6 +1,7 @@
-// SecureChannel (secure_channel.hpp), the framing half: the channel's lifetime, the receive buffer,
-// Hello, MSG/CLO chunks (security, sequence numbers, tokens, reassembly) and the send path. The
-// OpenSecureChannel handshake is in secure_channel_open.cpp.
+// SecureChannel (secure_channel.hpp), the framing half: the channel's lifetime, Hello, MSG/CLO chunks
+// (security, sequence numbers; the tokens and the reassembly are TokenSet's and ChunkReassembly's) and
+// the send path (the splitting is ResponseChunker's). The OpenSecureChannel handshake is in
+// secure_channel_open.cpp.
 #include "transport/secure_channel.hpp"
 
 #include <algorithm>
@@ -22,13 +23,8 @@ namespace {
 
 // A HEL is small (five numbers and a URL of at most 4096 bytes); nothing larger is read before it.
 constexpr uint32_t kMaxHelloSize = kHeaderSize + 20 + 4 + kMaxEndpointUrlLength;
-// The receive buffer of a new channel after Hello: a few typical requests (Read-100 is ~2.5 KB).
-constexpr size_t kInitialReceiveCapacity = 16384;
 // Room for reading a batch of small chunks behind a whole one, once a session is active.
 constexpr size_t kReceiveBatchRoom = 65536;
-// A reassembly buffer larger than this is freed once its request is dispatched, so one large request
-// does not pin its peak for the channel's life; smaller ones are kept for the next multi-chunk request.
-constexpr size_t kRetainedReassembly = 65536;
 
 }  // namespace
 
@@ -47,11 +43,9 @@ SecureChannel::SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& e
       owner_(std::this_thread::get_id()),
       created_(std::chrono::steady_clock::now()),
       receive_buffer_size_(std::max(config.receive_buffer_size, kMinBufferSize)),
-      send_buffer_size_(std::max(config.send_buffer_size, kMinBufferSize)),
-      max_request_chunks_(0),
-      next_token_id_(ids.random_token_start()) {
-  rx_max_ = kMaxHelloSize * 2;
-  resize_rx(rx_max_);
+      rx_(kMaxHelloSize * 2),
+      tokens_(ids.random_token_start()),
+      chunker_(std::max(config.send_buffer_size, kMinBufferSize)) {
   writer_.on_written([this](size_t responses) { written(responses); });
   writer_.on_error([this](std::error_code) { finish(); });
 }
@@ -80,16 +74,15 @@ void SecureChannel::tick() {
     close(status::BadTimeout, "no Hello received in time");
   } else if (state_ == State::AwaitOpen && now - hello_at_ > config_.open_timeout) {
     close(status::BadTimeout, "no OpenSecureChannel received in time");
-  } else if (state_ == State::Open && now > current_token().expires) {
+  } else if (state_ == State::Open && tokens_.newest_expired(now)) {
     close(status::BadSecureChannelTokenUnknown, "the security token expired without renewal");
   } else if (state_ == State::Open && !session_active_ &&
              now - opened_at_ > config_.session_activation_timeout) {
     close(status::BadTimeout, "no session activated on the secure channel in time");
   } else if (state_ == State::Open) {
-    expire_tokens(now);
+    tokens_.expire(now);
   }
-  rx_shrink_ = !rx_busy_ && rx_cap_ > kInitialReceiveCapacity;
-  rx_busy_ = false;
+  rx_.tick();
   if (auto started = writer_.write_started(); started && now - *started > config_.send_timeout) {
     finish();  // the peer accepts no bytes: nothing more can be said to it
     return;
@@ -97,40 +90,13 @@ void SecureChannel::tick() {
   start();
 }
 
-void SecureChannel::resize_rx(size_t capacity) {
-  // Not zero-filled: only bytes a read wrote are ever looked at, and untouched pages cost no memory.
-  auto grown = std::make_unique_for_overwrite<uint8_t[]>(capacity);
-  if (rx_end_ > rx_begin_) std::memcpy(grown.get(), rx_.get() + rx_begin_, rx_end_ - rx_begin_);
-  rx_end_ -= rx_begin_;
-  rx_begin_ = 0;
-  rx_ = std::move(grown);
-  rx_cap_ = capacity;
-}
-
 std::span<uint8_t> SecureChannel::receive_space() {
-  if (rx_begin_ > 0 && rx_begin_ == rx_end_) rx_begin_ = rx_end_ = 0;
-  if (rx_shrink_ && rx_end_ == 0) {
-    rx_shrink_ = false;
-    resize_rx(kInitialReceiveCapacity);
-  }
-  // Grow when the buffer is full while reading is allowed (a chunk bigger than it is arriving), or when a
-  // read filled it (the client sends faster than one small read per turn drains). A full buffer while
-  // paused is back-pressure and stays as it is.
-  if ((rx_end_ == rx_cap_ || rx_filled_) && rx_cap_ < rx_max_ && reading_allowed()) {
-    resize_rx(std::min(rx_max_, rx_cap_ * 4));
-  }
-  rx_filled_ = false;
-  return {rx_.get() + rx_end_, rx_cap_ - rx_end_};
+  return rx_.space(reading_allowed());
 }
 
 void SecureChannel::on_received(size_t n) {
   assert_owner();
-  rx_filled_ = rx_end_ + n == rx_cap_;
-  rx_end_ += n;
-  if (rx_filled_ || rx_end_ > kInitialReceiveCapacity) {
-    rx_busy_ = true;
-    rx_shrink_ = false;
-  }
+  rx_.received(n);
   process();
 }
 
@@ -139,31 +105,23 @@ void SecureChannel::process() {
   processing_ = true;
   auto self = shared_from_this();  // a handler may close the channel and drop the owner's reference
   while (state_ < State::Closing && !paused_ && !handshake_pending_) {
-    std::span<const uint8_t> avail(rx_.get() + rx_begin_, rx_end_ - rx_begin_);
     FrameHeader h{};
+    std::span<uint8_t> chunk;  // secured chunks are decrypted in place
     StatusCode error;
-    ParseResult r = parse_frame_header(avail, h, error);
-    if (r == ParseResult::NeedMore) break;
-    if (r == ParseResult::Bad) {
+    const uint32_t limit = state_ == State::AwaitHello ? kMaxHelloSize : receive_buffer_size_;
+    const ReceiveBuffer::Frame frame = rx_.next(limit, h, chunk, error);
+    if (frame == ReceiveBuffer::Frame::NeedMore) break;
+    if (frame == ReceiveBuffer::Frame::Malformed) {
       close(error, "malformed message header");
       break;
     }
-    const uint32_t limit = state_ == State::AwaitHello ? kMaxHelloSize : receive_buffer_size_;
-    if (h.size > limit) {
-      close(status::BadTcpMessageTooLarge, "chunk larger than the negotiated receive buffer");
+    if (frame == ReceiveBuffer::Frame::TooLarge) {
+      close(error, "chunk larger than the negotiated receive buffer");
       break;
     }
-    if (avail.size() < h.size) break;
-    std::span<uint8_t> chunk(rx_.get() + rx_begin_, h.size);  // secured chunks are decrypted in place
-    rx_begin_ += h.size;
     if (!handle_chunk(h, chunk)) break;
   }
-  // Keep the unprocessed tail at the front so the next read has room for a whole chunk.
-  if (rx_begin_ > 0) {
-    std::memmove(rx_.get(), rx_.get() + rx_begin_, rx_end_ - rx_begin_);
-    rx_end_ -= rx_begin_;
-    rx_begin_ = 0;
-  }
+  rx_.compact();
   processing_ = false;
 }
 
@@ -211,22 +169,22 @@ bool SecureChannel::handle_hello(std::span<const uint8_t> body) {
   }
   endpoint_url_ = std::string(hello.endpoint_url.view());
   // Part 6 §7.1.2.4: each side's send size is at most the other side's receive size.
-  send_buffer_size_ = std::min(send_buffer_size_, hello.receive_buffer_size);
+  const uint32_t send_buffer_size = std::min(chunker_.send_buffer_size(), hello.receive_buffer_size);
+  chunker_.set_limits(send_buffer_size, hello.max_message_size, hello.max_chunk_count);
   receive_buffer_size_ = std::min(receive_buffer_size_, hello.send_buffer_size);
-  peer_max_message_size_ = hello.max_message_size;
-  peer_max_chunk_count_ = hello.max_chunk_count;
   const uint32_t body_per_chunk = receive_buffer_size_ - static_cast<uint32_t>(kSymmetricPrefix);
-  max_request_chunks_ = config_.max_chunk_count
-                            ? config_.max_chunk_count
-                            : (config_.max_message_size + body_per_chunk - 1) / body_per_chunk;
+  const uint32_t max_request_chunks = config_.max_chunk_count
+                                          ? config_.max_chunk_count
+                                          : (config_.max_message_size + body_per_chunk - 1) / body_per_chunk;
+  reassembly_.set_max_chunks(max_request_chunks);
   // At most room for one whole chunk (plus, once a session is active, a batch of small ones behind it);
   // it starts at what most requests need and grows on demand (receive_space()).
-  rx_max_ = static_cast<size_t>(receive_buffer_size_) + (session_active_ ? kReceiveBatchRoom : 0);
-  resize_rx(std::min(rx_max_, kInitialReceiveCapacity));
+  const size_t rx_max = static_cast<size_t>(receive_buffer_size_) + (session_active_ ? kReceiveBatchRoom : 0);
+  rx_.reset(rx_max, std::min(rx_max, ReceiveBuffer::kInitialCapacity));
   hello_at_ = std::chrono::steady_clock::now();
 
-  AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size_, config_.max_message_size,
-                         max_request_chunks_};
+  AcknowledgeMessage ack{0, receive_buffer_size_, send_buffer_size, config_.max_message_size,
+                         max_request_chunks};
   std::string bytes = encode_acknowledge(ack);
   ua::ByteBuffer buf = pool_.acquire();
   buf.append(bytes.data(), bytes.size());
@@ -247,38 +205,6 @@ bool SecureChannel::accept_sequence_number(uint32_t seq) noexcept {
   if (!next && !wrapped) return false;
   last_received_sequence_ = seq;
   return true;
-}
-
-bool SecureChannel::accept_token(uint32_t token_id) noexcept {
-  if (token_id == tokens_[0].token_id) return true;  // the token in use: every message but the switch
-  for (uint32_t i = 1; i < token_count_; ++i) {
-    if (tokens_[i].token_id == token_id) {
-      // The client switched to a newer token: the older ones are no longer accepted (Part 6 §6.7.4), and
-      // responses are secured with this one from now on.
-      std::move(tokens_.begin() + i, tokens_.begin() + token_count_, tokens_.begin());
-      token_count_ -= i;
-      return true;
-    }
-  }
-  return false;
-}
-
-void SecureChannel::expire_tokens(std::chrono::steady_clock::time_point now) noexcept {
-  // Every token but the newest ends on its own lifetime (Part 4 §5.5.2), whether or not the client has
-  // switched; the newest expiring closes the channel (tick()). Checked here rather than per message so
-  // the request path reads no clock; a token therefore lives up to one tick past its expiry.
-  uint32_t kept = 0;
-  for (uint32_t i = 0; i < token_count_; ++i) {
-    if (i + 1 == token_count_ || now <= tokens_[i].expires) tokens_[kept++] = tokens_[i];
-  }
-  token_count_ = kept;
-}
-
-const SecurityToken* SecureChannel::find_token(uint32_t token_id) const noexcept {
-  for (uint32_t i = 0; i < token_count_; ++i) {
-    if (tokens_[i].token_id == token_id) return &tokens_[i];
-  }
-  return nullptr;
 }
 
 bool SecureChannel::unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end) {
@@ -317,7 +243,7 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<uint8_t> ch
     close(status::BadSecureChannelIdInvalid, "unknown secure channel id");
     return false;
   }
-  const SecurityToken* token = find_token(token_id);
+  const SecurityToken* token = tokens_.find(token_id);
   if (token == nullptr) {
     close(status::BadSecureChannelTokenUnknown, "unknown security token");
     return false;
@@ -329,7 +255,7 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<uint8_t> ch
     return false;
   }
   // Only a chunk that verified may switch the channel to a newer token.
-  if (!accept_token(token_id)) {
+  if (!tokens_.accept(token_id)) {
     close(status::BadSecureChannelTokenUnknown, "unknown security token");
     return false;
   }
@@ -347,58 +273,25 @@ bool SecureChannel::handle_symmetric(const FrameHeader& h, std::span<uint8_t> ch
     if (writer_.idle()) finish();
     return false;
   }
-  if (reassembling_ && request_id != reassembly_request_id_) {
-    close(status::BadTcpMessageTypeInvalid, "chunks of two requests interleaved");
-    return false;
-  }
   // Before a session is activated the limit is the small pre-session budget, not the MaxMessageSize the
   // ACK announced: the client did not break the negotiated limits, so this is a request-level refusal.
   // Such a request is answered ServiceFault BadRequestTooLarge (Part 4 §7.34: the request exceeds a limit
   // set by the server) once its final chunk arrives, as a request beyond MaxMessageSize is, and the
   // channel stays usable; its chunks are dropped as they come, so nothing past the limit is buffered.
-  const uint32_t limit = request_size_limit();
-  switch (h.chunk) {
-    case ChunkType::Abort:
-      // Part 6 §6.7.3: the sender abandoned the message; nothing is answered.
-      reassembling_ = false;
-      release_reassembly();
+  std::span<const uint8_t> message;
+  switch (reassembly_.add(h.chunk, request_id, body, request_size_limit(), message)) {
+    case ChunkReassembly::Outcome::Pending:
       return true;
-    case ChunkType::Intermediate:
-      if (!reassembling_) {
-        reassembling_ = true;
-        reassembly_request_id_ = request_id;
-        reassembly_chunks_ = 0;
-        reassembly_too_large_ = false;
-        reassembly_.clear();
-      }
-      ++reassembly_chunks_;
-      if (reassembly_too_large_ || reassembly_chunks_ >= max_request_chunks_ ||
-          !append_reassembly(body, limit)) {
-        // Keep reading the chunks but not their bytes; answer when the final chunk comes.
-        reassembly_too_large_ = true;
-        reassembly_.clear();
-        reassembly_.shrink_to_fit();
-      }
+    case ChunkReassembly::Outcome::Interleaved:
+      close(status::BadTcpMessageTypeInvalid, "chunks of two requests interleaved");
+      return false;
+    case ChunkReassembly::Outcome::TooLarge:
+      ++owed_;
+      send_fault(request_id, 0, status::BadRequestTooLarge);
       return true;
-    case ChunkType::Final:
-      if (!reassembling_) {
-        if (body.size() > limit) {
-          ++owed_;
-          send_fault(request_id, 0, status::BadRequestTooLarge);
-          return true;
-        }
-        dispatch(request_id, body);  // one chunk: decode in place, no copy
-        return true;
-      }
-      reassembling_ = false;
-      if (reassembly_too_large_ || !append_reassembly(body, limit)) {
-        release_reassembly();
-        ++owed_;
-        send_fault(request_id, 0, status::BadRequestTooLarge);
-        return true;
-      }
-      dispatch(request_id, reassembly_);
-      release_reassembly();
+    case ChunkReassembly::Outcome::Ready:
+      dispatch(request_id, message);
+      reassembly_.release();
       return true;
   }
   return true;
@@ -409,28 +302,10 @@ uint32_t SecureChannel::request_size_limit() const noexcept {
   return std::min(config_.max_message_size, config_.max_message_size_before_session);
 }
 
-bool SecureChannel::append_reassembly(std::span<const uint8_t> body, uint32_t limit) {
-  const size_t needed = reassembly_.size() + body.size();
-  if (needed > limit) return false;
-  // Grow geometrically, but never past the limit: the capacity, not only the size, stays within it.
-  if (needed > reassembly_.capacity())
-    reassembly_.reserve(std::min<size_t>(limit, std::max(needed, reassembly_.capacity() * 2)));
-  reassembly_.insert(reassembly_.end(), body.begin(), body.end());
-  return true;
-}
-
-void SecureChannel::release_reassembly() noexcept {
-  if (reassembly_.capacity() > kRetainedReassembly) {
-    std::vector<uint8_t>().swap(reassembly_);
-  } else {
-    reassembly_.clear();
-  }
-}
-
 void SecureChannel::set_session_active() noexcept {
   session_active_ = true;
   // From now on a batch of small chunks may be read behind a whole one (receive_space()).
-  if (state_ >= State::AwaitOpen) rx_max_ = static_cast<size_t>(receive_buffer_size_) + kReceiveBatchRoom;
+  if (state_ >= State::AwaitOpen) rx_.set_max(static_cast<size_t>(receive_buffer_size_) + kReceiveBatchRoom);
 }
 
 bool SecureChannel::is_discovery_request(const ua::NodeId& type) noexcept {
@@ -467,13 +342,6 @@ void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body)
   send_fault(request_id, header_decoder.ok() ? header.request_handle : 0, status::BadServiceUnsupported);
 }
 
-size_t SecureChannel::max_response_body() const noexcept {
-  size_t limit = SIZE_MAX;
-  if (peer_max_message_size_) limit = peer_max_message_size_;
-  if (peer_max_chunk_count_) limit = std::min(limit, size_t{peer_max_chunk_count_} * chunk_body_capacity());
-  return limit;
-}
-
 SecurityPolicyId SecureChannel::stats_policy() const noexcept {
   static_assert(static_cast<size_t>(SecurityPolicyId::kCount) == 6 &&
                     static_cast<int>(SecurityPolicyId::Aes256_Sha256_RsaPss) ==
@@ -482,21 +350,10 @@ SecurityPolicyId SecureChannel::stats_policy() const noexcept {
   return static_cast<SecurityPolicyId>(policy_->id);
 }
 
-size_t SecureChannel::chunk_body_capacity() const noexcept {
-  // Part 6 §6.7.2: what is left of a chunk of the client's receive size for the body once the headers, the
-  // signature and (encrypted) the padding-size byte fit, the encrypted part being whole cipher blocks.
-  const size_t chunk = send_buffer_size_;
-  switch (mode_) {
-    case ua::MessageSecurityMode::Sign:
-      return chunk - kSymmetricPrefix - policy_->signature_length;
-    case ua::MessageSecurityMode::SignAndEncrypt: {
-      const size_t block = policy_->block_size;
-      const size_t encrypted = (chunk - kSymmetricHeaderSize) / block * block;
-      return encrypted - kSequenceHeaderSize - policy_->signature_length - 1;
-    }
-    default:
-      return chunk - kSymmetricPrefix;
-  }
+void SecureChannel::set_security(const security::Policy& policy, ua::MessageSecurityMode mode) noexcept {
+  policy_ = &policy;
+  mode_ = mode;
+  chunker_.set_security(policy, mode);
 }
 
 ua::ByteBuffer SecureChannel::acquire_buffer() {
@@ -505,58 +362,32 @@ ua::ByteBuffer SecureChannel::acquire_buffer() {
   return buf;
 }
 
-void SecureChannel::write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk,
-                                           uint32_t request_id) const noexcept {
-  uint8_t* p = buf.data();
-  put_u32(p, static_cast<uint32_t>(MessageType::Message) | static_cast<uint32_t>(chunk) << 24);
-  put_u32(p + 4, static_cast<uint32_t>(buf.size()));
-  put_u32(p + 8, id_);
-  put_u32(p + 12, 0);  // token id, stamped at send time
-  put_u32(p + 16, 0);  // sequence number, stamped at send time
-  put_u32(p + 20, request_id);
-}
-
 void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint64_t stream) {
   assert_owner();
   if (state_ >= State::Closing) {
     pool_.release(std::move(buf));
     return;
   }
-  const size_t body = buf.size() - kSymmetricPrefix;
-  const size_t max_body = chunk_body_capacity();
-  if (body <= max_body && (peer_max_message_size_ == 0 || body <= peer_max_message_size_)) {
-    write_symmetric_header(buf, ChunkType::Final, request_id);
-    writer_.enqueue(OutboundChunk{std::move(buf), ChunkKind::Symmetric, 16, true, true}, stream);
+  const ResponseChunker::Split split = chunker_.split(
+      buf, id_, request_id, [this] { return acquire_buffer(); },
+      [this, stream](ua::ByteBuffer&& chunk, bool last) {
+        writer_.enqueue(OutboundChunk{std::move(chunk), ChunkKind::Symmetric, 16, last, last}, stream);
+      });
+  if (split == ResponseChunker::Split::Single) return;  // the buffer itself went out
+  if (split == ResponseChunker::Split::Chunked) {
+    pool_.release(std::move(buf));
     return;
   }
-  const size_t chunks = (body + max_body - 1) / max_body;
-  if ((peer_max_chunk_count_ && chunks > peer_max_chunk_count_) ||
-      (peer_max_message_size_ && body > peer_max_message_size_)) {
-    // Part 6 §6.7.2.2: the response does not fit the client's limits; say so in a ServiceFault. Every
-    // response starts with its type NodeId and a ResponseHeader {Timestamp, RequestHandle, ...}.
-    ua::Decoder d({buf.data() + kSymmetricPrefix, body});
-    ua::NodeId type;
-    ua::decode(d, type);
-    d.read_u64();
-    const uint32_t handle = d.read_u32();
-    pool_.release(std::move(buf));
-    // A client whose limits leave no room even for a ServiceFault cannot be answered at all: close.
-    if (type.is_ns0(ua::ServiceFault::binary_encoding_id)) {
-      close(status::BadResponseTooLarge, "not even a ServiceFault fits the client's MaxMessageSize");
-      return;
-    }
-    return send_fault(request_id, handle, status::BadResponseTooLarge, stream);
-  }
-  for (size_t i = 0; i < chunks; ++i) {
-    const size_t offset = i * max_body;
-    const size_t n = std::min(max_body, body - offset);
-    ua::ByteBuffer c = acquire_buffer();
-    c.append(buf.data() + kSymmetricPrefix + offset, n);
-    const bool last = i + 1 == chunks;
-    write_symmetric_header(c, last ? ChunkType::Final : ChunkType::Intermediate, request_id);
-    writer_.enqueue(OutboundChunk{std::move(c), ChunkKind::Symmetric, 16, last, last}, stream);
-  }
+  // Part 6 §6.7.2.2: the response does not fit the client's limits; say so in a ServiceFault.
+  const ResponseChunker::Refused refused =
+      ResponseChunker::refused({buf.data() + kSymmetricPrefix, buf.size() - kSymmetricPrefix});
   pool_.release(std::move(buf));
+  // A client whose limits leave no room even for a ServiceFault cannot be answered at all: close.
+  if (refused.service_fault) {
+    close(status::BadResponseTooLarge, "not even a ServiceFault fits the client's MaxMessageSize");
+    return;
+  }
+  send_fault(request_id, refused.request_handle, status::BadResponseTooLarge, stream);
 }
 
 void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, StatusCode error,
@@ -575,17 +406,17 @@ void SecureChannel::send_fault(uint32_t request_id, uint32_t request_handle, Sta
 
 void SecureChannel::stamp(OutboundChunk& chunk) {
   if (chunk.kind == ChunkKind::Raw) return;
-  if (chunk.kind == ChunkKind::Symmetric) put_u32(chunk.buffer.data() + 12, tokens_[0].token_id);
+  if (chunk.kind == ChunkKind::Symmetric) put_u32(chunk.buffer.data() + 12, tokens_.in_use().token_id);
   const uint32_t seq = next_send_sequence_;
   next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
   put_u32(chunk.buffer.data() + chunk.sequence_offset, seq);
-  if (chunk.kind == ChunkKind::Symmetric && tokens_[0].keys) seal_symmetric(chunk.buffer);
+  if (chunk.kind == ChunkKind::Symmetric && tokens_.in_use().keys) seal_symmetric(chunk.buffer);
 }
 
 void SecureChannel::seal_symmetric(ua::ByteBuffer& buf) {
   // Part 6 §6.7.2.5, in place in the chunk's own buffer: padding (encrypted), the signature over
   // everything before it, then AES-CBC over everything after the security header.
-  TokenKeys& keys = *tokens_[0].keys;
+  TokenKeys& keys = *tokens_.in_use().keys;
   const size_t signature = keys.send.signature_length();
   if (mode_ == ua::MessageSecurityMode::SignAndEncrypt) {
     const security::Padding pad =

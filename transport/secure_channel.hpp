@@ -8,8 +8,14 @@
 // Responses go out through the channel's OutputWriter, which stamps token ids and sequence numbers at
 // send time (the ChunkStamper below), where a secured channel also signs and encrypts each chunk in place.
 //
-// Implemented in two files: secure_channel.cpp (the receive buffer, HEL, MSG/CLO and the send path) and
-// secure_channel_open.cpp (OpenSecureChannel: issue and renewal, the secured handshake on the HandshakePool).
+// The channel coordinates four parts, each a class of its own that is tested without a socket:
+//   ReceiveBuffer    (receive_buffer.hpp)    the bytes read so far, framing and the chunk size bound
+//   ChunkReassembly  (chunk_reassembly.hpp)  a request's chunks joined, the chunk count and size bounds
+//   TokenSet         (token_set.hpp)         the security tokens: issue, renewal, switch-over, expiry
+//   ResponseChunker  (response_chunker.hpp)  a response split into chunks the client accepts
+// What stays here is the state machine, sequence numbers, chunk security and back-pressure. It is
+// implemented in two files: secure_channel.cpp (HEL, MSG/CLO and the send path) and secure_channel_open.cpp
+// (OpenSecureChannel: issue and renewal, the secured handshake on the HandshakePool).
 //
 // shard-local: created, used and destroyed on one shard's thread (checked in debug builds).
 
@@ -26,12 +32,16 @@
 
 #include "transport/buffer_pool.hpp"
 #include "transport/channel_id.hpp"
+#include "transport/chunk_reassembly.hpp"
 #include "transport/config.hpp"
 #include "transport/output_writer.hpp"
-#include "transport/service_handler.hpp"
+#include "transport/receive_buffer.hpp"
+#include "transport/response_chunker.hpp"
 #include "transport/security/crypto.hpp"
 #include "transport/security/policy.hpp"
+#include "transport/service_handler.hpp"
 #include "transport/stats.hpp"
+#include "transport/token_set.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
@@ -46,20 +56,9 @@ class ChannelEvents {
   virtual void close_transport() = 0;  // the channel is done (flushed or abandoned): close the socket
 };
 
-// The symmetric keys of one token (Part 6 §6.7.5): what the client secures its messages with (we verify
-// and decrypt) and what we secure ours with.
-struct TokenKeys {
-  security::SymmetricCipher receive;
-  security::SymmetricCipher send;
-};
-
-struct SecurityToken {
-  uint32_t token_id = 0;
-  std::shared_ptr<TokenKeys> keys;  // null on a None channel
-  ua::DateTime created_at;
-  uint32_t lifetime_ms = 0;
-  std::chrono::steady_clock::time_point expires;  // created + lifetime * 1.25 (renewal grace)
-};
+// Defined by the unit tests (tests/unit/transport/channel_test_access.hpp): what they look at or set up
+// inside a channel, kept out of this interface.
+struct SecureChannelTestAccess;
 
 class SecureChannel final : public ChunkStamper, public std::enable_shared_from_this<SecureChannel> {
  public:
@@ -113,16 +112,12 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   State state() const noexcept { return state_; }
   uint32_t id() const noexcept { return id_; }
   const std::string& endpoint_url() const noexcept { return endpoint_url_; }
-  uint32_t send_buffer_size() const noexcept { return send_buffer_size_; }
+  uint32_t send_buffer_size() const noexcept { return chunker_.send_buffer_size(); }
   uint32_t receive_buffer_size() const noexcept { return receive_buffer_size_; }
-  size_t receive_capacity() const noexcept { return rx_cap_; }  // bytes the receive buffer holds now
-  size_t reassembly_capacity() const noexcept { return reassembly_.capacity(); }
   uint32_t owed_responses() const noexcept { return owed_; }
   // The largest response body the client accepts (Part 6 §7.1.2.3: its MaxMessageSize, and its
   // MaxChunkCount times the body room of one chunk); SIZE_MAX when it set neither.
-  size_t max_response_body() const noexcept;
-  // The newest token issued; the client may still be using an older one (tokens_ below).
-  const SecurityToken& current_token() const noexcept { return tokens_[token_count_ - 1]; }
+  size_t max_response_body() const noexcept { return chunker_.max_response_body(); }
   // The client's IP address in text form (no port), set by the socket's owner before start(); empty for
   // channels without a socket (tests). Per-address limits key on it.
   const std::string& peer_address() const noexcept { return peer_address_; }
@@ -146,21 +141,14 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   static bool is_discovery_request(const ua::NodeId& type) noexcept;
   std::span<const uint8_t> client_certificate() const noexcept { return client_certificate_; }
   EVP_PKEY* client_public_key() const noexcept { return client_key_.get(); }
-  // Test-only: the state a secured OPN leaves, without the handshake, so the session services can be
-  // tested on a "secured" channel whose chunks still travel unsecured.
-  void set_security_for_test(const security::Policy& policy, ua::MessageSecurityMode mode,
-                             std::vector<uint8_t> client_certificate, security::Pkey client_key) {
-    policy_ = &policy;
-    mode_ = mode;
-    client_certificate_ = std::move(client_certificate);
-    client_key_ = std::move(client_key);
-  }
   const OutputWriter& writer() const noexcept { return writer_; }
   // The counters of this channel's shard (the service layer adds its faults' results there).
   TransportStats& stats() noexcept { return stats_; }
   asio::io_context& context() noexcept { return ctx_; }
 
  private:
+  friend struct SecureChannelTestAccess;
+
   void process();
   bool handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk);
   bool handle_hello(std::span<const uint8_t> body);
@@ -185,18 +173,12 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   // MSG/CLO security (Part 6 §6.7.2.5): verify and decrypt in place; secure a chunk at send time.
   bool unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end);
   void seal_symmetric(ua::ByteBuffer& buf);
-  size_t chunk_body_capacity() const noexcept;
+  // The channel's security, for the chunk security and the chunker's body room.
+  void set_security(const security::Policy& policy, ua::MessageSecurityMode mode) noexcept;
   SecurityPolicyId stats_policy() const noexcept;  // the per-policy counters' index of policy_
-  const SecurityToken* find_token(uint32_t token_id) const noexcept;
   void dispatch(uint32_t request_id, std::span<const uint8_t> body);
   bool accept_sequence_number(uint32_t seq) noexcept;
-  bool accept_token(uint32_t token_id) noexcept;
-  void expire_tokens(std::chrono::steady_clock::time_point now) noexcept;
-  SecurityToken issue_token(uint32_t requested_lifetime_ms);
   uint32_t request_size_limit() const noexcept;
-  bool append_reassembly(std::span<const uint8_t> body, uint32_t limit);
-  void release_reassembly() noexcept;
-  void write_symmetric_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t request_id) const noexcept;
   void written(size_t responses);
   void update_pause() noexcept;
   void finish();
@@ -237,45 +219,17 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   static constexpr size_t kMaxOpenChunks = 8;
   std::vector<std::vector<uint8_t>> open_chunks_;
   size_t open_bytes_ = 0;
-  // Negotiated in HEL/ACK.
+  // Negotiated in HEL/ACK (the send size and the client's limits live in chunker_, the chunk count bound
+  // in reassembly_).
   uint32_t receive_buffer_size_;
-  uint32_t send_buffer_size_;
-  uint32_t max_request_chunks_;
-  uint32_t peer_max_message_size_ = 0;  // 0: no limit
-  uint32_t peer_max_chunk_count_ = 0;   // 0: no limit
-  // Tokens, oldest first (Part 4 §5.5.2, Part 6 §6.7.4). tokens_[0] is the one the client last secured a
-  // message with (responses are sent with it); the newer ones were issued by renewals the client has not
-  // used yet. A token is accepted until it expires or the client uses a newer one, whichever comes
-  // first; the newest expiring closes the channel. A renewal beyond kMaxTokens drops the oldest unused
-  // token, never the one in use.
-  static constexpr uint32_t kMaxTokens = 3;
-  std::array<SecurityToken, kMaxTokens> tokens_{};
-  uint32_t token_count_ = 1;
-  uint32_t next_token_id_;
   // Sequence numbers.
   bool have_received_sequence_ = false;
   uint32_t last_received_sequence_ = 0;
   uint32_t next_send_sequence_ = 1;
-  // Receive buffer: bytes [rx_begin_, rx_end_) of rx_[0, rx_cap_) are unprocessed. It starts small and
-  // grows (up to rx_max_: one whole chunk plus a batch of small ones) only when a read fills it, so ten
-  // thousand mostly idle sessions do not each hold a buffer sized for the largest chunk.
-  std::unique_ptr<uint8_t[]> rx_;
-  size_t rx_cap_ = 0;
-  size_t rx_max_ = 0;
-  size_t rx_begin_ = 0;
-  size_t rx_end_ = 0;
-  bool rx_filled_ = false;  // the last read filled all the space it was given
-  // A channel whose reads needed no more than the initial capacity for a whole tick gives the rest back
-  // at its next read (the outstanding read holds the buffer until then).
-  bool rx_busy_ = false;    // since the last tick a read filled the buffer or left more than the initial size
-  bool rx_shrink_ = false;  // set by the tick: shrink when the buffer is next empty
-  void resize_rx(size_t capacity);
-  // Reassembly of a multi-chunk request.
-  std::vector<uint8_t> reassembly_;
-  uint32_t reassembly_request_id_ = 0;
-  uint32_t reassembly_chunks_ = 0;
-  bool reassembling_ = false;
-  bool reassembly_too_large_ = false;
+  ReceiveBuffer rx_;
+  ChunkReassembly reassembly_;
+  TokenSet tokens_;
+  ResponseChunker chunker_;
   // Back-pressure.
   uint32_t owed_ = 0;
   bool paused_ = false;

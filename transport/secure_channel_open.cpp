@@ -75,16 +75,6 @@ bool consecutive(std::span<const uint8_t> first_part, std::span<const uint32_t> 
 
 }  // namespace
 
-SecurityToken SecureChannel::issue_token(uint32_t requested_lifetime_ms) {
-  SecurityToken t;
-  t.token_id = next_token_id_++;
-  if (t.token_id == 0) t.token_id = next_token_id_++;
-  t.created_at = ua::DateTime::now();
-  t.lifetime_ms = revise_token_lifetime(requested_lifetime_ms, config_);
-  t.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(t.lifetime_ms) * 5 / 4;
-  return t;
-}
-
 bool SecureChannel::offered(const security::Policy& p, ua::MessageSecurityMode mode) const noexcept {
   if (config_.security_offers.empty())
     return p.id == security::PolicyId::None && mode == ua::MessageSecurityMode::None;
@@ -317,17 +307,16 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
     close(status::BadInternalError, "no random numbers");
     return false;
   }
+  SecurityToken* issued = nullptr;
   if (request.request_type == ua::SecurityTokenRequestType::Issue) {
     if (state_ != State::AwaitOpen) {
       close(status::BadRequestTypeInvalid, "the secure channel is already open: renew it instead");
       return false;
     }
     id_ = ids_.next();
-    tokens_[0] = issue_token(request.requested_lifetime);
-    token_count_ = 1;
     opened_at_ = std::chrono::steady_clock::now();
-    policy_ = &p;
-    mode_ = request.security_mode;
+    issued = &tokens_.issue(revise_token_lifetime(request.requested_lifetime, config_), opened_at_);
+    set_security(p, request.security_mode);
     discovery_only_ = for_discovery;
     stats_.channel_opened(stats_policy());
     if (secured) {
@@ -348,18 +337,13 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
       return false;
     }
     // The tokens issued before stay valid until they expire or the client uses a newer one (Part 4
-    // §5.5.2). Out of room (a client renewing again and again without switching): drop the oldest
-    // token it has not used, keeping tokens_[0], the one it secures its messages with.
-    if (token_count_ == kMaxTokens) {
-      std::move(tokens_.begin() + 2, tokens_.end(), tokens_.begin() + 1);
-      --token_count_;
-    }
-    tokens_[token_count_++] = issue_token(request.requested_lifetime);
+    // §5.5.2; TokenSet::renew()).
+    issued = &tokens_.renew(revise_token_lifetime(request.requested_lifetime, config_),
+                            std::chrono::steady_clock::now());
   } else {
     close(status::BadRequestTypeInvalid, "unknown security token request type");
     return false;
   }
-  SecurityToken& issued = tokens_[token_count_ - 1];
   if (secured) {
     // Part 6 §6.7.5: the client's keys from (server nonce, client nonce), ours from (client nonce, server
     // nonce).
@@ -370,7 +354,7 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
       close(status::BadInternalError, "the symmetric keys could not be set up");
       return false;
     }
-    issued.keys = std::move(keys);
+    issued->keys = std::move(keys);
   }
   state_ = State::Open;
 
@@ -379,7 +363,7 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
   response.response_header.request_handle = request.request_header.request_handle;
   response.server_protocol_version = 0;
   response.security_token =
-      ua::ChannelSecurityToken{id_, issued.token_id, issued.created_at, issued.lifetime_ms};
+      ua::ChannelSecurityToken{id_, issued->token_id, issued->created_at, issued->lifetime_ms};
   response.server_nonce = secured ? ua::ByteString::from_bytes(server_nonce) : ua::ByteString("");
 
   ua::ByteBuffer buf = pool_.acquire();
@@ -425,10 +409,9 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
   const size_t own_bytes = security::rsa_key_bytes(config_.identity->private_key.get());
   const size_t block = security::rsa_plaintext_block(p.asymmetric_encryption, receiver_bytes);
   const size_t padding_size_bytes = block > 256 ? 2 : 1;
+  const size_t send_size = chunker_.send_buffer_size();
   const size_t blocks =
-      receiver_bytes
-          ? (send_buffer_size_ - std::min<size_t>(send_buffer_size_, header.size())) / receiver_bytes
-          : 0;
+      receiver_bytes ? (send_size - std::min<size_t>(send_size, header.size())) / receiver_bytes : 0;
   const size_t overhead = 8 + own_bytes + padding_size_bytes;
   if (blocks * block <= overhead) {
     pool_.release(std::move(buf));
@@ -437,7 +420,7 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
   }
   const size_t capacity = blocks * block - overhead;
   const size_t count = std::max<size_t>(1, (body.size() + capacity - 1) / capacity);
-  if (peer_max_chunk_count_ != 0 && count > peer_max_chunk_count_) {
+  if (chunker_.peer_max_chunk_count() != 0 && count > chunker_.peer_max_chunk_count()) {
     pool_.release(std::move(buf));
     close(status::BadTcpMessageTooLarge,
           "the OpenSecureChannel response needs more chunks than the client takes");

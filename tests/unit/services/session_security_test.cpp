@@ -1,6 +1,6 @@
 // Sessions on secured channels and encrypted user tokens (Part 4 §5.6.2, §5.6.3, §7.41): the server's
 // signature, the client's proofs, the legacy encrypted password, X509 users, and every hostile variant
-// answered with its status. The channel's security comes from SecureChannel::set_security_for_test(): the
+// answered with its status. The channel's security comes from SecureChannelTestAccess::set_security(): the
 // handshake itself is the secure channel's (tests/unit/transport/).
 #include <catch2/catch.hpp>
 
@@ -52,7 +52,7 @@ struct SecureHarness {
               ua::MessageSecurityMode mode = ua::MessageSecurityMode::SignAndEncrypt,
               const std::string& client_uri = "urn:test:client") {
     const TestCertificate& c = test_certificate(client_uri);
-    h.channel->set_security_for_test(p, mode, c.der, c.key);
+    SecureChannelTestAccess::set_security(*h.channel, p, mode, c.der, c.key);
   }
   // CreateSession as a well-behaved client on that channel.
   ua::CreateSessionResponse create(ua::StatusCode* s, const std::string& cert_uri = "urn:test:client",
@@ -416,17 +416,19 @@ TEST_CASE("session security: a session is activated on another channel only with
   // SecurityPolicy None: no certificate at all.
   CHECK(activate_on_second({}) == status::BadSecurityChecksFailed);
   // The same certificate, but Sign where the session was made with SignAndEncrypt.
-  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::Sign, own.der, own.key);
+  SecureChannelTestAccess::set_security(*second.ch, b256(), ua::MessageSecurityMode::Sign, own.der, own.key);
   CHECK(activate_on_second(s.client_signature()) == status::BadSecurityChecksFailed);
   // Another certificate, with a signature of its own that verifies.
-  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::SignAndEncrypt, other.der, other.key);
+  SecureChannelTestAccess::set_security(*second.ch, b256(), ua::MessageSecurityMode::SignAndEncrypt,
+                                        other.der, other.key);
   CHECK(activate_on_second(s.client_signature(b256(), "urn:test:other")) == status::BadSecurityChecksFailed);
   // Untouched: still on its channel, its nonce unchanged.
   const ua::ByteString nonce = s.nonce;
   CHECK(s.h.read(ua::NodeId(0, 2258)).status.is_good());
   CHECK(s.nonce == nonce);
   // The creator's certificate in the same mode: the session moves.
-  second.ch->set_security_for_test(b256(), ua::MessageSecurityMode::SignAndEncrypt, own.der, own.key);
+  SecureChannelTestAccess::set_security(*second.ch, b256(), ua::MessageSecurityMode::SignAndEncrypt, own.der,
+                                        own.key);
   CHECK(activate_on_second(s.client_signature()).is_good());
   ua::StatusCode old_channel;
   s.h.call<ua::ReadResponse>(ua::ReadRequest{}, &old_channel);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/transport/channel_test_access.hpp"
 #include "tests/unit/transport/memory_channel.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/codec.hpp"

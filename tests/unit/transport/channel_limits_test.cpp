@@ -44,8 +44,8 @@ TEST_CASE("transport: before a session a 10 MiB request in chunks is never buffe
   while (sent < (10u << 20)) {
     h.feed(h.msg(chunk_body, 'C', rid), 4096);
     sent += chunk_body.size();
-    peak_reassembly = std::max(peak_reassembly, h.channel->reassembly_capacity());
-    peak_receive = std::max(peak_receive, h.channel->receive_capacity());
+    peak_reassembly = std::max(peak_reassembly, SecureChannelTestAccess::reassembly_capacity(*h.channel));
+    peak_receive = std::max(peak_receive, SecureChannelTestAccess::receive_capacity(*h.channel));
   }
   CHECK(h.messages().empty());  // nothing is answered before the final chunk
   h.feed(h.msg(chunk_body, 'F', rid));
@@ -150,7 +150,7 @@ TEST_CASE("transport: after one 4 MiB request the buffers return to their restin
   Harness h(c);
   h.open();
   h.channel->set_session_active();
-  const size_t resting_receive = h.channel->receive_capacity();
+  const size_t resting_receive = SecureChannelTestAccess::receive_capacity(*h.channel);
   REQUIRE(resting_receive <= 16384);
   // 4 MiB in chunks of 64 KB, fed as fast as the channel takes them: both buffers grow.
   const std::string chunk_body = filler(65000);
@@ -158,18 +158,19 @@ TEST_CASE("transport: after one 4 MiB request the buffers return to their restin
   while (sent < (4u << 20)) {
     h.feed(h.msg(chunk_body, 'C', 90));
     sent += chunk_body.size();
-    peak_receive = std::max(peak_receive, h.channel->receive_capacity());
-    if (sent == chunk_body.size() * 4) CHECK(h.channel->reassembly_capacity() >= 4 * chunk_body.size());
+    peak_receive = std::max(peak_receive, SecureChannelTestAccess::receive_capacity(*h.channel));
+    if (sent == chunk_body.size() * 4)
+      CHECK(SecureChannelTestAccess::reassembly_capacity(*h.channel) >= 4 * chunk_body.size());
   }
   h.feed(h.msg(chunk_body, 'F', 90));
   CHECK(peak_receive >= 65536);  // grown to hold a whole chunk
   REQUIRE(h.messages().size() == 1);  // the filler is no request type: BadDecodingError or unsupported
   // The reassembly buffer is given back with its request.
-  CHECK(h.channel->reassembly_capacity() <= 65536);
+  CHECK(SecureChannelTestAccess::reassembly_capacity(*h.channel) <= 65536);
   // The receive buffer once the channel has been quiet for a tick, at its next read.
   run_for(h, std::chrono::milliseconds(40));
   h.feed(h.msg(encode_request(read_request(1, 1))));
-  CHECK(h.channel->receive_capacity() <= 16384);
+  CHECK(SecureChannelTestAccess::receive_capacity(*h.channel) <= 16384);
   CHECK(h.messages().size() == 2);
 }
 
@@ -184,14 +185,14 @@ TEST_CASE("transport: a busy channel keeps its grown receive buffer", "[transpor
   for (int i = 0; i < 60; ++i) batch += h.msg(encode_request(read_request(i, 20)));
   REQUIRE(batch.size() > 16384);
   h.feed(batch);
-  const size_t grown = h.channel->receive_capacity();
+  const size_t grown = SecureChannelTestAccess::receive_capacity(*h.channel);
   REQUIRE(grown > 16384);
   for (int round = 0; round < 8; ++round) {
     std::string next;
     for (int i = 0; i < 60; ++i) next += h.msg(encode_request(read_request(i, 20)));
     h.feed(next);
     run_for(h, std::chrono::milliseconds(5));
-    CHECK(h.channel->receive_capacity() == grown);
+    CHECK(SecureChannelTestAccess::receive_capacity(*h.channel) == grown);
   }
 }
 
@@ -239,7 +240,7 @@ TEST_CASE("transport: renewals before the client switches never drop the token i
     ua::OpenSecureChannelResponse r;
     REQUIRE(decode_body(m[0], r));
     issued.push_back(r.security_token.token_id);
-    CHECK(h.channel->current_token().token_id == r.security_token.token_id);
+    CHECK(SecureChannelTestAccess::newest_token(*h.channel).token_id == r.security_token.token_id);
   };
   renew();
   renew();  // the second renewal: the client still secures its messages with `first`
