@@ -5,7 +5,9 @@
 #include "services/attribute_read.hpp"
 #include "services/diagnostics.hpp"
 #include "services/index_range.hpp"
+#include "services/handlers.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
@@ -279,13 +281,12 @@ void handle_read(Server& server, Call& call, ua::Decoder& body) {
   auto req = call.shard.scratch.read_request.lease();
   auto resp = call.shard.scratch.read_response.lease();
   if (!decode_request(call, body, *req)) return;
-  if (!check_operation_count(call, req->request_header, req->nodes_to_read.size(), limits.max_nodes_per_read)) return;
+  if (!check_operation_count(call, req->nodes_to_read.size(), limits.max_nodes_per_read)) return;
   if (req->max_age < 0 || req->max_age != req->max_age) {
-    return call.channel.send_fault(call.request_id, req->request_header.request_handle, status::BadMaxAgeInvalid);
+    return call.fault(status::BadMaxAgeInvalid);
   }
   if (static_cast<uint32_t>(req->timestamps_to_return) > 3) {
-    return call.channel.send_fault(call.request_id, req->request_header.request_handle,
-                                   status::BadTimestampsToReturnInvalid);
+    return call.fault(status::BadTimestampsToReturnInvalid);
   }
   const NodeStore& store = *server.space().current();
   set_response_header(resp->response_header, req->request_header);
@@ -305,7 +306,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   auto resp = call.shard.scratch.write_response.lease();
   auto written = call.shard.scratch.written_cells.lease();
   if (!decode_request(call, body, *req)) return;
-  if (!check_operation_count(call, req->request_header, req->nodes_to_write.size(), limits.max_nodes_per_write))
+  if (!check_operation_count(call, req->nodes_to_write.size(), limits.max_nodes_per_write))
     return;
   const NodeStore& store = *server.space().current();
   set_response_header(resp->response_header, req->request_header);

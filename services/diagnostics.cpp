@@ -8,6 +8,7 @@
 
 #include "addressspace/server_object.hpp"
 #include "services/server.hpp"
+#include "services/subscription.hpp"
 
 namespace opcuad::services {
 

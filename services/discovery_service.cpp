@@ -1,5 +1,7 @@
 // Discovery service set (Part 4 §5.4): GetEndpoints and FindServers.
+#include "services/handlers.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
 #include "ua/endpoint_url.hpp"
 
 namespace opcuad::services {

@@ -9,7 +9,10 @@
 #include <array>
 #include <span>
 
+#include "services/handlers.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
+#include "services/subscription.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
@@ -25,7 +28,7 @@ using addressspace::NodeStore;
 // Subscription"), an id nobody holds BadSubscriptionIdInvalid.
 Subscription* own_subscription(Server& server, Session& session, uint32_t id, ua::StatusCode& refused) {
   if (Subscription* sub = find_subscription(session, id)) return sub;
-  refused = server.subscription_shard(id) ? status::BadUserAccessDenied : status::BadSubscriptionIdInvalid;
+  refused = server.subscriptions().shard_of(id) ? status::BadUserAccessDenied : status::BadSubscriptionIdInvalid;
   return nullptr;
 }
 
@@ -173,7 +176,7 @@ void handle_call(Server& server, Call& call, ua::Decoder& body) {
   if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::CallRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.methods_to_call.size(), limit)) return;
+  if (!check_operation_count(call, req.methods_to_call.size(), limit)) return;
   const auto& store = *server.space().current();
   ua::CallResponse resp;
   set_response_header(resp.response_header, req.request_header);

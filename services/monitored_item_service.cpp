@@ -7,7 +7,11 @@
 #include "addressspace/attributes.hpp"
 #include "addressspace/eu_range.hpp"
 #include "services/attribute_read.hpp"
+#include "services/handlers.hpp"
+#include "services/publish_queue.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
+#include "services/subscription.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
@@ -158,7 +162,7 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
   if (!out.status_code.is_good()) return;
   // Part 4 §5.12.2: beyond the subscription's, the session's or the server's limit, BadTooManyMonitoredItems.
   ItemRoom left = room;
-  if (!left.take() || !server.reserve_monitored_item()) {
+  if (!left.take() || !server.subscriptions().reserve_monitored_item()) {
     out.status_code = status::BadTooManyMonitoredItems;
     return;
   }
@@ -225,7 +229,7 @@ template <class Req>
 Subscription* subscription_for(Call& call, const Req& req) {
   Subscription* sub = find_subscription(*call.session, req.subscription_id);
   if (!sub) {
-    call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadSubscriptionIdInvalid);
+    call.fault(status::BadSubscriptionIdInvalid);
   }
   return sub;
 }
@@ -250,12 +254,11 @@ void handle_create_monitored_items(Server& server, Call& call, ua::Decoder& body
   ua::CreateMonitoredItemsRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.request_header, req.items_to_create.size(), limit)) return;
+  if (!check_operation_count(call, req.items_to_create.size(), limit)) return;
   Subscription* sub = subscription_for(call, req);
   if (!sub) return;
   if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
-                                   status::BadTimestampsToReturnInvalid);
+    return call.fault(status::BadTimestampsToReturnInvalid);
   }
   const NodeStore& store = *server.space().current();
   ua::CreateMonitoredItemsResponse resp;
@@ -273,12 +276,11 @@ void handle_modify_monitored_items(Server& server, Call& call, ua::Decoder& body
   ua::ModifyMonitoredItemsRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.request_header, req.items_to_modify.size(), limit)) return;
+  if (!check_operation_count(call, req.items_to_modify.size(), limit)) return;
   Subscription* sub = subscription_for(call, req);
   if (!sub) return;
   if (static_cast<uint32_t>(req.timestamps_to_return) > 3) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
-                                   status::BadTimestampsToReturnInvalid);
+    return call.fault(status::BadTimestampsToReturnInvalid);
   }
   const NodeStore& store = *server.space().current();
   ua::ModifyMonitoredItemsResponse resp;
@@ -295,7 +297,7 @@ void handle_delete_monitored_items(Server& server, Call& call, ua::Decoder& body
   ua::DeleteMonitoredItemsRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.request_header, req.monitored_item_ids.size(), limit)) return;
+  if (!check_operation_count(call, req.monitored_item_ids.size(), limit)) return;
   Subscription* sub = subscription_for(call, req);
   if (!sub) return;
   ua::DeleteMonitoredItemsResponse resp;
@@ -311,12 +313,11 @@ void handle_set_monitoring_mode(Server& server, Call& call, ua::Decoder& body) {
   ua::SetMonitoringModeRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.request_header, req.monitored_item_ids.size(), limit)) return;
+  if (!check_operation_count(call, req.monitored_item_ids.size(), limit)) return;
   Subscription* sub = subscription_for(call, req);
   if (!sub) return;
   if (!valid_mode(req.monitoring_mode)) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
-                                   status::BadMonitoringModeInvalid);
+    return call.fault(status::BadMonitoringModeInvalid);
   }
   ua::SetMonitoringModeResponse resp;
   set_response_header(resp.response_header, req.request_header);
@@ -333,7 +334,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
   ua::SetTriggeringRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.request_header, req.links_to_add.size() + req.links_to_remove.size(),
+  if (!check_operation_count(call, req.links_to_add.size() + req.links_to_remove.size(),
                              limit)) {
     return;
   }
@@ -341,8 +342,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
   if (!sub) return;
   MonitoredItem* trigger = sub->item(req.triggering_item_id);
   if (!trigger) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle,
-                                   status::BadMonitoredItemIdInvalid);
+    return call.fault(status::BadMonitoredItemIdInvalid);
   }
   ua::SetTriggeringResponse resp;
   set_response_header(resp.response_header, req.request_header);

@@ -4,12 +4,12 @@
 
 namespace opcuad::services {
 
-void Call::send_encoded(ua::ByteBuffer buf, ua::StatusCode encoded, uint32_t request_handle) const {
+void Call::send_encoded(ua::ByteBuffer buf, ua::StatusCode encoded) const {
   ua::StatusCode refused = encoded;
   if (refused.is_good() && buf.size() - transport::kSymmetricPrefix > max_response_body()) {
     refused = ua::status::BadResponseTooLarge;
   }
-  if (!refused.is_good()) return channel.send_fault(request_id, request_handle, refused);
+  if (!refused.is_good()) return fault(refused);
   channel.send_response(request_id, std::move(buf));
 }
 
@@ -31,26 +31,9 @@ void skip_node_id(ua::Decoder& d) noexcept {
   }
 }
 
-uint32_t skip_request_header(ua::Decoder& d) noexcept {
-  skip_node_id(d);  // authenticationToken
-  d.read_u64();     // timestamp
-  const uint32_t handle = d.read_u32();
-  d.read_u32();     // returnDiagnostics
-  const int32_t audit = d.read_bytes_length(d.limits().max_string_length);
-  if (audit > 0) d.take(static_cast<size_t>(audit));
-  d.read_u32();     // timeoutHint
-  skip_node_id(d);  // additionalHeader: type id, encoding byte, body
-  if (d.read_u8() != 0) {
-    const int32_t n = d.read_bytes_length(d.limits().max_byte_string_length);
-    if (n > 0) d.take(static_cast<size_t>(n));
-  }
-  return handle;
-}
-
 bool precheck_operation_count(Call& call, const ua::Decoder& body, OperationList list, uint32_t limit) {
   if (limit == 0) return true;
   ua::Decoder d = body;
-  const uint32_t handle = skip_request_header(d);
   if (list.view_description) {
     skip_node_id(d);
     d.take(12);  // timestamp, viewVersion
@@ -58,8 +41,24 @@ bool precheck_operation_count(Call& call, const ua::Decoder& body, OperationList
   d.take(list.fixed_bytes);
   const int32_t count = d.read_i32();
   if (!d.ok() || count <= 0 || static_cast<uint32_t>(count) <= limit) return true;
-  call.channel.send_fault(call.request_id, handle, ua::status::BadTooManyOperations);
+  call.fault(ua::status::BadTooManyOperations);
   return false;
+}
+
+ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result) {
+  ua::ResponseHeader h;
+  set_response_header(h, request, result);
+  return h;
+}
+
+void set_response_header(ua::ResponseHeader& h, const ua::RequestHeader& request, ua::StatusCode result) {
+  h.timestamp = ua::DateTime::now();
+  h.request_handle = request.request_handle;
+  h.service_result = result;
+  // The rest is empty in a fresh header; a reused one is cleared only if something was put there.
+  if (!h.service_diagnostics.empty()) h.service_diagnostics = ua::DiagnosticInfo{};
+  h.string_table.clear();
+  if (!h.additional_header.is_empty() || !h.additional_header.type_id().is_null()) h.additional_header.reset();
 }
 
 }  // namespace opcuad::services

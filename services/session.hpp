@@ -18,11 +18,13 @@
 #include "addressspace/node_store.hpp"
 #include "config/roles.hpp"
 #include "services/address_counter.hpp"
+#include "services/pending_publish.hpp"
 #include "services/session_diagnostics.hpp"
-#include "services/subscription.hpp"
 #include "ua/node_id.hpp"
 
 namespace opcuad::services {
+
+class Subscription;  // subscription.hpp, above this: a session holds its subscriptions by pointer
 
 // A Browse that returned part of a node's references (Part 4 §7.9). It remembers the generation of the
 // store it walked (never its address: a reload frees that store, and a later one may be allocated at the
@@ -75,11 +77,11 @@ struct Session {
   std::string client_address;
   // The channel that created the session: its client certificate (the leaf's SHA-1 thumbprint; none on
   // SecurityPolicy None) and its security mode. An activation on another channel must bring the same
-  // certificate in a mode no weaker (Part 4 §5.6.3, session_rebind_refusal() in server.hpp).
+  // certificate in a mode no weaker (Part 4 §5.6.3, session_rebind_refusal() in handlers.hpp).
   std::optional<std::array<uint8_t, 20>> creator_certificate;
   ua::MessageSecurityMode creator_mode = ua::MessageSecurityMode::None;
   // Diagnostics (Part 5 §12.11, §12.12; session_diagnostics.hpp): what the client described, and the
-  // per-service request counters Server::on_request() bumps.
+  // per-service request counters the Dispatcher bumps.
   SessionDescription described;
   SessionCounters counters;
   std::unordered_map<std::string, BrowseContinuation> continuations;  // key: continuation point bytes

@@ -3,8 +3,7 @@
 
 namespace opcuad::services {
 
-void report_session(const Server& server, std::string_view kind, const Session& s) {
-  const transport::EventSink& sink = server.events();
+void report_session(const transport::EventSink& sink, std::string_view kind, const Session& s) {
   if (!sink) return;
   std::string f;
   transport::append_field(f, "session", s.session_id.to_string());
@@ -17,8 +16,7 @@ void report_session(const Server& server, std::string_view kind, const Session& 
   sink(transport::Event{transport::EventLevel::Info, kind, s.client_address, f});
 }
 
-void report_session_refused(const Server& server, std::string_view peer, std::string_view limit) {
-  const transport::EventSink& sink = server.events();
+void report_session_refused(const transport::EventSink& sink, std::string_view peer, std::string_view limit) {
   if (!sink) return;
   std::string f;
   transport::append_field(f, "peer", peer);
@@ -27,9 +25,8 @@ void report_session_refused(const Server& server, std::string_view peer, std::st
   sink(transport::Event{transport::EventLevel::Warn, "session.refused", peer, f});
 }
 
-void report_login_failed(const Server& server, std::string_view peer, std::string_view user,
+void report_login_failed(const transport::EventSink& sink, std::string_view peer, std::string_view user,
                          ua::StatusCode status, std::string_view reason) {
-  const transport::EventSink& sink = server.events();
   if (!sink) return;
   std::string f;
   transport::append_field(f, "user", user.empty() ? std::string_view("anonymous") : user);

@@ -7,7 +7,11 @@
 #include <optional>
 
 #include "config/password.hpp"
+#include "services/handlers.hpp"
+#include "services/publish_queue.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
+#include "services/subscription.hpp"
 #include "transport/security/certificate.hpp"
 #include "services/user_token.hpp"
 #include "services/session_events.hpp"
@@ -184,7 +188,7 @@ bool wait_for_slot(Server& server, Call& call, ua::CreateSessionRequest&& req) {
   const uint64_t key = ++shard.last_waiting_key;
   const std::string& address = call.channel.peer_address();
   // The grant runs on whichever thread freed the slot: it only posts to this shard.
-  const uint64_t waiter = server.wait_unactivated(address, [&server, &shard, key] {
+  const uint64_t waiter = server.sessions().wait_unactivated(address, [&server, &shard, key] {
     asio::post(*shard.context, [&server, &shard, key] { grant_waiting_session(server, shard, key); });
   });
   if (!waiter) return false;
@@ -210,7 +214,7 @@ void grant_waiting_session(Server& server, ShardState& shard, uint64_t key) {
   if (it == waiting.end()) return;  // not reached: an entry leaves the list only here or after cancel()
   WaitingSession w = std::move(*it);
   waiting.erase(it);
-  AddressCounter::Ticket ticket = server.adopt_unactivated(std::move(w.address));
+  AddressCounter::Ticket ticket = server.sessions().adopt_unactivated(std::move(w.address));
   auto channel = w.channel.lock();
   // A channel that closed meanwhile: the ticket's release hands the slot to the next waiter.
   if (!channel || channel->state() != transport::SecureChannel::State::Open || channel->id() != w.channel_id) return;
@@ -226,9 +230,9 @@ void expire_waiting_sessions(Server& server, ShardState& shard, std::chrono::ste
         w.channel_id == closed_channel ? nullptr : w.channel.lock();
     const bool gone = !channel || channel->state() != transport::SecureChannel::State::Open;
     // A waiter whose cancel() fails has its grant posted already: grant_waiting_session() takes it.
-    if ((gone || now >= w.deadline) && server.cancel_unactivated_wait(w.waiter)) {
+    if ((gone || now >= w.deadline) && server.sessions().cancel_wait(w.waiter)) {
       if (!gone) {
-        report_session_refused(server, w.address, "max_unactivated_sessions");
+        report_session_refused(server.events(), w.address, "max_unactivated_sessions");
         refuse_session(shard, *channel, w.request_id, w.request->request_header.request_handle,
                        status::BadTooManySessions);
       }
@@ -295,7 +299,7 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
   auto reason = std::make_shared<std::string>();
   IdentityDone then = [&server, peer = channel.peer_address(), user = std::move(claimed_name), reason,
                        done = std::move(done)](ua::StatusCode result, std::string who) {
-    if (!result.is_good()) report_login_failed(server, peer, user, result, *reason);
+    if (!result.is_good()) report_login_failed(server.events(), peer, user, result, *reason);
     done(result, std::move(who));
   };
   if (token.is_empty()) {
@@ -422,10 +426,10 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md). Beyond them the request
   // waits for a slot, within its own bounds, before it is refused.
-  AddressCounter::Ticket ticket = server.reserve_unactivated(call.channel.peer_address());
+  AddressCounter::Ticket ticket = server.sessions().reserve_unactivated(call.channel.peer_address());
   if (!ticket) {
     if (wait_for_slot(server, call, std::move(req))) return;  // `req` is gone only when it waits
-    report_session_refused(server, call.channel.peer_address(), "max_unactivated_sessions");
+    report_session_refused(server.events(), call.channel.peer_address(), "max_unactivated_sessions");
     return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadTooManySessions);
   }
   create_session(server, call.shard, call.channel, call.request_id, req, std::move(ticket));
@@ -445,8 +449,8 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
   if (!session_guid || !token_guid || !nonce) {
     return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
   }
-  if (!server.reserve_session()) {
-    report_session_refused(server, channel.peer_address(), "max_sessions");
+  if (!server.sessions().reserve()) {
+    report_session_refused(server.events(), channel.peer_address(), "max_sessions");
     return refuse_session(shard, channel, request_id, handle, status::BadTooManySessions);
   }
   auto s = std::make_unique<Session>();
@@ -487,12 +491,12 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
   resp.server_endpoints = server.endpoints(req.endpoint_url.view());
   resp.max_request_message_size = server.config().limits.max_message_size;
   if (!secure) {
-    report_session(server, "session.created", *s);
-    server.add_session(shard, std::move(s));
+    report_session(server.events(), "session.created", *s);
+    server.sessions().add(shard, std::move(s));
     stat_add(shard.stats.sessions_created);
     return channel.send(request_id, resp);
   }
-  server.add_session(shard, std::move(s));
+  server.sessions().add(shard, std::move(s));
 
   // serverSignature: clientCertificate + clientNonce signed with the channel policy's algorithm, off this
   // shard. The session waits in the table meanwhile, unusable (its token is only in this response) and
@@ -514,17 +518,17 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
       return refuse_session(shard, *open, request_id, handle, status::BadTimeout);
     }
     if (signature.empty()) {
-      server.remove_session(shard, pending->authentication_token);
+      server.sessions().take(shard, pending->authentication_token);
       return refuse_session(shard, *open, request_id, handle, status::BadInternalError);
     }
-    report_session(server, "session.created", *it->second);
+    report_session(server.events(), "session.created", *it->second);
     stat_add(shard.stats.sessions_created);
     pending->server_signature.algorithm = ua::String(std::string(policy->asymmetric_signature_uri));
     pending->server_signature.signature = ua::ByteString::from_bytes(signature);
     open->send(request_id, *pending);
   };
   if (!offload(server, shard, std::move(sign), std::move(send))) {
-    server.remove_session(shard, pending->authentication_token);
+    server.sessions().take(shard, pending->authentication_token);
     refuse_session(shard, channel, request_id, handle, status::BadServerTooBusy);
   }
 }
@@ -578,7 +582,7 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   channel.set_session_active();
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = std::move(*nonce);
-  report_session(server, "session.activated", s);
+  report_session(server.events(), "session.activated", s);
   ua::ActivateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
@@ -638,11 +642,11 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   // deleteSubscriptions FALSE the subscriptions outlive the session for a while (park_session), so that
   // a later session of the same user can take them over with TransferSubscriptions (the usual reconnect
   // of a client whose session was lost).
-  report_session(server, "session.closed", *call.session);
+  report_session(server.events(), "session.closed", *call.session);
   if (req.delete_subscriptions ||
       !park_session(server, call.shard, req.request_header.authentication_token)) {
     close_subscriptions(*call.session, status::BadSessionClosed);
-    server.remove_session(call.shard, req.request_header.authentication_token);
+    server.sessions().take(call.shard, req.request_header.authentication_token);
   }
   stat_add(call.shard.stats.sessions_closed);
   call.channel.send(call.request_id, resp);

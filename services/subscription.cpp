@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include "services/sampler.hpp"
-#include "services/server.hpp"
 #include "services/session.hpp"
+#include "services/shard.hpp"
 
 namespace opcuad::services {
 
@@ -14,39 +14,7 @@ namespace {
 namespace status = ua::status;
 using Clock = std::chrono::steady_clock;
 
-// Drops the queued requests at the front that can no longer carry a message: those whose channel
-// closed (nobody to answer) and those past their timeoutHint (answered BadTimeout).
-void prune_publish_queue(Session& session) {
-  auto& q = session.publish_queue;
-  const auto now = Clock::now();
-  while (!q.empty()) {
-    PendingPublish& r = q.front();
-    const bool open = r.open_channel() != nullptr;
-    if (open && r.expires >= now) return;
-    r.fault(status::BadTimeout);  // nothing is sent on a closed channel
-    q.pop_front();
-  }
-}
-
 }  // namespace
-
-std::shared_ptr<transport::SecureChannel> PendingPublish::open_channel() const {
-  auto ch = channel_.lock();
-  if (ch && ch->state() == transport::SecureChannel::State::Open) return ch;
-  return nullptr;
-}
-
-void PendingPublish::fault(ua::StatusCode result) noexcept {
-  if (!owed_) return;
-  answered();
-  if (auto ch = open_channel()) ch->send_fault(request_id_, request_handle_, result, stream_);
-}
-
-void PendingPublish::send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded) {
-  if (!owed_) return;
-  answered();
-  channel.send_response(request_id_, std::move(encoded), stream_);
-}
 
 Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
                                               uint32_t max_notifications, uint8_t priority) noexcept {
@@ -64,14 +32,14 @@ Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifet
   return p;
 }
 
-Subscription::Subscription(Server& server, ShardState& shard, Session& session, uint32_t id, const Parameters& p,
-                           bool enabled)
-    : server_(server), shard_(&shard), session_(&session), id_(id), params_(p), enabled_(enabled),
+Subscription::Subscription(SubscriptionRegistry& registry, ShardState& shard, Session& session, uint32_t id,
+                           const Parameters& p, bool enabled)
+    : registry_(registry), shard_(&shard), session_(&session), id_(id), params_(p), enabled_(enabled),
       timer_(std::make_shared<asio::steady_timer>(*shard.context)) {
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
-  server_.register_subscription(id_, shard);
-  server_.count_publishing_interval(params_.publishing_interval_ms, +1);
+  registry_.place(id_, shard);
+  registry_.count_publishing_interval(params_.publishing_interval_ms, +1);
   index_in(shard);
 }
 
@@ -81,10 +49,10 @@ Subscription::~Subscription() {
     items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
     unindex();
   }
-  server_.release_monitored_items(static_cast<uint32_t>(items_.size()));
-  server_.release_subscription();
-  server_.count_publishing_interval(params_.publishing_interval_ms, -1);
-  server_.unregister_subscription(id_);
+  registry_.release_monitored_items(static_cast<uint32_t>(items_.size()));
+  registry_.release_subscription();
+  registry_.count_publishing_interval(params_.publishing_interval_ms, -1);
+  registry_.forget(id_);
 }
 
 void Subscription::detach() noexcept {
@@ -107,13 +75,13 @@ void Subscription::unindex() noexcept {
 void Subscription::attach(ShardState& shard, Session& session) {
   shard_ = &shard;
   session_ = &session;
-  server_.register_subscription(id_, shard);
+  registry_.place(id_, shard);
   index_in(shard);
   timer_ = std::make_shared<asio::steady_timer>(*shard.context);
   // A sample right away: an exception-based item would otherwise miss a write made while it travelled
   // (the version check makes it free when nothing changed).
   // The store may have changed while it travelled (a reload): its cells are looked up again first.
-  const addressspace::NodeStore& store = *server_.space().current();
+  const addressspace::NodeStore& store = *registry_.space().current();
   items_.for_each([&](MonitoredItem& item) {
     if (const addressspace::ValueCell* cell = item.resolved_cell(store, &session.access); cell != item.cell) {
       item.cell = cell;
@@ -145,7 +113,7 @@ void Subscription::resolve_items(const addressspace::NodeStore& store) {
 }
 
 void Subscription::queue_current_values() {
-  const addressspace::NodeStore& store = *server_.space().current();
+  const addressspace::NodeStore& store = *registry_.space().current();
   items_.for_each([&](MonitoredItem& item) {
     if (item.mode() != ua::MonitoringMode::Reporting) return;
     item.reset_sampling();  // the current value passes whatever the filter
@@ -169,8 +137,8 @@ void Subscription::start() {
 }
 
 void Subscription::modify(const Parameters& p) {
-  server_.count_publishing_interval(params_.publishing_interval_ms, -1);
-  server_.count_publishing_interval(p.publishing_interval_ms, +1);
+  registry_.count_publishing_interval(params_.publishing_interval_ms, -1);
+  registry_.count_publishing_interval(p.publishing_interval_ms, +1);
   params_ = p;
   ++counters_.modify;
   lifetime_counter_ = params_.lifetime_count;
@@ -478,7 +446,7 @@ bool Subscription::remove_item(uint32_t item_id) {
   shard_->sampler->remove(*item);
   unready(*item);
   items_.erase(item_id);  // a ready-list entry of it is now stale: its slot no longer has its id
-  server_.release_monitored_items(1);
+  registry_.release_monitored_items(1);
   compact_ready();
   return true;
 }
@@ -500,7 +468,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
     // The initial value (Part 4 §5.12.1.4): the first sample after enabling is always queued.
     item.reset_sampling();
     shard_->sampler->add(item);
-    item.sample(*server_.space().current());
+    item.sample(*registry_.space().current());
   } else if (mode == ua::MonitoringMode::Reporting && !item.queue_empty()) {
     make_ready(item);  // Sampling -> Reporting: what it queued is reported now
   } else if (mode == ua::MonitoringMode::Sampling) {
@@ -560,103 +528,6 @@ void Subscription::compact_ready() noexcept {
     ready_[kept++] = entry;
   }
   ready_.resize(kept);
-}
-
-uint64_t publish_stream(const Session& session) noexcept {
-  const uint64_t h = std::hash<ua::NodeId>{}(session.session_id);
-  return h == 0 ? 1 : h;  // 0 is the channel's own stream
-}
-
-void enqueue_publish(Session& session, PendingPublish request, size_t max_requests) {
-  auto& q = session.publish_queue;
-  while (!q.empty() && q.size() >= std::max<size_t>(max_requests, 1)) {
-    // Part 4 §5.13.5.1: the oldest request is answered with BadTooManyPublishRequests.
-    q.front().fault(status::BadTooManyPublishRequests);
-    q.pop_front();
-  }
-  q.push_back(std::move(request));
-  serve_waiting(session);
-}
-
-void serve_waiting(Session& session) {
-  auto& q = session.publish_queue;
-  auto take = [&]() -> std::optional<PendingPublish> {
-    prune_publish_queue(session);
-    if (q.empty()) return std::nullopt;
-    PendingPublish r = std::move(q.front());
-    q.pop_front();
-    return r;
-  };
-  while (!session.status_changes.empty() && !q.empty()) {
-    auto r = take();
-    if (!r) break;
-    StatusChangeNotice& notice = session.status_changes.front();
-    ua::PublishResponse resp;
-    resp.response_header.timestamp = ua::DateTime::now();
-    resp.response_header.request_handle = r->request_handle();
-    resp.subscription_id = notice.subscription_id;
-    resp.notification_message = std::move(notice.message);
-    resp.results = r->ack_results.to_vector();
-    r->send(resp);
-    session.status_changes.pop_front();
-  }
-  while (!q.empty()) {
-    Subscription* best = nullptr;
-    for (auto& [id, sub] : session.subscriptions) {
-      if (!sub->wants_publish()) continue;
-      if (!best || sub->parameters().priority > best->parameters().priority ||
-          (sub->parameters().priority == best->parameters().priority && sub->waiting_since() < best->waiting_since())) {
-        best = sub.get();
-      }
-    }
-    if (!best) return;
-    auto r = take();
-    if (!r) return;
-    best->serve(std::move(*r));
-  }
-}
-
-void drop_idle_publishes(Session& session) {
-  if (!session.subscriptions.empty() || !session.status_changes.empty()) return;
-  for (auto& r : session.publish_queue) r.fault(status::BadNoSubscription);
-  session.publish_queue.clear();
-}
-
-void reject_publishes_from_other_channels(Session& session, uint32_t channel_id) {
-  std::erase_if(session.publish_queue, [&](PendingPublish& r) {
-    auto ch = r.open_channel();
-    if (ch && ch->id() == channel_id) return false;
-    r.fault(status::BadSecureChannelIdInvalid);
-    return true;
-  });
-}
-
-void reject_publishes(Session& session, ua::StatusCode result) {
-  for (auto& r : session.publish_queue) r.fault(result);
-  session.publish_queue.clear();
-}
-
-uint32_t cancel_publishes(Session& session, uint32_t request_handle) {
-  uint32_t n = 0;
-  std::erase_if(session.publish_queue, [&](PendingPublish& r) {
-    if (r.request_handle() != request_handle) return false;
-    r.fault(status::BadRequestCancelledByClient);
-    ++n;
-    return true;
-  });
-  return n;
-}
-
-void expire_parked(ShardState& shard, std::chrono::steady_clock::time_point now) {
-  std::erase_if(shard.parked, [now](const std::unique_ptr<Session>& s) {
-    return s->subscriptions.empty() || now >= s->parked_until;
-  });
-}
-
-void close_subscriptions(Session& session, ua::StatusCode result) {
-  reject_publishes(session, result);
-  session.status_changes.clear();
-  session.subscriptions.clear();
 }
 
 }  // namespace opcuad::services

@@ -1,14 +1,15 @@
 #pragma once
 // Subscription: the state machine of Part 4 §5.13.1 (states NORMAL, LATE, KEEPALIVE; CLOSED is the
-// object's destruction), its publishing timer, its monitored items and its retransmission queue; and the
-// session-level half of Publish: the queue of outstanding Publish requests shared by a session's
-// subscriptions (Part 4 §5.13.1.2, §5.13.5).
+// object's destruction), its publishing timer, its monitored items and its retransmission queue. The
+// session-level half of Publish, the queue of outstanding requests a session's subscriptions share, is in
+// publish_queue.hpp.
 //
 // Publishing timers use absolute deadlines (tick k due at start + k * interval), like the Sampler.
 //
 // shard-local: owned by Session::subscriptions; it, its items and its timer live on the session's shard
 // and are touched only by that shard's thread. A pending timer wait holds weak_ptrs, so deleting a
 // subscription (DeleteSubscriptions, CloseSession, session expiry, lifetime expiry) is safe at any time.
+// Of the server it reaches only its SubscriptionRegistry (subscription_registry.hpp).
 //
 // Moving to another shard (TransferSubscriptions, a session re-activated on another shard): detach() on
 // the old shard cancels the timer and takes the items out of that shard's Sampler; the detached object,
@@ -29,14 +30,16 @@
 
 #include "services/item_table.hpp"
 #include "services/monitored_item.hpp"
+#include "services/pending_publish.hpp"
+#include "services/publish_queue.hpp"
 #include "services/service_stats.hpp"
 #include "services/session_diagnostics.hpp"
+#include "services/subscription_registry.hpp"
 #include "transport/secure_channel.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::services {
 
-class Server;
 struct ShardState;
 struct Session;
 
@@ -49,129 +52,6 @@ inline constexpr uint32_t kMaxLifetimeCount = 100000;
 inline constexpr uint32_t kMaxNotificationsPerPublish = 10000;  // also what 0 ("no limit") becomes
 // NotificationMessages kept for Republish per subscription; the oldest is dropped beyond it.
 inline constexpr size_t kRetransmissionQueueSize = 16;
-// Outstanding Publish requests per session: limits.max_publish_requests_per_session (config.hpp). Keep it
-// below the transport's max_owed_responses: a channel stops reading beyond that, and the client must still
-// get BadTooManyPublishRequests back.
-
-// The acknowledgement results of one Publish request (Part 4 §5.13.5.2): inline up to kInline (one per
-// subscription of the session is usual), so holding a request allocates nothing in the common case.
-class AckResults {
- public:
-  void push_back(ua::StatusCode s) {
-    if (n_ < kInline) {
-      inline_[n_] = s;
-    } else {
-      more_.push_back(s);
-    }
-    ++n_;
-  }
-  size_t size() const noexcept { return n_; }
-  ua::StatusCode operator[](size_t i) const noexcept { return i < kInline ? inline_[i] : more_[i - kInline]; }
-  void encode(ua::Encoder& e) const {
-    e.write_i32(static_cast<int32_t>(n_));
-    for (size_t i = 0; i < n_; ++i) e.write_u32((*this)[i].value());
-  }
-  std::vector<ua::StatusCode> to_vector() const {
-    std::vector<ua::StatusCode> out;
-    for (size_t i = 0; i < n_; ++i) out.push_back((*this)[i]);
-    return out;
-  }
-
- private:
-  static constexpr size_t kInline = 4;
-  std::array<ua::StatusCode, kInline> inline_{};
-  size_t n_ = 0;
-  std::vector<ua::StatusCode> more_;
-};
-
-// A Publish request waiting for a subscription to need it (Part 4 §5.13.5), and its claim on an answer.
-// The channel counts every request as owed until a response to it is written, and stops reading beyond
-// max_owed_responses (docs/ARCHITECTURE.md, back-pressure); a request dropped unanswered would stay owed
-// for the channel's life. So a PendingPublish answers exactly once by construction: through fault() or
-// send_*(), or, when it is destroyed unanswered (its session expired or was freed), with BadSessionClosed
-// (Part 4 §5.6.4 answers a closed session's outstanding requests so). A moved-from request owes nothing.
-// Answers go only to a channel that is still open; a closed channel owes nobody.
-// shard-local: answered on the shard of the channel it came on (its session's shard).
-class PendingPublish {
- public:
-  PendingPublish() = default;
-  PendingPublish(std::weak_ptr<transport::SecureChannel> channel, uint32_t request_id,
-                 uint32_t request_handle, uint64_t stream, PublishLatency* latency = nullptr)
-      : channel_(std::move(channel)),
-        request_id_(request_id),
-        request_handle_(request_handle),
-        stream_(stream),
-        owed_(true),
-        latency_(latency),
-        queued_(latency ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{}) {}
-  PendingPublish(PendingPublish&& o) noexcept { take(o); }
-  PendingPublish& operator=(PendingPublish&& o) noexcept {
-    if (this != &o) {
-      fault(ua::status::BadSessionClosed);
-      take(o);
-    }
-    return *this;
-  }
-  PendingPublish(const PendingPublish&) = delete;
-  PendingPublish& operator=(const PendingPublish&) = delete;
-  ~PendingPublish() { fault(ua::status::BadSessionClosed); }
-
-  uint32_t request_id() const noexcept { return request_id_; }
-  uint32_t request_handle() const noexcept { return request_handle_; }
-  bool owed() const noexcept { return owed_; }
-  // The channel, when it is still open (nullptr otherwise).
-  std::shared_ptr<transport::SecureChannel> open_channel() const;
-  // Answers with a ServiceFault (nothing once answered).
-  void fault(ua::StatusCode result) noexcept;
-  // Answers with an encoded response from the channel's acquire_buffer().
-  void send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded);
-  // Answers with a generated response structure.
-  template <class T>
-  void send(const T& response) {
-    if (!owed_) return;
-    answered();
-    if (auto ch = open_channel()) ch->send(request_id_, response, stream_);
-  }
-
-  AckResults ack_results;
-  // From the RequestHeader's timeoutHint; max(): none. A request dequeued after it is answered BadTimeout
-  // instead of carrying a message (Part 4 §5.13.1.4 DequeuePublishReq).
-  std::chrono::steady_clock::time_point expires = std::chrono::steady_clock::time_point::max();
-
- private:
-  // Marks the request answered and records how long it waited (its shard's PublishLatency).
-  void answered() noexcept {
-    owed_ = false;
-    if (latency_) latency_->record(std::chrono::steady_clock::now() - queued_);
-  }
-  void take(PendingPublish& o) noexcept {
-    channel_ = std::move(o.channel_);
-    request_id_ = o.request_id_;
-    request_handle_ = o.request_handle_;
-    stream_ = o.stream_;
-    owed_ = o.owed_;
-    o.owed_ = false;
-    ack_results = std::move(o.ack_results);
-    expires = o.expires;
-    latency_ = o.latency_;
-    queued_ = o.queued_;
-  }
-
-  std::weak_ptr<transport::SecureChannel> channel_;  // the channel it came on
-  uint32_t request_id_ = 0;
-  uint32_t request_handle_ = 0;
-  uint64_t stream_ = 0;  // the output writer's fairness key (publish_stream())
-  bool owed_ = false;
-  PublishLatency* latency_ = nullptr;  // the shard's histogram (answered on that shard, see above)
-  std::chrono::steady_clock::time_point queued_;
-};
-
-// The StatusChangeNotification of a subscription its lifetime closed, waiting for the next Publish.
-struct StatusChangeNotice {
-  uint32_t subscription_id = 0;
-  ua::NotificationMessage message;
-};
-
 class Subscription : public std::enable_shared_from_this<Subscription> {
  public:
   enum class State { Normal, Late, KeepAlive };
@@ -186,8 +66,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive, uint32_t max_notifications,
                            uint8_t priority) noexcept;
 
-  // REQUIRES: a subscription slot reserved in the server (released by the destructor).
-  Subscription(Server& server, ShardState& shard, Session& session, uint32_t id, const Parameters& p, bool enabled);
+  // REQUIRES: a subscription slot reserved in `registry` (released by the destructor).
+  Subscription(SubscriptionRegistry& registry, ShardState& shard, Session& session, uint32_t id, const Parameters& p, bool enabled);
   ~Subscription();
   Subscription(const Subscription&) = delete;
   Subscription& operator=(const Subscription&) = delete;
@@ -239,7 +119,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
     items_.for_each(f);
   }
   // Stores the item, assigns the id, and applies its mode (sampling it at once unless Disabled).
-  // REQUIRES: a monitored item slot reserved in the server (released when the item is removed).
+  // REQUIRES: a monitored item slot reserved in the registry (released when the item is removed).
   MonitoredItem& add_item(MonitoredItem&& item);
   bool remove_item(uint32_t item_id);
   // Part 4 §5.12.4: Disabled stops sampling and empties the queue; leaving Disabled samples at once.
@@ -284,7 +164,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void index_in(ShardState& shard);
   void unindex() noexcept;
 
-  Server& server_;
+  SubscriptionRegistry& registry_;
   ShardState* shard_;    // nullptr while detached
   Session* session_;     // nullptr while detached
   const uint32_t id_;
@@ -329,42 +209,5 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   size_t disabled_items_ = 0;  // items in MonitoringMode Disabled (kept by add_item, remove_item, set_mode)
   SubscriptionCounters counters_;
 };
-
-// Part 4 §5.12.1.2: items created or modified with a sampling interval of -1 sample at the publishing
-// interval, also after ModifySubscription changed it (monitored_item_service.cpp).
-void follow_publishing_interval(Server& server, Subscription& sub);
-
-// Session-level Publish (subscription.cpp).
-// The output writer's fairness key for this session's Publish responses.
-uint64_t publish_stream(const Session& session) noexcept;
-// Queues a Publish request (the oldest is answered BadTooManyPublishRequests beyond `max_requests`),
-// then hands queued requests to waiting status changes and subscriptions.
-void enqueue_publish(Session& session, PendingPublish request, size_t max_requests);
-// Hands queued requests to pending StatusChangeNotifications, then to subscriptions that want one
-// (highest priority first, then the one waiting longest).
-void serve_waiting(Session& session);
-// Part 4 §5.13.8: once a session has no subscription and no status change left to report, its queued
-// Publish requests are answered with BadNoSubscription.
-void drop_idle_publishes(Session& session);
-// Part 4 §5.6.3: once a session accepts a new SecureChannel, requests sent through the old one are
-// rejected. Its Publish requests still queued are answered BadSecureChannelIdInvalid there (when that
-// channel is still open), so the client is not left waiting for them; the others stay queued. Channel
-// ids are never 0, so 0 rejects them all.
-void reject_publishes_from_other_channels(Session& session, uint32_t channel_id);
-// Answers every queued Publish request of the session with `result`.
-void reject_publishes(Session& session, ua::StatusCode result);
-// Deletes every subscription of the session and answers its queued Publish requests with `result`.
-void close_subscriptions(Session& session, ua::StatusCode result);
-// Cancel (Part 4 §5.6.5): the queued Publish requests with this requestHandle are answered
-// BadRequestCancelledByClient; returns how many (the cancelCount).
-uint32_t cancel_publishes(Session& session, uint32_t request_handle);
-// CloseSession with deleteSubscriptions FALSE (Part 4 §5.6.4): the session leaves the shard's table for
-// its `parked` list, Publish requests answered BadSessionClosed, its subscriptions kept for a
-// TransferSubscriptions until limits.parked_session_lifetime_ms. False (nothing done) when it holds no
-// subscription or the shard already parks limits.max_parked_sessions: the caller then deletes them.
-bool park_session(Server& server, ShardState& shard, const ua::NodeId& token);
-// The shard's sweep: frees parked sessions (Part 4 §5.6.4, closed with deleteSubscriptions FALSE) that
-// hold nothing any more or whose limits.parked_session_lifetime_ms has passed, with their subscriptions.
-void expire_parked(ShardState& shard, std::chrono::steady_clock::time_point now);
 
 }  // namespace opcuad::services

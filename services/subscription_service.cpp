@@ -4,7 +4,11 @@
 
 #include <cstring>
 
+#include "services/handlers.hpp"
+#include "services/publish_queue.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
+#include "services/subscription.hpp"
 
 namespace opcuad::services {
 
@@ -22,7 +26,7 @@ uint32_t new_subscription_id(Server& server, ShardState& shard) {
   for (;;) {
     uint32_t id = 0;
     if (RAND_bytes(reinterpret_cast<unsigned char*>(&id), sizeof id) != 1) return 0;
-    if (id != 0 && !shard.subscription_index.count(id) && !server.subscription_shard(id))
+    if (id != 0 && !shard.subscription_index.count(id) && !server.subscriptions().shard_of(id))
       return id;  // 0 is never an id
   }
 }
@@ -35,19 +39,20 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
   // Part 4 §5.13.2: beyond the session's limit (MaxSubscriptionsPerSession) or the server's.
   const uint32_t per_session = server.config().limits.max_subscriptions_per_session;
   if ((per_session != 0 && call.session->subscriptions.size() >= per_session) ||
-      !server.reserve_subscription()) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadTooManySubscriptions);
+      !server.subscriptions().reserve_subscription()) {
+    return call.fault(status::BadTooManySubscriptions);
   }
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
                                            req.priority);
   const uint32_t id = new_subscription_id(server, call.shard);
   if (id == 0) {
-    server.release_subscription();
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadInternalError);
+    server.subscriptions().release_subscription();
+    return call.fault(status::BadInternalError);
   }
   stat_add(call.shard.stats.subscriptions_created);
-  auto sub = std::make_shared<Subscription>(server, call.shard, *call.session, id, params, req.publishing_enabled);
+  auto sub = std::make_shared<Subscription>(server.subscriptions(), call.shard, *call.session, id, params,
+                                            req.publishing_enabled);
   call.session->subscriptions.emplace(id, sub);
   sub->start();
   ua::CreateSubscriptionResponse resp;
@@ -64,7 +69,7 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   Subscription* sub = find_subscription(*call.session, req.subscription_id);
   if (!sub) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadSubscriptionIdInvalid);
+    return call.fault(status::BadSubscriptionIdInvalid);
   }
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
                                            req.requested_max_keep_alive_count, req.max_notifications_per_publish,
@@ -82,7 +87,7 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
 void handle_set_publishing_mode(Server& server, Call& call, ua::Decoder& body) {
   ua::SetPublishingModeRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+  if (!check_operation_count(call, req.subscription_ids.size(),
                              server.config().limits.max_subscriptions_per_call)) {
     return;
   }
@@ -100,7 +105,7 @@ void handle_set_publishing_mode(Server& server, Call& call, ua::Decoder& body) {
 void handle_delete_subscriptions(Server& server, Call& call, ua::Decoder& body) {
   ua::DeleteSubscriptionsRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+  if (!check_operation_count(call, req.subscription_ids.size(),
                              server.config().limits.max_subscriptions_per_call)) {
     return;
   }
@@ -121,8 +126,7 @@ void handle_publish(Server& server, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, req)) return;
   Session& session = *call.session;
   if (session.subscriptions.empty() && session.status_changes.empty()) {
-    return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadNoSubscription,
-                                   publish_stream(session));
+    return call.fault(status::BadNoSubscription, publish_stream(session));
   }
   PendingPublish pending(call.channel.weak_from_this(), call.request_id, req.request_header.request_handle,
                          publish_stream(session), &call.shard.stats.publish_latency);
@@ -149,14 +153,14 @@ void handle_republish(Server&, Call& call, ua::Decoder& body) {
     ++sub->counters().republish_requests;
     if (s.is_good()) ++sub->counters().republished;
   }
-  if (!s.is_good()) return call.channel.send_fault(call.request_id, req.request_header.request_handle, s);
+  if (!s.is_good()) return call.fault(s);
   // RepublishResponse {ResponseHeader, NotificationMessage}: the message goes out as it was first encoded.
   ua::ByteBuffer buf = call.channel.acquire_buffer();
   ua::Encoder e(buf);
   ua::encode(e, ua::NodeId(0, ua::RepublishResponse::binary_encoding_id));
   ua::encode(e, response_header(req.request_header));
   e.write_raw(message.data(), message.size());
-  call.send_encoded(std::move(buf), e.status(), req.request_header.request_handle);
+  call.send_encoded(std::move(buf), e.status());
 }
 
 }  // namespace opcuad::services

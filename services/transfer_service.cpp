@@ -12,7 +12,11 @@
 
 #include <algorithm>
 
+#include "services/handlers.hpp"
+#include "services/publish_queue.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
+#include "services/subscription.hpp"
 
 namespace opcuad::services {
 
@@ -144,7 +148,7 @@ bool park_session(Server& server, ShardState& shard, const ua::NodeId& token) {
   reject_publishes(s, status::BadSessionClosed);
   s.status_changes.clear();
   s.continuations.clear();
-  std::unique_ptr<Session> parked = server.take_session(shard, token);
+  std::unique_ptr<Session> parked = server.sessions().take(shard, token);
   parked->authentication_token = ua::NodeId();
   parked->parked_until =
       std::chrono::steady_clock::now() +
@@ -158,7 +162,7 @@ void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body
   ua::TransferSubscriptionsRequest req;
   if (!decode_request(call, body, req)) return;
   const auto& limits = server.config().limits;
-  if (!check_operation_count(call, req.request_header, req.subscription_ids.size(),
+  if (!check_operation_count(call, req.subscription_ids.size(),
                              limits.max_subscriptions_per_call)) {
     return;
   }
@@ -194,7 +198,7 @@ void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body
       }
       --room;
     }
-    ShardState* owner = server.subscription_shard(job->ids[i]);
+    ShardState* owner = server.subscriptions().shard_of(job->ids[i]);
     job->owners[i] = owner;
     if (owner && owner != &call.shard &&
         std::find(job->route.begin(), job->route.end(), owner) == job->route.end()) {

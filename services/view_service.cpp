@@ -2,7 +2,9 @@
 // UnregisterNodes.
 #include <cstring>
 
+#include "services/handlers.hpp"
 #include "services/request.hpp"
+#include "services/server.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
@@ -88,7 +90,7 @@ void send_browse_response(Call& call, const NodeStore& store, const ua::Response
   }
   e.write_length(0);  // no diagnostic infos
   if (!e.status().is_good()) {
-    return call.channel.send_fault(call.request_id, header.request_handle, e.status());
+    return call.fault(e.status());
   }
   call.channel.send_response(call.request_id, std::move(buf));
 }
@@ -234,10 +236,10 @@ void handle_browse(Server& server, Call& call, ua::Decoder& body) {
     const NodeStore& store = *server.space().current();
     const NodeIndex v = store.find(req->view.view_id);
     if (v == addressspace::kNoNode || store.node_class(v) != addressspace::NodeClass::View) {
-      return call.channel.send_fault(call.request_id, req->request_header.request_handle, status::BadViewIdUnknown);
+      return call.fault(status::BadViewIdUnknown);
     }
   }
-  if (!check_operation_count(call, req->request_header, req->nodes_to_browse.size(), limits.max_nodes_per_browse))
+  if (!check_operation_count(call, req->nodes_to_browse.size(), limits.max_nodes_per_browse))
     return;
   const NodeStore& store = *server.space().current();
   auto out = call.shard.scratch.browse.lease();
@@ -255,7 +257,7 @@ void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
   if (!precheck_operation_count(call, body, {.fixed_bytes = 1}, limit)) return;
   auto req = call.shard.scratch.browse_next_request.lease();
   if (!decode_request(call, body, *req)) return;
-  if (!check_operation_count(call, req->request_header, req->continuation_points.size(), limit)) return;
+  if (!check_operation_count(call, req->continuation_points.size(), limit)) return;
   Session& s = *call.session;
   const NodeStore& store = *server.space().current();
   auto out = call.shard.scratch.browse.lease();
@@ -290,7 +292,7 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
   if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::TranslateBrowsePathsToNodeIdsRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.browse_paths.size(), limit)) return;
+  if (!check_operation_count(call, req.browse_paths.size(), limit)) return;
   const NodeStore& store = *server.space().current();
   ua::TranslateBrowsePathsToNodeIdsResponse resp;
   set_response_header(resp.response_header, req.request_header);
@@ -307,7 +309,7 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
     if (!result.status_code.is_good()) continue;
     targets += scratch->current.size();
     if (targets > max_targets) {
-      return call.channel.send_fault(call.request_id, req.request_header.request_handle, status::BadResponseTooLarge);
+      return call.fault(status::BadResponseTooLarge);
     }
     result.targets.reserve(scratch->current.size());
     for (NodeIndex n : scratch->current) {
@@ -322,7 +324,7 @@ void handle_register_nodes(Server& server, Call& call, ua::Decoder& body) {
   if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::RegisterNodesRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_register.size(), limit)) return;
+  if (!check_operation_count(call, req.nodes_to_register.size(), limit)) return;
   // Every NodeId already resolves through one hash lookup, so a registered id is the id itself
   // (Part 4 §5.8.5 lets the server return the same ids).
   ua::RegisterNodesResponse resp;
@@ -336,7 +338,7 @@ void handle_unregister_nodes(Server& server, Call& call, ua::Decoder& body) {
   if (!precheck_operation_count(call, body, {}, limit)) return;
   ua::UnregisterNodesRequest req;
   if (!decode_request(call, body, req)) return;
-  if (!check_operation_count(call, req.request_header, req.nodes_to_unregister.size(), limit)) return;
+  if (!check_operation_count(call, req.nodes_to_unregister.size(), limit)) return;
   ua::UnregisterNodesResponse resp;
   set_response_header(resp.response_header, req.request_header);
   call.send(resp);

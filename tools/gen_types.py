@@ -391,8 +391,17 @@ def emit_struct_declaration(model: Model, s: Struct) -> str:
     lines += [first_fitting(f"  friend bool operator==(const {s.cpp}&, const {s.cpp}&) = default;",
                             f"  friend bool operator==(const {s.cpp}&,\n{indent}const {s.cpp}&) = default;"),
               "};",
-              f"void encode(Encoder& e, const {s.cpp}& v);", f"void decode(Decoder& d, {s.cpp}& v);", ""]
+              f"void encode(Encoder& e, const {s.cpp}& v);", f"void decode(Decoder& d, {s.cpp}& v);"]
+    if starts_with_request_header(model, s):
+        lines.append(f"void decode_after_header(Decoder& d, {s.cpp}& v);  // all but request_header")
+    lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def starts_with_request_header(model: Model, s: Struct) -> bool:
+    """A service request: a server decodes its RequestHeader once, before it knows the request's handler
+    (services/request.hpp), and the rest of the request after it with decode_after_header()."""
+    return bool(s.fields) and s.fields[0].cpp == "request_header" and model.cpp_type(s.fields[0]) == "RequestHeader"
 
 
 def emit_struct_header(model: Model, index: int, part: list[Struct]) -> str:
@@ -433,7 +442,12 @@ def emit_struct_source(model: Model, s: Struct) -> str:
         lines.append(f"void encode(Encoder& e, const {s.cpp}& v) {{")
         lines += [f"  encode(e, v.{f.cpp});" for f in s.fields]
         lines += ["}", f"void decode(Decoder& d, {s.cpp}& v) {{"]
-        lines += [f"  decode(d, v.{f.cpp});" for f in s.fields]
+        if starts_with_request_header(model, s):
+            lines += ["  decode(d, v.request_header);", "  decode_after_header(d, v);", "}",
+                      f"void decode_after_header(Decoder& d, {s.cpp}& v) {{"]
+            lines += [f"  decode(d, v.{f.cpp});" for f in s.fields[1:]]
+        else:
+            lines += [f"  decode(d, v.{f.cpp});" for f in s.fields]
         lines.append("}")
     else:  # abstract base structures have no fields and an empty body
         lines += [f"void encode(Encoder&, const {s.cpp}&) {{}}", f"void decode(Decoder&, {s.cpp}&) {{}}"]

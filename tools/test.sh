@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: unit tests and the node-opcua interoperability suite against the
-# daemon, under ASan+UBSan; the generated-code check; the fuzz-corpus replay; the Debian package; the
-# multi-threaded tests under TSan; and each libFuzzer target for a bounded time. Prints each stage's
-# duration at the end.
+# daemon, under ASan+UBSan; the generated-code and services-layering checks (ctest: generated_code_is_current,
+# layers); the fuzz-corpus replay; the Debian package; the multi-threaded tests under TSan; and each
+# libFuzzer target for a bounded time. Prints each stage's duration at the end.
 # CI runs exactly this (.ci/run).
 #   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 60)
 #

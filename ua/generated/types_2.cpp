@@ -929,6 +929,9 @@ void encode(Encoder& e, const FindServersRequest& v) {
 }
 void decode(Decoder& d, FindServersRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, FindServersRequest& v) {
   decode(d, v.endpoint_url);
   decode(d, v.locale_ids);
   decode(d, v.server_uris);
@@ -984,6 +987,9 @@ void encode(Encoder& e, const FindServersOnNetworkRequest& v) {
 }
 void decode(Decoder& d, FindServersOnNetworkRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, FindServersOnNetworkRequest& v) {
   decode(d, v.starting_record_id);
   decode(d, v.max_records_to_return);
   decode(d, v.server_capability_filter);

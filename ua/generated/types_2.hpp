@@ -689,6 +689,7 @@ struct FindServersRequest {
 };
 void encode(Encoder& e, const FindServersRequest& v);
 void decode(Decoder& d, FindServersRequest& v);
+void decode_after_header(Decoder& d, FindServersRequest& v);  // all but request_header
 
 struct FindServersResponse {
   static constexpr uint32_t data_type_id = 423;
@@ -729,6 +730,7 @@ struct FindServersOnNetworkRequest {
 };
 void encode(Encoder& e, const FindServersOnNetworkRequest& v);
 void decode(Decoder& d, FindServersOnNetworkRequest& v);
+void decode_after_header(Decoder& d, FindServersOnNetworkRequest& v);  // all but request_header
 
 struct FindServersOnNetworkResponse {
   static constexpr uint32_t data_type_id = 12191;

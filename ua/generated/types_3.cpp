@@ -359,6 +359,9 @@ void encode(Encoder& e, const GetEndpointsRequest& v) {
 }
 void decode(Decoder& d, GetEndpointsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, GetEndpointsRequest& v) {
   decode(d, v.endpoint_url);
   decode(d, v.locale_ids);
   decode(d, v.profile_uris);
@@ -422,6 +425,9 @@ void encode(Encoder& e, const RegisterServerRequest& v) {
 }
 void decode(Decoder& d, RegisterServerRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, RegisterServerRequest& v) {
   decode(d, v.server);
 }
 
@@ -477,6 +483,9 @@ void encode(Encoder& e, const RegisterServer2Request& v) {
 }
 void decode(Decoder& d, RegisterServer2Request& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, RegisterServer2Request& v) {
   decode(d, v.server);
   decode(d, v.discovery_configuration);
 }
@@ -537,6 +546,9 @@ void encode(Encoder& e, const OpenSecureChannelRequest& v) {
 }
 void decode(Decoder& d, OpenSecureChannelRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, OpenSecureChannelRequest& v) {
   decode(d, v.client_protocol_version);
   decode(d, v.request_type);
   decode(d, v.security_mode);
@@ -576,6 +588,9 @@ void encode(Encoder& e, const CloseSecureChannelRequest& v) {
 }
 void decode(Decoder& d, CloseSecureChannelRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CloseSecureChannelRequest& v) {
 }
 
 const StructureType& CloseSecureChannelResponse::type() noexcept {
@@ -643,6 +658,9 @@ void encode(Encoder& e, const CreateSessionRequest& v) {
 }
 void decode(Decoder& d, CreateSessionRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CreateSessionRequest& v) {
   decode(d, v.client_description);
   decode(d, v.server_uri);
   decode(d, v.endpoint_url);
@@ -785,6 +803,9 @@ void encode(Encoder& e, const ActivateSessionRequest& v) {
 }
 void decode(Decoder& d, ActivateSessionRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, ActivateSessionRequest& v) {
   decode(d, v.client_signature);
   decode(d, v.client_software_certificates);
   decode(d, v.locale_ids);
@@ -825,6 +846,9 @@ void encode(Encoder& e, const CloseSessionRequest& v) {
 }
 void decode(Decoder& d, CloseSessionRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CloseSessionRequest& v) {
   decode(d, v.delete_subscriptions);
 }
 
@@ -852,6 +876,9 @@ void encode(Encoder& e, const CancelRequest& v) {
 }
 void decode(Decoder& d, CancelRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CancelRequest& v) {
   decode(d, v.request_handle);
 }
 
@@ -1211,6 +1238,9 @@ void encode(Encoder& e, const AddNodesRequest& v) {
 }
 void decode(Decoder& d, AddNodesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, AddNodesRequest& v) {
   decode(d, v.nodes_to_add);
 }
 

@@ -217,6 +217,7 @@ struct GetEndpointsRequest {
 };
 void encode(Encoder& e, const GetEndpointsRequest& v);
 void decode(Decoder& d, GetEndpointsRequest& v);
+void decode_after_header(Decoder& d, GetEndpointsRequest& v);  // all but request_header
 
 struct GetEndpointsResponse {
   static constexpr uint32_t data_type_id = 429;
@@ -259,6 +260,7 @@ struct RegisterServerRequest {
 };
 void encode(Encoder& e, const RegisterServerRequest& v);
 void decode(Decoder& d, RegisterServerRequest& v);
+void decode_after_header(Decoder& d, RegisterServerRequest& v);  // all but request_header
 
 struct RegisterServerResponse {
   static constexpr uint32_t data_type_id = 438;
@@ -305,6 +307,7 @@ struct RegisterServer2Request {
 };
 void encode(Encoder& e, const RegisterServer2Request& v);
 void decode(Decoder& d, RegisterServer2Request& v);
+void decode_after_header(Decoder& d, RegisterServer2Request& v);  // all but request_header
 
 struct RegisterServer2Response {
   static constexpr uint32_t data_type_id = 12194;
@@ -348,6 +351,7 @@ struct OpenSecureChannelRequest {
 };
 void encode(Encoder& e, const OpenSecureChannelRequest& v);
 void decode(Decoder& d, OpenSecureChannelRequest& v);
+void decode_after_header(Decoder& d, OpenSecureChannelRequest& v);  // all but request_header
 
 struct OpenSecureChannelResponse {
   static constexpr uint32_t data_type_id = 447;
@@ -373,6 +377,7 @@ struct CloseSecureChannelRequest {
 };
 void encode(Encoder& e, const CloseSecureChannelRequest& v);
 void decode(Decoder& d, CloseSecureChannelRequest& v);
+void decode_after_header(Decoder& d, CloseSecureChannelRequest& v);  // all but request_header
 
 struct CloseSecureChannelResponse {
   static constexpr uint32_t data_type_id = 453;
@@ -427,6 +432,7 @@ struct CreateSessionRequest {
 };
 void encode(Encoder& e, const CreateSessionRequest& v);
 void decode(Decoder& d, CreateSessionRequest& v);
+void decode_after_header(Decoder& d, CreateSessionRequest& v);  // all but request_header
 
 struct CreateSessionResponse {
   static constexpr uint32_t data_type_id = 462;
@@ -524,6 +530,7 @@ struct ActivateSessionRequest {
 };
 void encode(Encoder& e, const ActivateSessionRequest& v);
 void decode(Decoder& d, ActivateSessionRequest& v);
+void decode_after_header(Decoder& d, ActivateSessionRequest& v);  // all but request_header
 
 struct ActivateSessionResponse {
   static constexpr uint32_t data_type_id = 468;
@@ -550,6 +557,7 @@ struct CloseSessionRequest {
 };
 void encode(Encoder& e, const CloseSessionRequest& v);
 void decode(Decoder& d, CloseSessionRequest& v);
+void decode_after_header(Decoder& d, CloseSessionRequest& v);  // all but request_header
 
 struct CloseSessionResponse {
   static constexpr uint32_t data_type_id = 474;
@@ -573,6 +581,7 @@ struct CancelRequest {
 };
 void encode(Encoder& e, const CancelRequest& v);
 void decode(Decoder& d, CancelRequest& v);
+void decode_after_header(Decoder& d, CancelRequest& v);  // all but request_header
 
 struct CancelResponse {
   static constexpr uint32_t data_type_id = 480;
@@ -812,5 +821,6 @@ struct AddNodesRequest {
 };
 void encode(Encoder& e, const AddNodesRequest& v);
 void decode(Decoder& d, AddNodesRequest& v);
+void decode_after_header(Decoder& d, AddNodesRequest& v);  // all but request_header
 
 }  // namespace opcuad::ua

@@ -57,6 +57,9 @@ void encode(Encoder& e, const AddReferencesRequest& v) {
 }
 void decode(Decoder& d, AddReferencesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, AddReferencesRequest& v) {
   decode(d, v.references_to_add);
 }
 
@@ -104,6 +107,9 @@ void encode(Encoder& e, const DeleteNodesRequest& v) {
 }
 void decode(Decoder& d, DeleteNodesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, DeleteNodesRequest& v) {
   decode(d, v.nodes_to_delete);
 }
 
@@ -160,6 +166,9 @@ void encode(Encoder& e, const DeleteReferencesRequest& v) {
 }
 void decode(Decoder& d, DeleteReferencesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, DeleteReferencesRequest& v) {
   decode(d, v.references_to_delete);
 }
 
@@ -281,6 +290,9 @@ void encode(Encoder& e, const BrowseRequest& v) {
 }
 void decode(Decoder& d, BrowseRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, BrowseRequest& v) {
   decode(d, v.view);
   decode(d, v.requested_max_references_per_node);
   decode(d, v.nodes_to_browse);
@@ -316,6 +328,9 @@ void encode(Encoder& e, const BrowseNextRequest& v) {
 }
 void decode(Decoder& d, BrowseNextRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, BrowseNextRequest& v) {
   decode(d, v.release_continuation_points);
   decode(d, v.continuation_points);
 }
@@ -426,6 +441,9 @@ void encode(Encoder& e, const TranslateBrowsePathsToNodeIdsRequest& v) {
 }
 void decode(Decoder& d, TranslateBrowsePathsToNodeIdsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, TranslateBrowsePathsToNodeIdsRequest& v) {
   decode(d, v.browse_paths);
 }
 
@@ -460,6 +478,9 @@ void encode(Encoder& e, const RegisterNodesRequest& v) {
 }
 void decode(Decoder& d, RegisterNodesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, RegisterNodesRequest& v) {
   decode(d, v.nodes_to_register);
 }
 
@@ -492,6 +513,9 @@ void encode(Encoder& e, const UnregisterNodesRequest& v) {
 }
 void decode(Decoder& d, UnregisterNodesRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, UnregisterNodesRequest& v) {
   decode(d, v.nodes_to_unregister);
 }
 
@@ -801,6 +825,9 @@ void encode(Encoder& e, const QueryFirstRequest& v) {
 }
 void decode(Decoder& d, QueryFirstRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, QueryFirstRequest& v) {
   decode(d, v.view);
   decode(d, v.node_types);
   decode(d, v.filter);
@@ -846,6 +873,9 @@ void encode(Encoder& e, const QueryNextRequest& v) {
 }
 void decode(Decoder& d, QueryNextRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, QueryNextRequest& v) {
   decode(d, v.release_continuation_point);
   decode(d, v.continuation_point);
 }
@@ -900,6 +930,9 @@ void encode(Encoder& e, const ReadRequest& v) {
 }
 void decode(Decoder& d, ReadRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, ReadRequest& v) {
   decode(d, v.max_age);
   decode(d, v.timestamps_to_return);
   decode(d, v.nodes_to_read);

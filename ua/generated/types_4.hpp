@@ -50,6 +50,7 @@ struct AddReferencesRequest {
 };
 void encode(Encoder& e, const AddReferencesRequest& v);
 void decode(Decoder& d, AddReferencesRequest& v);
+void decode_after_header(Decoder& d, AddReferencesRequest& v);  // all but request_header
 
 struct AddReferencesResponse {
   static constexpr uint32_t data_type_id = 495;
@@ -87,6 +88,7 @@ struct DeleteNodesRequest {
 };
 void encode(Encoder& e, const DeleteNodesRequest& v);
 void decode(Decoder& d, DeleteNodesRequest& v);
+void decode_after_header(Decoder& d, DeleteNodesRequest& v);  // all but request_header
 
 struct DeleteNodesResponse {
   static constexpr uint32_t data_type_id = 501;
@@ -127,6 +129,7 @@ struct DeleteReferencesRequest {
 };
 void encode(Encoder& e, const DeleteReferencesRequest& v);
 void decode(Decoder& d, DeleteReferencesRequest& v);
+void decode_after_header(Decoder& d, DeleteReferencesRequest& v);  // all but request_header
 
 struct DeleteReferencesResponse {
   static constexpr uint32_t data_type_id = 507;
@@ -213,6 +216,7 @@ struct BrowseRequest {
 };
 void encode(Encoder& e, const BrowseRequest& v);
 void decode(Decoder& d, BrowseRequest& v);
+void decode_after_header(Decoder& d, BrowseRequest& v);  // all but request_header
 
 struct BrowseResponse {
   static constexpr uint32_t data_type_id = 528;
@@ -239,6 +243,7 @@ struct BrowseNextRequest {
 };
 void encode(Encoder& e, const BrowseNextRequest& v);
 void decode(Decoder& d, BrowseNextRequest& v);
+void decode_after_header(Decoder& d, BrowseNextRequest& v);  // all but request_header
 
 struct BrowseNextResponse {
   static constexpr uint32_t data_type_id = 534;
@@ -326,6 +331,7 @@ struct TranslateBrowsePathsToNodeIdsRequest {
 };
 void encode(Encoder& e, const TranslateBrowsePathsToNodeIdsRequest& v);
 void decode(Decoder& d, TranslateBrowsePathsToNodeIdsRequest& v);
+void decode_after_header(Decoder& d, TranslateBrowsePathsToNodeIdsRequest& v);  // all but request_header
 
 struct TranslateBrowsePathsToNodeIdsResponse {
   static constexpr uint32_t data_type_id = 555;
@@ -352,6 +358,7 @@ struct RegisterNodesRequest {
 };
 void encode(Encoder& e, const RegisterNodesRequest& v);
 void decode(Decoder& d, RegisterNodesRequest& v);
+void decode_after_header(Decoder& d, RegisterNodesRequest& v);  // all but request_header
 
 struct RegisterNodesResponse {
   static constexpr uint32_t data_type_id = 561;
@@ -376,6 +383,7 @@ struct UnregisterNodesRequest {
 };
 void encode(Encoder& e, const UnregisterNodesRequest& v);
 void decode(Decoder& d, UnregisterNodesRequest& v);
+void decode_after_header(Decoder& d, UnregisterNodesRequest& v);  // all but request_header
 
 struct UnregisterNodesResponse {
   static constexpr uint32_t data_type_id = 567;
@@ -610,6 +618,7 @@ struct QueryFirstRequest {
 };
 void encode(Encoder& e, const QueryFirstRequest& v);
 void decode(Decoder& d, QueryFirstRequest& v);
+void decode_after_header(Decoder& d, QueryFirstRequest& v);  // all but request_header
 
 struct QueryFirstResponse {
   static constexpr uint32_t data_type_id = 616;
@@ -639,6 +648,7 @@ struct QueryNextRequest {
 };
 void encode(Encoder& e, const QueryNextRequest& v);
 void decode(Decoder& d, QueryNextRequest& v);
+void decode_after_header(Decoder& d, QueryNextRequest& v);  // all but request_header
 
 struct QueryNextResponse {
   static constexpr uint32_t data_type_id = 622;
@@ -680,6 +690,7 @@ struct ReadRequest {
 };
 void encode(Encoder& e, const ReadRequest& v);
 void decode(Decoder& d, ReadRequest& v);
+void decode_after_header(Decoder& d, ReadRequest& v);  // all but request_header
 
 struct ReadResponse {
   static constexpr uint32_t data_type_id = 632;

@@ -139,6 +139,9 @@ void encode(Encoder& e, const HistoryReadRequest& v) {
 }
 void decode(Decoder& d, HistoryReadRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, HistoryReadRequest& v) {
   decode(d, v.history_read_details);
   decode(d, v.timestamps_to_return);
   decode(d, v.release_continuation_points);
@@ -194,6 +197,9 @@ void encode(Encoder& e, const WriteRequest& v) {
 }
 void decode(Decoder& d, WriteRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, WriteRequest& v) {
   decode(d, v.nodes_to_write);
 }
 
@@ -340,6 +346,9 @@ void encode(Encoder& e, const HistoryUpdateRequest& v) {
 }
 void decode(Decoder& d, HistoryUpdateRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, HistoryUpdateRequest& v) {
   decode(d, v.history_update_details);
 }
 
@@ -411,6 +420,9 @@ void encode(Encoder& e, const CallRequest& v) {
 }
 void decode(Decoder& d, CallRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CallRequest& v) {
   decode(d, v.methods_to_call);
 }
 
@@ -699,6 +711,9 @@ void encode(Encoder& e, const CreateMonitoredItemsRequest& v) {
 }
 void decode(Decoder& d, CreateMonitoredItemsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CreateMonitoredItemsRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.timestamps_to_return);
   decode(d, v.items_to_create);
@@ -775,6 +790,9 @@ void encode(Encoder& e, const ModifyMonitoredItemsRequest& v) {
 }
 void decode(Decoder& d, ModifyMonitoredItemsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, ModifyMonitoredItemsRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.timestamps_to_return);
   decode(d, v.items_to_modify);
@@ -815,6 +833,9 @@ void encode(Encoder& e, const SetMonitoringModeRequest& v) {
 }
 void decode(Decoder& d, SetMonitoringModeRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, SetMonitoringModeRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.monitoring_mode);
   decode(d, v.monitored_item_ids);
@@ -855,6 +876,9 @@ void encode(Encoder& e, const SetTriggeringRequest& v) {
 }
 void decode(Decoder& d, SetTriggeringRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, SetTriggeringRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.triggering_item_id);
   decode(d, v.links_to_add);
@@ -898,6 +922,9 @@ void encode(Encoder& e, const DeleteMonitoredItemsRequest& v) {
 }
 void decode(Decoder& d, DeleteMonitoredItemsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, DeleteMonitoredItemsRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.monitored_item_ids);
 }
@@ -939,6 +966,9 @@ void encode(Encoder& e, const CreateSubscriptionRequest& v) {
 }
 void decode(Decoder& d, CreateSubscriptionRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, CreateSubscriptionRequest& v) {
   decode(d, v.requested_publishing_interval);
   decode(d, v.requested_lifetime_count);
   decode(d, v.requested_max_keep_alive_count);

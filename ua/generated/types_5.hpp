@@ -121,6 +121,7 @@ struct HistoryReadRequest {
 };
 void encode(Encoder& e, const HistoryReadRequest& v);
 void decode(Decoder& d, HistoryReadRequest& v);
+void decode_after_header(Decoder& d, HistoryReadRequest& v);  // all but request_header
 
 struct HistoryReadResponse {
   static constexpr uint32_t data_type_id = 665;
@@ -160,6 +161,7 @@ struct WriteRequest {
 };
 void encode(Encoder& e, const WriteRequest& v);
 void decode(Decoder& d, WriteRequest& v);
+void decode_after_header(Decoder& d, WriteRequest& v);  // all but request_header
 
 struct WriteResponse {
   static constexpr uint32_t data_type_id = 674;
@@ -272,6 +274,7 @@ struct HistoryUpdateRequest {
 };
 void encode(Encoder& e, const HistoryUpdateRequest& v);
 void decode(Decoder& d, HistoryUpdateRequest& v);
+void decode_after_header(Decoder& d, HistoryUpdateRequest& v);  // all but request_header
 
 struct HistoryUpdateResponse {
   static constexpr uint32_t data_type_id = 701;
@@ -324,6 +327,7 @@ struct CallRequest {
 };
 void encode(Encoder& e, const CallRequest& v);
 void decode(Decoder& d, CallRequest& v);
+void decode_after_header(Decoder& d, CallRequest& v);  // all but request_header
 
 struct CallResponse {
   static constexpr uint32_t data_type_id = 713;
@@ -538,6 +542,7 @@ struct CreateMonitoredItemsRequest {
 };
 void encode(Encoder& e, const CreateMonitoredItemsRequest& v);
 void decode(Decoder& d, CreateMonitoredItemsRequest& v);
+void decode_after_header(Decoder& d, CreateMonitoredItemsRequest& v);  // all but request_header
 
 struct CreateMonitoredItemsResponse {
   static constexpr uint32_t data_type_id = 752;
@@ -591,6 +596,7 @@ struct ModifyMonitoredItemsRequest {
 };
 void encode(Encoder& e, const ModifyMonitoredItemsRequest& v);
 void decode(Decoder& d, ModifyMonitoredItemsRequest& v);
+void decode_after_header(Decoder& d, ModifyMonitoredItemsRequest& v);  // all but request_header
 
 struct ModifyMonitoredItemsResponse {
   static constexpr uint32_t data_type_id = 764;
@@ -618,6 +624,7 @@ struct SetMonitoringModeRequest {
 };
 void encode(Encoder& e, const SetMonitoringModeRequest& v);
 void decode(Decoder& d, SetMonitoringModeRequest& v);
+void decode_after_header(Decoder& d, SetMonitoringModeRequest& v);  // all but request_header
 
 struct SetMonitoringModeResponse {
   static constexpr uint32_t data_type_id = 770;
@@ -646,6 +653,7 @@ struct SetTriggeringRequest {
 };
 void encode(Encoder& e, const SetTriggeringRequest& v);
 void decode(Decoder& d, SetTriggeringRequest& v);
+void decode_after_header(Decoder& d, SetTriggeringRequest& v);  // all but request_header
 
 struct SetTriggeringResponse {
   static constexpr uint32_t data_type_id = 776;
@@ -674,6 +682,7 @@ struct DeleteMonitoredItemsRequest {
 };
 void encode(Encoder& e, const DeleteMonitoredItemsRequest& v);
 void decode(Decoder& d, DeleteMonitoredItemsRequest& v);
+void decode_after_header(Decoder& d, DeleteMonitoredItemsRequest& v);  // all but request_header
 
 struct DeleteMonitoredItemsResponse {
   static constexpr uint32_t data_type_id = 782;
@@ -704,5 +713,6 @@ struct CreateSubscriptionRequest {
 };
 void encode(Encoder& e, const CreateSubscriptionRequest& v);
 void decode(Decoder& d, CreateSubscriptionRequest& v);
+void decode_after_header(Decoder& d, CreateSubscriptionRequest& v);  // all but request_header
 
 }  // namespace opcuad::ua

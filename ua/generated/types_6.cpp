@@ -45,6 +45,9 @@ void encode(Encoder& e, const ModifySubscriptionRequest& v) {
 }
 void decode(Decoder& d, ModifySubscriptionRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, ModifySubscriptionRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.requested_publishing_interval);
   decode(d, v.requested_lifetime_count);
@@ -87,6 +90,9 @@ void encode(Encoder& e, const SetPublishingModeRequest& v) {
 }
 void decode(Decoder& d, SetPublishingModeRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, SetPublishingModeRequest& v) {
   decode(d, v.publishing_enabled);
   decode(d, v.subscription_ids);
 }
@@ -301,6 +307,9 @@ void encode(Encoder& e, const PublishRequest& v) {
 }
 void decode(Decoder& d, PublishRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, PublishRequest& v) {
   decode(d, v.subscription_acknowledgements);
 }
 
@@ -344,6 +353,9 @@ void encode(Encoder& e, const RepublishRequest& v) {
 }
 void decode(Decoder& d, RepublishRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, RepublishRequest& v) {
   decode(d, v.subscription_id);
   decode(d, v.retransmit_sequence_number);
 }
@@ -392,6 +404,9 @@ void encode(Encoder& e, const TransferSubscriptionsRequest& v) {
 }
 void decode(Decoder& d, TransferSubscriptionsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, TransferSubscriptionsRequest& v) {
   decode(d, v.subscription_ids);
   decode(d, v.send_initial_values);
 }
@@ -427,6 +442,9 @@ void encode(Encoder& e, const DeleteSubscriptionsRequest& v) {
 }
 void decode(Decoder& d, DeleteSubscriptionsRequest& v) {
   decode(d, v.request_header);
+  decode_after_header(d, v);
+}
+void decode_after_header(Decoder& d, DeleteSubscriptionsRequest& v) {
   decode(d, v.subscription_ids);
 }
 

@@ -41,6 +41,7 @@ struct ModifySubscriptionRequest {
 };
 void encode(Encoder& e, const ModifySubscriptionRequest& v);
 void decode(Decoder& d, ModifySubscriptionRequest& v);
+void decode_after_header(Decoder& d, ModifySubscriptionRequest& v);  // all but request_header
 
 struct ModifySubscriptionResponse {
   static constexpr uint32_t data_type_id = 794;
@@ -68,6 +69,7 @@ struct SetPublishingModeRequest {
 };
 void encode(Encoder& e, const SetPublishingModeRequest& v);
 void decode(Decoder& d, SetPublishingModeRequest& v);
+void decode_after_header(Decoder& d, SetPublishingModeRequest& v);  // all but request_header
 
 struct SetPublishingModeResponse {
   static constexpr uint32_t data_type_id = 800;
@@ -235,6 +237,7 @@ struct PublishRequest {
 };
 void encode(Encoder& e, const PublishRequest& v);
 void decode(Decoder& d, PublishRequest& v);
+void decode_after_header(Decoder& d, PublishRequest& v);  // all but request_header
 
 struct PublishResponse {
   static constexpr uint32_t data_type_id = 827;
@@ -265,6 +268,7 @@ struct RepublishRequest {
 };
 void encode(Encoder& e, const RepublishRequest& v);
 void decode(Decoder& d, RepublishRequest& v);
+void decode_after_header(Decoder& d, RepublishRequest& v);  // all but request_header
 
 struct RepublishResponse {
   static constexpr uint32_t data_type_id = 833;
@@ -302,6 +306,7 @@ struct TransferSubscriptionsRequest {
 };
 void encode(Encoder& e, const TransferSubscriptionsRequest& v);
 void decode(Decoder& d, TransferSubscriptionsRequest& v);
+void decode_after_header(Decoder& d, TransferSubscriptionsRequest& v);  // all but request_header
 
 struct TransferSubscriptionsResponse {
   static constexpr uint32_t data_type_id = 842;
@@ -328,6 +333,7 @@ struct DeleteSubscriptionsRequest {
 };
 void encode(Encoder& e, const DeleteSubscriptionsRequest& v);
 void decode(Decoder& d, DeleteSubscriptionsRequest& v);
+void decode_after_header(Decoder& d, DeleteSubscriptionsRequest& v);  // all but request_header
 
 struct DeleteSubscriptionsResponse {
   static constexpr uint32_t data_type_id = 848;
