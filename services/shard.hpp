@@ -69,7 +69,7 @@ struct ShardState {
   std::mt19937_64 rng;                         // seeded from the OS; ids and nonces
   Scratch scratch;                             // shard-local: reused requests, responses, work lists
   // shard-local: the RequestHeader of the request being dispatched, decoded once (dispatcher.cpp) and
-  // swapped into the handler's request (request.hpp, Call::take_header), so its buffers are reused.
+  // handed to the handler's request (request.hpp, Call::take_header); reused, so it keeps its buffers.
   ua::RequestHeader request_header;
   // shard-local: the generation of the last NodeStore this shard adapted to (see_store).
   uint64_t store_generation = 0;
