@@ -67,7 +67,7 @@ struct ShardState {
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
   Scratch scratch;                             // shard-local: reused requests, responses, work lists
   // shard-local: the RequestHeader of the request being dispatched, decoded once (dispatcher.cpp) and
-  // swapped into the handler's request (request.hpp, Call::take_header), so its buffers are reused.
+  // handed to the handler's request (request.hpp, Call::take_header); reused, so it keeps its buffers.
   ua::RequestHeader request_header;
   // shard-local: the generation of the last NodeStore this shard adapted to (see_store).
   uint64_t store_generation = 0;
