@@ -266,6 +266,15 @@ class HashPassword(unittest.TestCase):
             if proc.poll() is not None:
                 break
         proc.wait(60)
+        # What the process wrote just before it exited may still be in the terminal's buffer.
+        while select.select([master], [], [], 0.2)[0]:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            shown += chunk
         stdout = os.read(out_r, 65536).decode()
         os.close(out_r)
         echo = bool(termios.tcgetattr(slave)[3] & termios.ECHO)
