@@ -57,10 +57,11 @@ void handle_set_triggering(Server&, Call&, ua::Decoder& body);
 // is on this shard, to the channel as `user`.
 // `server_nonce` is the session's last nonce, which an encrypted password must end with (Part 4 §7.41.2.2)
 // and an X509 token's signature cover. check_client_signature() verifies the application's signature over
-// serverCertificate + serverNonce on a secured channel (Good on None).
+// serverCertificate + serverNonce on a secured channel (Good on None). resolve_identity() wipes a user name
+// token's secret from `request` once it has taken it.
 using IdentityDone = std::function<void(ua::StatusCode, std::string user)>;
 void resolve_identity(Server& server, ShardState& shard, transport::SecureChannel& channel,
-                      const ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
+                      ua::ActivateSessionRequest& request, std::span<const uint8_t> server_nonce,
                       IdentityDone then);
 ua::StatusCode check_client_signature(const Server& server, const transport::SecureChannel& channel,
                                       const ua::SignatureData& signature,

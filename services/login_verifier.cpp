@@ -1,7 +1,5 @@
 #include "services/login_verifier.hpp"
 
-#include <openssl/crypto.h>
-
 #include <algorithm>
 
 #include <asio/ip/address_v6.hpp>
@@ -12,11 +10,6 @@
 namespace opcuad::services {
 
 namespace {
-
-void wipe(std::string& s) noexcept {
-  if (!s.empty()) OPENSSL_cleanse(s.data(), s.size());
-  s.clear();
-}
 
 // The iteration count of a configured hash ("pbkdf2-sha256$<iterations>$..."), 0 when unreadable.
 unsigned iterations_of(std::string_view hash) {
@@ -42,8 +35,7 @@ LoginVerifier::~LoginVerifier() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
-    for (auto& job : queue_) wipe(job.password);
-    queue_.clear();
+    queue_.clear();  // each job's password is wiped as it goes
   }
   wake_.notify_all();
   for (auto& t : threads_) t.join();
@@ -116,7 +108,7 @@ void LoginVerifier::end_attempt(const std::string& address, Outcome outcome) {
   if (outcome == Outcome::Failed) ++it->second.count;
 }
 
-void LoginVerifier::submit(std::string address, std::string user, std::string password, asio::io_context& reply_to,
+void LoginVerifier::submit(std::string address, std::string user, security::Secret password, asio::io_context& reply_to,
                            Done done) {
   ua::StatusCode refused = ua::status::Good;
   std::string key = failure_key(address);
@@ -136,7 +128,6 @@ void LoginVerifier::submit(std::string address, std::string user, std::string pa
     wake_.notify_one();
     return;
   }
-  wipe(password);
   refused_.fetch_add(1, std::memory_order_relaxed);
   done(refused, {});
 }
@@ -155,7 +146,7 @@ bool LoginVerifier::check(const Job& job) {
     if (u.name == job.user && !u.password_hash.empty()) found = &u;
   }
   // Same work whether or not the user exists.
-  const bool ok = config::verify_password(job.password, found ? found->password_hash : dummy_hash_);
+  const bool ok = config::verify_password(job.password.view(), found ? found->password_hash : dummy_hash_);
   return ok && found;
 }
 
@@ -187,7 +178,7 @@ void LoginVerifier::run() {
       queue_.pop_front();
     }
     const bool ok = check(job);
-    wipe(job.password);
+    job.password = security::Secret();  // wiped now, not when the job is reused
     finish(job.address, ok);
     checks_done_.fetch_add(1, std::memory_order_relaxed);
     asio::post(*job.reply_to, [done = std::move(job.done), ok, user = std::move(job.user)]() mutable {

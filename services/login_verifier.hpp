@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "transport/security/secret.hpp"
 #include "ua/status_code.hpp"
 
 namespace opcuad::services {
@@ -58,7 +59,7 @@ class LoginVerifier {
   // Queues a check; `done` is posted to `reply_to` with the result. A check refused before any work
   // (queue full: BadServerTooBusy; address locked out: BadUserAccessDenied) calls `done` at once, on the
   // caller's thread, which must be `reply_to`'s.
-  void submit(std::string address, std::string user, std::string password, asio::io_context& reply_to,
+  void submit(std::string address, std::string user, security::Secret password, asio::io_context& reply_to,
                         Done done);
 
   // An attempt that is not a password check yet (an encrypted password being decrypted): false when the
@@ -77,7 +78,8 @@ class LoginVerifier {
 
  private:
   struct Job {
-    std::string address, user, password;  // address: its failure_key()
+    std::string address, user;  // address: its failure_key()
+    security::Secret password;
     asio::io_context* reply_to;
     Done done;
   };

@@ -12,9 +12,9 @@ namespace status = ua::status;
 
 ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* private_key,
                                      std::span<const uint8_t> ciphertext,
-                                     std::span<const uint8_t> server_nonce, std::string& password,
+                                     std::span<const uint8_t> server_nonce, security::Secret& password,
                                      size_t* rsa_blocks) {
-  password.clear();
+  password = security::Secret();
   size_t blocks_done = 0;
   if (rsa_blocks == nullptr) rsa_blocks = &blocks_done;
   *rsa_blocks = 0;
@@ -67,7 +67,7 @@ ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* p
            CRYPTO_memcmp(plain.data() + 4 + secret, server_nonce.data(), server_nonce.size()) != 0)) {
         result = status::BadIdentityTokenRejected;
       }
-      if (result.is_good()) password.assign(reinterpret_cast<const char*>(plain.data() + 4), secret);
+      if (result.is_good()) password.assign(std::string_view(reinterpret_cast<const char*>(plain.data() + 4), secret));
     }
   }
   OPENSSL_cleanse(plain.data(), plain.size());

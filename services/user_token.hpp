@@ -12,6 +12,7 @@
 #include "transport/security/asymmetric.hpp"
 #include "transport/security/crypto.hpp"
 #include "transport/security/policy.hpp"
+#include "transport/security/secret.hpp"
 #include "ua/status_code.hpp"
 
 namespace opcuad::services {
@@ -28,7 +29,7 @@ inline constexpr size_t kMaxSecretBytes = 4096;
 [[nodiscard]] ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* private_key,
                                                    std::span<const uint8_t> ciphertext,
                                                    std::span<const uint8_t> server_nonce,
-                                                   std::string& password, size_t* rsa_blocks = nullptr);
+                                                   security::Secret& password, size_t* rsa_blocks = nullptr);
 
 // The URI of a certificate's subjectAltName (Part 6 §6.2.2: the ApplicationUri), or nullopt.
 std::optional<std::string> certificate_application_uri(std::span<const uint8_t> der);

@@ -27,7 +27,8 @@ LAYERS = [
     # diagnostics.cpp implements Server::collect_diagnostics, so it reads the Server.
     ("server", ["server", "diagnostics.cpp"]),
     ("services", ["attribute_service.cpp", "discovery_service.cpp", "method_service.cpp",
-                  "monitored_item_service.cpp", "session_move.cpp", "session_service.cpp",
+                  "monitored_item_service.cpp", "session_crypto", "session_identity.cpp", "session_move.cpp",
+                  "session_service.cpp",
                   "subscription_service.cpp", "transfer_service.cpp", "view_service.cpp"]),
 ]
 

@@ -11,6 +11,7 @@
 #include "transport/handshake_pool.hpp"
 #include "transport/secure_channel_internal.hpp"
 #include "transport/security/asymmetric.hpp"
+#include "transport/security/secret.hpp"
 
 namespace opcuad::transport {
 
@@ -71,6 +72,12 @@ bool consecutive(std::span<const uint8_t> first_part, std::span<const uint32_t> 
     previous = next;
   }
   return true;
+}
+
+// The OpenSecureChannel response before sealing holds the server nonce the keys come from.
+void release_wiped(BufferPool& pool, ua::ByteBuffer& buf) {
+  security::wipe(std::span<uint8_t>(buf.data(), buf.size()));
+  pool.release(std::move(buf));
 }
 
 }  // namespace
@@ -200,26 +207,42 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
     std::string reason = verdict.reason;
     std::vector<uint8_t> plaintext;
     std::vector<uint32_t> later;
-    if (st.is_good()) {
+    // An untrusted certificate is still opened with: its holder proves it has the key before the PKI
+    // keeps a copy in rejected/ (verdict.record_after_proof); the channel is refused all the same.
+    const bool prove_only = !st.is_good() && verdict.record_after_proof && verdict.public_key;
+    if (st.is_good() || prove_only) {
       // Every chunk is decrypted and verified on its own, then the bodies are joined.
+      ua::StatusCode proof = status::Good;
+      std::string proof_reason;
       std::vector<std::vector<uint8_t>> opened;
       for (const auto& c : chunks) {
         security::OpenedChunk o = security::open_asymmetric(*p, identity->private_key.get(),
                                                             verdict.public_key.get(), c, encrypted_from);
         if (!o.status.is_good()) {
-          st = o.status;
-          reason = std::move(o.reason);
+          proof = o.status;
+          proof_reason = std::move(o.reason);
           break;
         }
         opened.push_back(std::move(o.plaintext));
       }
-      if (st.is_good()) {
+      const bool recorded = proof.is_good() && verdict.record_after_proof && verdict.record_after_proof();
+      if (prove_only) {
+        if (!proof.is_good()) reason += "; its OpenSecureChannel signature does not verify, so it is not kept";
+      } else if (!proof.is_good()) {
+        st = proof;
+        reason = std::move(proof_reason);
+      } else if (verdict.record_after_proof && !recorded) {
+        // Trust on first use that could not be recorded (the write rate, the cap): not trusted.
+        st = verdict.status = status::BadCertificateUntrusted;
+        reason = verdict.reason = verdict.reason + ", but it could not be recorded in trusted/certs";
+      } else {
         std::vector<std::span<const uint8_t>> parts(opened.begin(), opened.end());
         if (!join_chunks(parts, plaintext, later)) {
           st = status::BadSecurityChecksFailed;
           reason = "the chunks of the OpenSecureChannel request name different requests";
         }
       }
+      for (auto& o : opened) security::wipe(o);  // the client nonce, which the keys come from
     }
     asio::post(self->ctx_,
                [self, p, st, reason = std::move(reason), plaintext = std::move(plaintext),
@@ -266,7 +289,9 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
   ua::Decoder d(plaintext, config_.decode_limits);
   uint32_t sequence = 0, request_id = 0;
   ua::OpenSecureChannelRequest request;
-  if (!decode_open_request(d, sequence, request_id, request)) {
+  const bool decoded = decode_open_request(d, sequence, request_id, request);
+  security::wipe(plaintext);
+  if (!decoded) {
     handshake_pending_ = false;
     close(status::BadDecodingError, "malformed OpenSecureChannel request");
     return;
@@ -274,6 +299,7 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
   if (!finish_open(p, sequence, sequences, request_id, request, std::move(chain), &verdict)) {
     handshake_pending_ = false;
   }
+  security::wipe(request.client_nonce.str_mut());
 }
 
 bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
@@ -395,6 +421,8 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
   e.write_u32(request_id);
   ua::encode(e, ua::NodeId(0, ua::OpenSecureChannelResponse::binary_encoding_id));
   ua::encode(e, response);
+  security::wipe(server_nonce);
+  security::wipe(response.server_nonce.str_mut());
   return seal_open_response(p, buf, sequence_offset, request_id);
 }
 
@@ -414,14 +442,14 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
       receiver_bytes ? (send_size - std::min<size_t>(send_size, header.size())) / receiver_bytes : 0;
   const size_t overhead = 8 + own_bytes + padding_size_bytes;
   if (blocks * block <= overhead) {
-    pool_.release(std::move(buf));
+    release_wiped(pool_, buf);
     close(status::BadTcpMessageTooLarge, "the server certificate does not fit the client's receive buffer");
     return false;
   }
   const size_t capacity = blocks * block - overhead;
   const size_t count = std::max<size_t>(1, (body.size() + capacity - 1) / capacity);
   if (chunker_.peer_max_chunk_count() != 0 && count > chunker_.peer_max_chunk_count()) {
-    pool_.release(std::move(buf));
+    release_wiped(pool_, buf);
     close(status::BadTcpMessageTooLarge,
           "the OpenSecureChannel response needs more chunks than the client takes");
     return false;
@@ -443,7 +471,7 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
     c.insert(c.end(), sequence_header, sequence_header + 8);
     c.insert(c.end(), piece.begin(), piece.end());
   }
-  pool_.release(std::move(buf));
+  release_wiped(pool_, buf);
   writer_.hold();
   run_handshake([self = shared_from_this(), p = &p, plain = std::move(plain),
                  encrypted_from = sequence_offset, identity = config_.identity, key = client_key_]() mutable {
@@ -452,6 +480,7 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
     for (auto& c : plain) {
       ok = ok && security::seal_asymmetric(*p, identity->private_key.get(), key.get(), c, encrypted_from);
       if (ok) wire.insert(wire.end(), c.begin(), c.end());
+      if (!ok) security::wipe(c);  // not sealed: still the plaintext with the server nonce
     }
     asio::post(self->ctx_,
                [self, ok, wire = std::move(wire)]() mutable { self->sealed(ok, std::move(wire)); });

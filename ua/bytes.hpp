@@ -28,6 +28,8 @@ class NullableBytes {
   size_t size() const noexcept { return data_.size(); }
   std::string_view view() const noexcept { return data_; }
   const std::string& str() const noexcept { return data_; }
+  // The storage itself, for overwriting a secret in place (security::wipe).
+  std::string& str_mut() noexcept { return data_; }
   std::span<const uint8_t> bytes() const noexcept {
     return {reinterpret_cast<const uint8_t*>(data_.data()), data_.size()};
   }

@@ -265,40 +265,82 @@ void Pki::warn(std::string_view message) const {
   if (settings_.warn) settings_.warn(message);
 }
 
-void Pki::save_rejected(X509* leaf, const std::string& thumbprint_hex) {
-  if (settings_.max_rejected_certificates == 0) return;
+bool Pki::take_write_slot(std::string_view what) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - write_window_ >= std::chrono::minutes(1)) {
+    if (refused_in_window_ > 0) {
+      warn(std::to_string(refused_in_window_) + " certificate file(s) not written in the last minute: more than " +
+           std::to_string(kMaxCertificateWritesPerMinute) + " per minute");
+    }
+    write_window_ = now;
+    writes_in_window_ = 0;
+    refused_in_window_ = 0;
+  }
+  if (writes_in_window_ < kMaxCertificateWritesPerMinute) {
+    ++writes_in_window_;
+    return true;
+  }
+  // Said once per minute; the count follows when the next minute begins.
+  if (refused_in_window_++ == 0) {
+    warn(std::string(what) + ": not written, more than " + std::to_string(kMaxCertificateWritesPerMinute) +
+         " certificate files per minute (the count of those left out follows)");
+  }
+  return false;
+}
+
+bool Pki::save_rejected(std::span<const uint8_t> der, const std::string& thumbprint_hex) {
+  if (settings_.max_rejected_certificates == 0) return false;
   std::lock_guard lock(rejected_mutex_);
   const fs::path file = paths_->rejected_certs / (thumbprint_hex + ".der");
   std::error_code ec;
   if (fs::exists(file, ec)) {
     // Seen again: it becomes the newest, so trimming keeps the certificates clients still present.
     fs::last_write_time(file, fs::file_time_type::clock::now(), ec);
-  } else {
-    const auto der = to_der(leaf);
-    if (auto e = write_file_atomically(file, der, 0640); !e.empty()) {
-      warn("cannot save a rejected certificate: " + e);
-      return;
-    }
+    return true;
+  }
+  if (!take_write_slot("a rejected certificate")) return false;
+  if (auto e = write_file_atomically(file, der, 0640); !e.empty()) {
+    warn("cannot save a rejected certificate: " + e);
+    return false;
   }
   std::vector<std::pair<fs::file_time_type, fs::path>> files;
   for (const auto& entry : fs::directory_iterator(paths_->rejected_certs, ec)) {
     if (entry.is_regular_file(ec)) files.emplace_back(entry.last_write_time(ec), entry.path());
   }
-  if (files.size() <= settings_.max_rejected_certificates) return;
+  if (files.size() <= settings_.max_rejected_certificates) return true;
   std::sort(files.begin(), files.end());
   const size_t excess = files.size() - settings_.max_rejected_certificates;
   for (size_t i = 0; i < excess; ++i) fs::remove(files[i].second, ec);
+  return true;
 }
 
-bool Pki::trust_first_use(X509* leaf, const std::string& thumbprint_hex) {
+bool Pki::trust_first_use(std::span<const uint8_t> der, const std::string& thumbprint_hex,
+                          const std::string& subject) {
+  std::lock_guard lock(rejected_mutex_);
   const fs::path file = paths_->trusted_certs / (thumbprint_hex + ".der");
-  const auto der = to_der(leaf);
+  std::error_code ec;
+  if (fs::exists(file, ec)) return true;  // two first uses at once: the other one wrote it
+  size_t present = 0;
+  for (const auto& entry : fs::directory_iterator(paths_->trusted_certs, ec)) {
+    const std::string name = entry.path().filename().string();
+    // As the trust list counts them (pki_store.cpp): no hidden files or temporaries.
+    if (!name.empty() && name[0] != '.' && name.find(".tmp-") == std::string::npos && entry.is_regular_file(ec)) {
+      ++present;
+    }
+  }
+  if (present >= kMaxFirstUseTrusted) {
+    warn("trust on first use: not trusting " + thumbprint_hex + " (" + subject + "), trusted/certs holds " +
+         std::to_string(present) + " files, at most " + std::to_string(kMaxFirstUseTrusted) +
+         " for first use to add one");
+    return false;
+  }
+  if (!take_write_slot("trust on first use of " + thumbprint_hex)) return false;
   if (auto e = write_file_atomically(file, der, 0640); !e.empty()) {
     warn("trust on first use: cannot save the certificate: " + e);
     return false;
   }
-  warn("trust on first use: trusted the self-signed certificate " + thumbprint_hex + " (" +
-       name_text(X509_get_subject_name(leaf)) + ") as " + file.string());
+  warn("trust on first use: trusted the self-signed certificate " + thumbprint_hex + " (" + subject + ") as " +
+       file.string());
   last_check_ns_.store(0, std::memory_order_relaxed);  // the next validation sees it in trusted/
   return true;
 }

@@ -78,8 +78,17 @@ struct CertificateVerdict {
   std::string thumbprint_hex;
   std::string application_uri;  // the leaf's subjectAltName URI
   std::string subject;          // the leaf's subject name, one line (for the operator log)
-  SharedPkey public_key;        // the leaf's key when the status is Good
+  // The leaf's key when the status is Good, and when the leaf is only untrusted (so that its holder can
+  // still prove it has the private key before anything is recorded: `record_after_proof`).
+  SharedPkey public_key;
   uint32_t signature_checks = 0;  // signatures verified to build the chain (bounded, pki_validate.cpp)
+  // Validation writes nothing. For an untrusted application certificate (a copy in rejected/certs) and
+  // for one trusted on first use (a copy in trusted/certs) this records it; the secure channel calls it
+  // only once the OpenSecureChannel request's signature has verified with the leaf's key, so a client
+  // that merely sends someone's certificate leaves no trace. Returns false when nothing was recorded (the
+  // write rate or the first-use cap was reached, or the write failed): a first use is then refused.
+  // Empty when there is nothing to record. Thread-safe; the Pki must outlive it.
+  std::function<bool()> record_after_proof;
   bool ok() const noexcept { return status.is_good(); }
 };
 
@@ -108,6 +117,12 @@ std::string write_file_atomically(const std::filesystem::path& file, std::span<c
 std::string generate_own_certificate(const PkiSettings& settings, const PkiPaths& paths);
 
 struct TrustStore;
+
+// Bounds on what unknown clients can make the Pki write (docs/SECURITY.md): certificate files saved to
+// rejected/certs or trusted on first use, per minute together, and the first-use certificates trusted/certs
+// may hold before first use stops trusting more.
+inline constexpr uint32_t kMaxCertificateWritesPerMinute = 20;
+inline constexpr uint32_t kMaxFirstUseTrusted = 1000;
 
 class Pki {
  public:
@@ -138,8 +153,10 @@ class Pki {
   std::shared_ptr<const TrustStore> current_store();
   void maybe_reload();
   std::shared_ptr<const TrustStore> rebuild();
-  void save_rejected(X509* leaf, const std::string& thumbprint_hex);
-  bool trust_first_use(X509* leaf, const std::string& thumbprint_hex);
+  bool save_rejected(std::span<const uint8_t> der, const std::string& thumbprint_hex);
+  bool trust_first_use(std::span<const uint8_t> der, const std::string& thumbprint_hex, const std::string& subject);
+  // One more certificate file written (rejected/ or first use) within the write rate; rejected_mutex_ held.
+  bool take_write_slot(std::string_view what);
   void warn(std::string_view message) const;
 
   PkiSettings settings_;
@@ -154,7 +171,10 @@ class Pki {
   std::shared_ptr<const TrustStore> store_;  // GUARDED_BY(store_mutex_)
   std::mutex reload_mutex_;                  // one rebuild at a time
   std::atomic<int64_t> last_check_ns_{0};    // steady_clock; 0 forces a check
-  std::mutex rejected_mutex_;                // rejected/certs writes and trimming
+  std::mutex rejected_mutex_;                // rejected/certs and first-use writes, trimming, the rate below
+  std::chrono::steady_clock::time_point write_window_{};  // GUARDED_BY(rejected_mutex_)
+  uint32_t writes_in_window_ = 0;                          // GUARDED_BY(rejected_mutex_)
+  uint32_t refused_in_window_ = 0;                         // GUARDED_BY(rejected_mutex_)
 };
 
 }  // namespace opcuad::security

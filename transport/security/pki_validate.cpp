@@ -301,7 +301,13 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
   const bool first_use =
       !trusted && settings_.trust_on_first_use && req.use == CertificateUse::Application && n == 1;
   if (!trusted && !first_use) {
-    if (req.use == CertificateUse::Application) save_rejected(leaf, v.thumbprint_hex);
+    if (req.use == CertificateUse::Application) {
+      // Kept for the operator (`opcuad pki trust`) once the client proves it holds the key.
+      v.public_key = share_pkey(leaf_key);
+      v.record_after_proof = [this, der = to_der(leaf), thumb = v.thumbprint_hex] {
+        return save_rejected(der, thumb);
+      };
+    }
     return fail(st::BadCertificateUntrusted,
                 who + ": neither it nor a CA of its chain is in " +
                     std::string(req.use == CertificateUse::User ? "user/trusted/certs" : "trusted/certs"));
@@ -408,9 +414,13 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     }
   }
 
-  if (first_use) trust_first_use(leaf, v.thumbprint_hex);
   v.public_key = share_pkey(leaf_key);
   if (!v.public_key) return fail(st::BadInternalError, who + ": cannot reference the public key");
+  if (first_use) {
+    v.record_after_proof = [this, der = to_der(leaf), thumb = v.thumbprint_hex, subject = v.subject] {
+      return trust_first_use(der, thumb, subject);
+    };
+  }
   v.status = st::Good;
   v.reason = first_use ? who + ": trusted on first use" : who + ": trusted";
   return v;

@@ -66,6 +66,8 @@ TEST_CASE("pki trust and pki reject move certificates between rejected/ and trus
   const auto der = to_der(client.get());
   const auto v = pki.validate(der, {});
   REQUIRE(v.status == ua::status::BadCertificateUntrusted);
+  REQUIRE(v.record_after_proof);
+  REQUIRE(v.record_after_proof());  // as the secure channel does once the client's signature verified
   const std::string thumb = v.thumbprint_hex;
 
   auto listed = run([&](auto& o, auto& e) { return pki_list(s, o, e); });

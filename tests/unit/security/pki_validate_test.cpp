@@ -1,6 +1,8 @@
 // Pki::validate(): one test per verdict of Part 4 §6.1.3, with a test PKI built in the test.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <fstream>
 #include <thread>
 
 #include "tests/unit/security/pki_test_support.hpp"
@@ -65,6 +67,15 @@ struct Hierarchy {
     const auto der = to_der(cert);
     return pki.validate(der, req);
   }
+  // check(), then what the secure channel does once the client's OpenSecureChannel signature verified
+  // with the leaf's key: record the certificate (rejected/, or trusted/ on first use). `recorded` says
+  // whether that was done.
+  CertificateVerdict check_proven(X509* cert, CertificateRequirements req = {}) {
+    auto v = check(cert, req);
+    recorded = v.record_after_proof && v.record_after_proof();
+    return v;
+  }
+  bool recorded = false;
 };
 
 X509Ptr self_signed(CertSpec spec = {}) {
@@ -91,8 +102,9 @@ TEST_CASE("an untrusted certificate is refused and saved to rejected/, bounded",
   Hierarchy h(false);
   h.open(false, 3);
   auto first = self_signed({.cn = "first"});
-  const auto v = h.check(first.get());
+  const auto v = h.check_proven(first.get());
   CHECK(v.status == st::BadCertificateUntrusted);
+  CHECK(h.recorded);
   const fs::path saved = h.pki.paths().rejected_certs / (v.thumbprint_hex + ".der");
   REQUIRE(fs::exists(saved));
   auto back = read_certificate_file(saved);
@@ -105,7 +117,7 @@ TEST_CASE("an untrusted certificate is refused and saved to rejected/, bounded",
     auto c = self_signed({.cn = "other " + std::to_string(i)});
     // Distinct modification times even on coarse clocks.
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    CHECK(h.check(c.get()).status == st::BadCertificateUntrusted);
+    CHECK(h.check_proven(c.get()).status == st::BadCertificateUntrusted);
   }
   size_t count = 0;
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(h.pki.paths().rejected_certs)) ++count;
@@ -525,7 +537,7 @@ TEST_CASE("a critical extension opcuad does not know refuses the certificate", "
 TEST_CASE("trust changes are picked up without a restart", "[pki]") {
   Hierarchy h;
   auto client = self_signed();
-  CHECK(h.check(client.get()).status == st::BadCertificateUntrusted);
+  CHECK(h.check_proven(client.get()).status == st::BadCertificateUntrusted);
   const auto thumb = to_hex(thumbprint(client.get()));
   // The operator moves the rejected file to trusted/ (the interval is 0 in tests: the next check looks).
   fs::rename(h.pki.paths().rejected_certs / (thumb + ".der"), h.pki.paths().trusted_certs / (thumb + ".der"));
@@ -553,26 +565,86 @@ TEST_CASE("with a long check interval, reload() applies a trust change at once",
 TEST_CASE("trust on first use trusts an otherwise valid self-signed certificate, with a warning", "[pki]") {
   Hierarchy h(true, true);
   auto client = self_signed();
-  auto v = h.check(client.get());
+  auto v = h.check_proven(client.get());
   INFO(v.reason);
   CHECK(v.status == st::Good);
+  CHECK(h.recorded);
   CHECK(fs::exists(h.pki.paths().trusted_certs / (v.thumbprint_hex + ".der")));
   REQUIRE(h.warnings.size() == 1);
   CHECK(h.warnings[0].find("trust on first use") != std::string::npos);
   v = h.check(client.get());
   CHECK(v.status == st::Good);
-  CHECK(h.warnings.size() == 1);  // now trusted: no second first use
+  CHECK_FALSE(v.record_after_proof);  // now trusted: no second first use
+  CHECK(h.warnings.size() == 1);
   // Only self-signed certificates, and only if they pass the other checks.
   h.install_ca();
   fs::rename(h.pki.paths().trusted_certs / "root.der", h.pki.paths().issuers_certs / "root.der");
   h.pki.reload();
   CHECK(h.check(h.leaf.get()).status == st::BadCertificateUntrusted);
   auto expired = self_signed({.cn = "expired", .not_before_days = -10, .not_after_days = -1});
-  CHECK(h.check(expired.get()).status == st::BadCertificateTimeInvalid);
+  CHECK(h.check_proven(expired.get()).status == st::BadCertificateTimeInvalid);
+  CHECK_FALSE(h.recorded);
   CHECK_FALSE(fs::exists(h.pki.paths().trusted_certs / (to_hex(thumbprint(expired.get())) + ".der")));
   // A user certificate is never trusted on first use.
   auto user = self_signed({.cn = "user"});
-  CHECK(h.check(user.get(), {.use = CertificateUse::User}).status == st::BadCertificateUntrusted);
+  CHECK(h.check_proven(user.get(), {.use = CertificateUse::User}).status == st::BadCertificateUntrusted);
+  CHECK_FALSE(h.recorded);
+}
+
+TEST_CASE("validation writes nothing: a certificate is kept in rejected/ or trusted on first use only after proof",
+          "[pki][hostile]") {
+  // A client may send anybody's certificate; only one that signs its OpenSecureChannel request with the
+  // certificate's key is recorded (the channel calls record_after_proof then).
+  for (const bool tofu : {false, true}) {
+    Hierarchy h(true, tofu);
+    auto client = self_signed({.cn = tofu ? "first use" : "stranger"});
+    const auto v = h.check(client.get());
+    CHECK(v.status == (tofu ? st::Good : st::BadCertificateUntrusted));
+    REQUIRE(v.record_after_proof);
+    REQUIRE(v.public_key);  // to verify the signature with, also when untrusted
+    const fs::path file = (tofu ? h.pki.paths().trusted_certs : h.pki.paths().rejected_certs) / (v.thumbprint_hex + ".der");
+    CHECK_FALSE(fs::exists(file));
+    CHECK(v.record_after_proof());
+    CHECK(fs::exists(file));
+  }
+}
+
+TEST_CASE("certificate files are written at most kMaxCertificateWritesPerMinute a minute", "[pki][hostile]") {
+  Hierarchy h(false);
+  h.open(false, 1000);
+  size_t recorded = 0;
+  std::vector<X509Ptr> flood;
+  for (uint32_t i = 0; i < kMaxCertificateWritesPerMinute + 5; ++i) {
+    flood.push_back(self_signed({.cn = "flood " + std::to_string(i)}));
+    CHECK(h.check_proven(flood.back().get()).status == st::BadCertificateUntrusted);
+    recorded += h.recorded ? 1 : 0;
+  }
+  CHECK(recorded == kMaxCertificateWritesPerMinute);
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(h.pki.paths().rejected_certs)) ++files;
+  CHECK(files == kMaxCertificateWritesPerMinute);
+  // One warning for the whole minute, not one per certificate left out.
+  size_t warned = 0;
+  for (const auto& w : h.warnings) warned += w.find("per minute") != std::string::npos ? 1 : 0;
+  CHECK(warned == 1);
+  // A certificate already kept is seen again without a write.
+  h.check_proven(flood.front().get());
+  CHECK(h.recorded);
+}
+
+TEST_CASE("trust on first use stops at kMaxFirstUseTrusted files in trusted/certs", "[pki][hostile]") {
+  Hierarchy h(true, true);
+  for (uint32_t i = 0; i < kMaxFirstUseTrusted; ++i) {
+    std::ofstream(h.pki.paths().trusted_certs / ("placeholder-" + std::to_string(i) + ".txt")) << "x";
+  }
+  auto client = self_signed({.cn = "one too many"});
+  const auto v = h.check_proven(client.get());
+  CHECK(v.status == st::Good);  // what validation says; the channel refuses since nothing was recorded
+  CHECK_FALSE(h.recorded);
+  CHECK_FALSE(fs::exists(h.pki.paths().trusted_certs / (v.thumbprint_hex + ".der")));
+  const std::string cap = "at most " + std::to_string(kMaxFirstUseTrusted) + " for first use";
+  CHECK(std::any_of(h.warnings.begin(), h.warnings.end(),
+                    [&](const std::string& w) { return w.find(cap) != std::string::npos; }));
 }
 
 TEST_CASE("user certificates are checked against the user trust list only", "[pki]") {

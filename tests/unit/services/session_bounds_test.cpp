@@ -294,7 +294,7 @@ TEST_CASE("LoginVerifier: checks run off the caller's thread, the queue is bound
     else if (s == ua::status::BadUserAccessDenied) ++denied;
   };
   // Each check takes far longer than submitting ten.
-  for (int i = 0; i < 10; ++i) v.submit("10.0.0.1", "bob", "pw", ctx, done);
+  for (int i = 0; i < 10; ++i) v.submit("10.0.0.1", "bob", security::Secret("pw"), ctx, done);
   CHECK(v.checks_done() < 10);  // submit() returned before the checks were done
   CHECK(busy >= 7);              // one being checked, two queued, the rest refused at once
   CHECK(v.queued() <= 2);

@@ -213,6 +213,27 @@ TEST_CASE("session security: a plaintext password policy only with allow_plainte
   CHECK(secure_bare.server->security_problems().size() == 5);  // 4 secure pairs and the passwords
 }
 
+TEST_CASE("session security: a user name token's password is wiped from the request once taken",
+          "[services][security]") {
+  // A password in clear (a None token policy) would otherwise stay in the decoded request while the
+  // login is checked on the verifier's threads, and in the buffers a reused request keeps.
+  ServiceHarness h("", "", R"("security": {"allow_plaintext_passwords": true})");
+  services::ShardState& shard = h.server->shard_state(0);
+  for (const char* password : {"secret", "a wrong password"}) {
+    ua::ActivateSessionRequest request;
+    request.user_identity_token = user("alice", password);
+    std::optional<ua::StatusCode> result;
+    services::resolve_identity(*h.server, shard, *h.channel, request, {},
+                               [&](ua::StatusCode st, std::string) { result = st; });
+    const auto* token = request.user_identity_token.get<ua::UserNameIdentityToken>();
+    REQUIRE(token);
+    CHECK(token->password.empty());
+    for (int i = 0; i < 1000 && !result; ++i) h.run_for(std::chrono::milliseconds(5));
+    REQUIRE(result);
+    CHECK(result->is_good() == (std::string_view(password) == "secret"));
+  }
+}
+
 TEST_CASE("session security: CreateSession signs the client's certificate and nonce",
           "[services][security][session]") {
   SecureHarness s;
@@ -356,10 +377,10 @@ TEST_CASE("session security: the legacy encrypted secret's bounds", "[services][
   const auto id = test_identity();
   const ua::ByteString nonce(std::string(32, 'n'));
   const auto nb = nonce.bytes();
-  std::string out;
+  security::Secret out;
   const auto good = encrypt_secret(b256(), id.public_key.get(), "pw", nb);
   CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), good, nb, out).is_good());
-  CHECK(out == "pw");
+  CHECK(out.view() == "pw");
   // Not whole blocks; empty; the length prefix beyond what was decrypted; shorter than the nonce.
   CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), std::span(good).first(good.size() - 1),
                                         nb, out) == status::BadIdentityTokenInvalid);
@@ -439,7 +460,7 @@ TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption
   const auto id = test_identity();
   const ua::ByteString nonce(std::string(32, 'n'));
   const auto nb = nonce.bytes();
-  std::string out;
+  security::Secret out;
   size_t blocks = 0;
   const size_t block = security::rsa_key_bytes(id.private_key.get());
   // A length prefix past kMaxSecretBytes in the first block, then as many blocks as the size bound
@@ -462,7 +483,7 @@ TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption
   const auto several = encrypt_secret(b256(), id.public_key.get(), long_pw, nb);
   REQUIRE(several.size() / block > 1);
   CHECK(services::decrypt_legacy_secret(b256(), id.private_key.get(), several, nb, out, &blocks).is_good());
-  CHECK(out == long_pw);
+  CHECK(out.view() == long_pw);
   CHECK(blocks == several.size() / block);
 }
 
@@ -499,7 +520,7 @@ TEST_CASE("LoginVerifier: checks in flight count against the lockout", "[service
     if (st == status::BadUserAccessDenied) ++denied;
   };
   // A burst of 20 guesses at once: 3 are checked, the other 17 refused before any hash.
-  for (int i = 0; i < 20; ++i) v.submit("10.0.0.1", "bob", "guess", ctx, done);
+  for (int i = 0; i < 20; ++i) v.submit("10.0.0.1", "bob", security::Secret("guess"), ctx, done);
   CHECK(v.queued() + v.checks_done() <= 3);
   while (answered < 20) {
     ctx.restart();
@@ -509,7 +530,7 @@ TEST_CASE("LoginVerifier: checks in flight count against the lockout", "[service
   CHECK(v.checks_done() == 3);
   // Another address is not affected.
   bool good = false;
-  v.submit("10.0.0.2", "bob", "pw", ctx, [&](ua::StatusCode st, std::string) { good = st.is_good(); });
+  v.submit("10.0.0.2", "bob", security::Secret("pw"), ctx, [&](ua::StatusCode st, std::string) { good = st.is_good(); });
   while (v.checks_done() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ctx.restart();
   ctx.run_for(std::chrono::milliseconds(50));

@@ -293,6 +293,60 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("secure channel: an untrusted certificate is kept in rejected/, or trusted on first use, only once "
+          "the OpenSecureChannel signature verifies with its key",
+          "[transport][security][hostile]") {
+  const auto& p = security::policy(security::PolicyId::Basic256Sha256);
+  const auto mode = ua::MessageSecurityMode::SignAndEncrypt;
+  // A certificate and key nobody trusts yet, and a validating PKI of the test's own (its rejected/ and
+  // trusted/ start empty; the channel's server identity stays keys().identity).
+  TempDir d;
+  security::Pki stranger;
+  security::PkiSettings ss;
+  ss.directory = d.path / "stranger";
+  ss.application_uri = "urn:test:stranger";
+  ss.application_name = "stranger";
+  REQUIRE(stranger.open(ss).ok());
+  const security::Pkey stranger_key = security::share_pkey(stranger.private_key());
+  for (const bool tofu : {false, true}) {
+    INFO((tofu ? "trust on first use" : "rejected/"));
+    security::Pki validating;
+    security::PkiSettings vs;
+    vs.directory = d.path / (tofu ? "tofu" : "plain");
+    vs.application_uri = "urn:test:server";
+    vs.application_name = "server";
+    vs.trust_on_first_use = tofu;
+    REQUIRE(validating.open(vs).ok());
+    TransportConfig config = secured_config(p, mode);
+    config.validate_certificate = pki_validator(validating);
+    const fs::path kept = (tofu ? validating.paths().trusted_certs : validating.paths().rejected_certs) /
+                          (stranger.thumbprint_hex() + ".der");
+    // The stranger's certificate, signed with another key (anybody can send a certificate they saw).
+    SecureTestClient forged(p, mode,
+                            {keys().client_private.get(), stranger.certificate_der(), keys().server_public.get(),
+                             keys().identity.thumbprint});
+    CHECK(refusal(config, issue_request(forged)) == status::BadSecurityChecksFailed);
+    CHECK_FALSE(fs::exists(kept));
+    // Signed with its own key: kept for the operator (still refused), or trusted on first use (opened).
+    SecureTestClient genuine(p, mode,
+                             {stranger_key.get(), stranger.certificate_der(), keys().server_public.get(),
+                              keys().identity.thumbprint});
+    Harness h(config);
+    h.feed(hello());
+    h.sink.out.clear();
+    h.feed(issue_request(genuine));
+    h.run();
+    auto out = output_chunks(h.sink.out);
+    REQUIRE(out.size() == 1);
+    if (tofu) {
+      CHECK(out[0].substr(0, 3) == "OPN");
+    } else {
+      CHECK(error_status(out[0]) == status::BadSecurityChecksFailed);
+    }
+    CHECK(fs::exists(kept));
+  }
+}
+
 TEST_CASE("secure channel: SecurityPolicy None on a secured-only endpoint carries discovery only",
           "[transport][security][hostile]") {
   // Part 4 §5.5.4: a client asks for the endpoints before it knows the server's certificate.
