@@ -63,7 +63,7 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
       out.status = status::BadNotReadable;
       return;
     }
-    if (!(user_access_level(store, n, *var, user) & addressspace::access::kCurrentRead)) {
+    if (!access_control::may_read_value(store, n, *var, user)) {
       out.status = status::BadUserAccessDenied;
       return;
     }
@@ -147,7 +147,7 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   const auto* var = store.variable(n);
   if (!(var->access_level & addressspace::access::kCurrentWrite)) return status::BadNotWritable;
   // Roles and security.anonymous_write (Part 3 §4.8): BadUserAccessDenied, as for UserAccessLevel.
-  if (!(user_access_level(store, n, *var, call.session->access) & addressspace::access::kCurrentWrite)) {
+  if (!access_control::may_write_value(store, n, *var, call.session->access)) {
     return status::BadUserAccessDenied;
   }
   const ua::DataValue& in = item.value;
@@ -229,7 +229,7 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
     case kWriteMask: out = rec.write_mask; return status::Good;
     // No attribute but Value is writable here; a user who may not write gets none of the WriteMask.
     case kUserWriteMask:
-      out = user.may_write ? rec.write_mask : uint32_t{0};
+      out = access_control::user_write_mask(store, n, user);
       return status::Good;
     case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
     case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
@@ -256,12 +256,12 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
     }
     case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
     case kUserAccessLevel:
-      out = var ? user_access_level(store, n, *var, user) : uint8_t{0};
+      out = var ? access_control::user_access_level(store, n, *var, user) : uint8_t{0};
       return status::Good;
     case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
     case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
     case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
-    case kUserExecutable: out = store.has_flag(n, addressspace::flag::kUserExecutable); return status::Good;
+    case kUserExecutable: out = access_control::user_executable(store, n, user); return status::Good;
     case kAccessLevelEx: out = var ? var->access_level_ex | var->access_level : uint32_t{0}; return status::Good;
     case kDataTypeDefinition: {
       const ua::ExtensionObject* def = store.data_type_definition(n);

@@ -68,7 +68,7 @@ const ua::NodeId* entry_session(const ua::ExtensionObject& eo) noexcept {
 
 void scope_to_reader(const Session* reader, ua::Variant& value) {
   auto* entries = value.get_if<std::vector<ua::ExtensionObject>>();
-  if (!entries || (reader && sees_all_diagnostics(*reader))) return;
+  if (!entries || (reader && access_control::sees_all_diagnostics(reader->access))) return;
   std::erase_if(*entries, [reader](const ua::ExtensionObject& eo) {
     const ua::NodeId* id = entry_session<ua::SessionDiagnosticsDataType>(eo);
     if (!id) id = entry_session<ua::SubscriptionDiagnosticsDataType>(eo);

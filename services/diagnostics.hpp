@@ -19,6 +19,7 @@
 
 #include "addressspace/address_space.hpp"
 #include "config/roles.hpp"
+#include "services/access_control.hpp"
 #include "services/session.hpp"
 #include "ua/generated/types.hpp"
 #include "ua/variant.hpp"
@@ -31,14 +32,6 @@ namespace opcuad::services {
 
 struct ShardState;
 class Server;
-
-// The roles that see every session's and subscription's entry, read SessionSecurityDiagnosticsArray
-// and switch EnabledFlag (config::role::kAdministrators: SecurityAdmin, ConfigureAdmin; not Supervisor).
-inline constexpr config::RoleSet kDiagnosticsAdmins = config::role::kAdministrators;
-
-inline bool sees_all_diagnostics(const Session& s) noexcept {
-  return (s.access.roles & kDiagnosticsAdmins) != 0;
-}
 
 // Keeps in `value` (an array of SessionDiagnosticsDataType or SubscriptionDiagnosticsDataType
 // ExtensionObjects) the entries of `reader`'s own session; an administrator keeps all, no reader (a

@@ -9,6 +9,7 @@
 #include <array>
 #include <span>
 
+#include "services/access_control.hpp"
 #include "services/handlers.hpp"
 #include "services/request.hpp"
 #include "services/server.hpp"
@@ -155,7 +156,7 @@ ua::CallMethodResult call_method(Server& server, Call& call, const NodeStore& st
     r.status_code = status::BadNotExecutable;
     return r;
   }
-  if (!store.has_flag(method, addressspace::flag::kUserExecutable)) {
+  if (!access_control::user_executable(store, method, call.session->access)) {
     r.status_code = status::BadUserAccessDenied;
     return r;
   }

@@ -418,7 +418,7 @@ const addressspace::ValueCell* MonitoredItem::resolved_cell(const addressspace::
   const addressspace::VariableAttributes* var = n == addressspace::kNoNode ? nullptr : store.variable(n);
   if (!var) return nullptr;
   if (!(var->access_level & addressspace::access::kCurrentRead)) return nullptr;
-  if (user && !(user_access_level(store, n, *var, *user) & addressspace::access::kCurrentRead)) return nullptr;
+  if (user && !access_control::may_read_value(store, n, *var, *user)) return nullptr;
   return var->cell;
 }
 

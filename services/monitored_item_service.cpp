@@ -137,8 +137,7 @@ ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValue
     const auto* var = store.variable(n);
     if (!(var->access_level & addressspace::access::kCurrentRead)) return status::BadNotReadable;
     // The session's roles (read_roles, Part 3 §4.8), as Read checks them.
-    if (!(user_access_level(store, n, *var, user) & addressspace::access::kCurrentRead))
-      return status::BadUserAccessDenied;
+    if (!access_control::may_read_value(store, n, *var, user)) return status::BadUserAccessDenied;
   }
   return status::Good;
 }

@@ -1,7 +1,9 @@
 #include "services/server.hpp"
 
-#include <asio/post.hpp>
+#include <cassert>
+#include <cstdlib>
 
+#include <asio/post.hpp>
 
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
@@ -165,11 +167,11 @@ ShardState& Server::shard_of(transport::SecureChannel& channel) {
       return *s;
     }
   }
-  // An io_context nobody attached: attach it now (tests that drive one channel directly).
-  attach_shard(channel.context());
-  cached = shards_.back().get();
-  cached_for = instance_;
-  return *cached;
+  // Every shard is attached before traffic (attach_shard(); the daemon and every test harness do so): a
+  // channel on an io_context nobody attached is a wiring error, never something to repair on the request
+  // path.
+  assert(false && "a channel on an io_context that was not attached to the Server");
+  std::abort();
 }
 
 bool Server::on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx, ua::Decoder& body) {

@@ -119,6 +119,7 @@ class Server final : public transport::ServiceHandler {
   const Sampler& sampler(size_t shard) const noexcept { return *shards_[shard]->sampler; }
   // Shard i's state, in attach order (tests; touch it on that shard's thread only).
   const ShardState& shard_state(size_t shard) const noexcept { return *shards_[shard]; }
+  ShardState& shard_state(size_t shard) noexcept { return *shards_[shard]; }
 
   // The diagnostics arrays (diagnostics.hpp), off the request path: each shard copies its sessions' and
   // subscriptions' entries on its own thread (one post per shard), and `done` runs on `reply_to` with

@@ -1,5 +1,5 @@
 // TransferSubscriptions (Part 4 §5.13.7): subscriptions move to the session that asks for them, when it
-// is entitled to them (entitled() below). The session a subscription leaves gets a
+// may take them (access_control::may_take_subscriptions_of). The session a subscription leaves gets a
 // StatusChangeNotification GoodSubscriptionTransferred with its next Publish.
 //
 // Threads: the asking session lives on this shard ("home"); each subscription lives on its session's
@@ -12,6 +12,7 @@
 
 #include <algorithm>
 
+#include "services/access_control.hpp"
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
 #include "services/request.hpp"
@@ -41,17 +42,6 @@ struct TransferJob {
   std::vector<ShardState*> route;                     // shards still to visit
 };
 
-// Part 4 §5.13.7: a subscription may go to a session of the same user. Anonymous sessions are not one
-// user: the spec asks for the same client ApplicationUri over a channel with MessageSecurityMode Sign or
-// SignAndEncrypt. Without message security the ApplicationUri is only what the client claimed, so an
-// anonymous session may take over only subscriptions of an anonymous session that claimed the same
-// ApplicationUri from the same IP address; the subscription id (random, not guessable from one's own
-// ids) is then the remaining secret. A named user never takes an anonymous session's subscriptions, nor
-// the reverse.
-bool entitled(const Session& from, const TransferJob& job) {
-  if (!from.user.empty() || !job.user.empty()) return from.user == job.user;
-  return from.client_application_uri == job.application_uri && from.client_address == job.address;
-}
 
 // On `shard`'s thread: takes the requested subscriptions it holds out of their sessions. Each id is found
 // through the shard's subscription index, so a request costs O(ids), however many sessions the shard has.
@@ -64,7 +54,7 @@ void take_from(TransferJob& job, ShardState& shard) {
     ua::TransferResult& result = job.results[i];
     if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
     ++found->second->counters().transfer_requests;  // Part 5 §12.15 TransferRequestCount
-    if (!entitled(*from, job)) {
+    if (!access_control::may_take_subscriptions_of(*from, job.user, job.application_uri, job.address)) {
       // The same status as for an id that does not exist: a caller learns nothing about other users'
       // subscriptions (which ids exist) from a refusal.
       result.status_code = status::BadSubscriptionIdInvalid;

@@ -2,6 +2,7 @@
 // UnregisterNodes.
 #include <cstring>
 
+#include "services/access_control.hpp"
 #include "services/handlers.hpp"
 #include "services/request.hpp"
 #include "services/server.hpp"
@@ -96,9 +97,10 @@ void send_browse_response(Call& call, const NodeStore& store, const ua::Response
 }
 
 // Continues (or starts) the walk `c` over its node's references within `budget`; appends what it returns
-// to out.references and sets `result`'s range and mask; says whether more references remain.
+// to out.references and sets `result`'s range and mask; says whether more references remain. A target the
+// user may not browse (access_control::may_browse) is skipped like one that does not match.
 bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, BrowseOutcome& result,
-          BrowseBudget& budget) {
+          BrowseBudget& budget, const UserAccess& user) {
   auto refs = store.references(c.node);
   uint64_t limit = c.max_references ? std::min(c.max_references, budget.per_node) : budget.per_node;
   limit = std::min(limit, budget.returned);
@@ -114,6 +116,10 @@ bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, Bro
       continue;
     }
     if (c.node_class_mask && !(c.node_class_mask & static_cast<uint32_t>(store.node_class(r.target)))) {
+      --budget.examined;
+      continue;
+    }
+    if (!access_control::may_browse(store, r.target, user)) {
       --budget.examined;
       continue;
     }
@@ -147,7 +153,7 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
   BrowseContinuation c;
   c.generation = store.generation();
   c.node = store.find(d.node_id);
-  if (c.node == addressspace::kNoNode) {
+  if (c.node == addressspace::kNoNode || !access_control::may_browse(store, c.node, s.access)) {
     result.status = status::BadNodeIdUnknown;
     return;
   }
@@ -168,7 +174,7 @@ void browse_one(Server& server, Session& s, const NodeStore& store, const ua::Br
   c.node_class_mask = d.node_class_mask;
   c.result_mask = d.result_mask;
   c.max_references = max_refs;
-  if (walk(store, c, out, result, budget)) {
+  if (walk(store, c, out, result, budget, s.access)) {
     ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
     if (!saved.is_good()) {
       result.status = saved;
@@ -277,7 +283,7 @@ void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
       result.status = status::BadContinuationPointInvalid;  // a reload published another store since
       continue;
     }
-    if (walk(store, c, *out, result, budget)) {
+    if (walk(store, c, *out, result, budget, s.access)) {
       ua::StatusCode saved = save_continuation(server, s, c, result.continuation_point);
       if (!saved.is_good()) result.status = saved;
     }
