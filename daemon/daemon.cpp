@@ -82,6 +82,13 @@ bool Daemon::start() {
   services_->set_events(transport_config_.events);
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
   simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
+  // One heartbeat per shard serves /healthz, the metrics and the systemd watchdog. With a watchdog, at
+  // least four beats per ping interval, so a healthy shard is never mistaken for a stuck one.
+  watchdog_ = watchdog_interval_from_environment();
+  if (watchdog_) {
+    shards_->set_heartbeat_interval(std::min<std::chrono::milliseconds>(
+        transport::kHeartbeatInterval, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog_ / 4)));
+  }
   for (const auto& problem : shards_->start()) log::warn("scheduling: {}", problem);
   simulator_->start();
   log::info("{} shard(s); {} simulated variable(s)", shards_->size(), simulator_->variable_count());
@@ -431,11 +438,6 @@ void Daemon::stop_now() {
   if (handshakes_) handshakes_->stop();
   if (shards_) {
     if (simulator_) asio::post(shards_->shard(0).context(), [s = simulator_.get()] { s->stop(); });
-    // The flag too, as for the simulator: cancel() cannot recall a beat whose completion is already queued.
-    beats_stopped_.store(true, std::memory_order_relaxed);
-    for (size_t i = 0; i < beat_timers_.size(); ++i) {
-      asio::post(shards_->shard(i).context(), [t = beat_timers_[i].get()] { t->cancel(); });
-    }
     if (services_) services_->detach_shards();
     shards_->stop();  // closes every connection still open on its shard, then joins the threads
   }
@@ -443,21 +445,9 @@ void Daemon::stop_now() {
   log::info("stopped");
 }
 
-// Supervision by the service manager. The heartbeats run whether or not anyone watches them: a timer on
-// each shard stamps its slot, cheaply (one relaxed store every beat_period_).
+// Supervision by the service manager, on the shards' heartbeats (transport/shard_heartbeat.hpp, set up in
+// start()).
 void Daemon::start_supervision() {
-  watchdog_ = watchdog_interval_from_environment();
-  if (watchdog_) {
-    // A beat at least four times per ping interval, so a healthy shard is never mistaken for a stuck one.
-    beat_period_ =
-        std::min(beat_period_, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog_ / 4));
-    beat_period_ = std::max(beat_period_, std::chrono::milliseconds(1));
-  }
-  heartbeats_ = std::make_unique<ShardHeartbeats>(shards_->size());
-  for (size_t i = 0; i < shards_->size(); ++i) {
-    beat_timers_.push_back(std::make_unique<asio::steady_timer>(shards_->shard(i).context()));
-    asio::post(shards_->shard(i).context(), [this, i] { beat(i); });
-  }
   notifier_.send("READY=1\n" + status_line());
   if (notifier_.active()) {
     log::info("event=notify.ready socket={} watchdog_usec={}", std::getenv("NOTIFY_SOCKET"),
@@ -467,28 +457,17 @@ void Daemon::start_supervision() {
   if (notifier_.active()) tick_notify_status();
 }
 
-void Daemon::beat(size_t shard) {
-  if (beats_stopped_.load(std::memory_order_relaxed)) return;
-  heartbeats_->beat(shard);
-  asio::steady_timer& t = *beat_timers_[shard];
-  t.expires_after(beat_period_);
-  t.async_wait([this, shard](std::error_code ec) {
-    if (!ec && !beats_stopped_.load(std::memory_order_relaxed)) beat(shard);
-  });
-}
-
 // WATCHDOG=1 every half interval (sd_watchdog_enabled(3) advises pinging at half of it), and only while
 // every shard has beaten within that half: a shard stuck in a handler stops the pings, so systemd
 // restarts the service; the control loop stuck stops them too.
 void Daemon::tick_watchdog() {
   if (phase_ == Phase::Stopped || !watchdog_) return;
   const auto half = *watchdog_ / 2;
-  const auto now = ShardHeartbeats::Clock::now();
-  if (const auto stale = heartbeats_->stale(now, half)) {
+  if (const auto stale = shards_->stale_shard(half)) {
     if (!watchdog_stalled_) {
-      const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(now - heartbeats_->last(*stale));
+      const auto age = std::chrono::duration_cast<std::chrono::milliseconds>(stale->age);
       log::error("event=watchdog.stalled shard={} last_beat_ms={} (no WATCHDOG=1 until it turns again)",
-                 *stale, age.count());
+                 stale->shard, age.count());
     }
     watchdog_stalled_ = true;
   } else {

@@ -35,7 +35,6 @@
 #include "addressspace/server_object.hpp"
 #include "config/config.hpp"
 #include "daemon/event_log.hpp"
-#include "daemon/heartbeat.hpp"
 #include "daemon/http_server.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/notify.hpp"
@@ -97,9 +96,8 @@ class Daemon {
   void tick_counters();
   void watch_certificate_expiry();
   void await_hangup();
-  // Service manager supervision (notify.hpp, heartbeat.hpp).
+  // Service manager supervision (notify.hpp; the shards' heartbeats, transport/shard_heartbeat.hpp).
   void start_supervision();
-  void beat(size_t shard);
   void tick_watchdog();
   void tick_notify_status();
   std::string status_line() const;
@@ -146,11 +144,6 @@ class Daemon {
   Notifier notifier_;
   std::optional<std::chrono::microseconds> watchdog_;  // $WATCHDOG_USEC
   bool watchdog_stalled_ = false;                      // a stale shard has stopped the pings
-  std::unique_ptr<ShardHeartbeats> heartbeats_;
-  std::chrono::milliseconds beat_period_{250};
-  // One on each shard's io_context, touched by that shard only; destroyed after the shards are joined.
-  std::vector<std::unique_ptr<asio::steady_timer>> beat_timers_;
-  std::atomic<bool> beats_stopped_{false};  // set by the control thread at the stop, read by the shards
   asio::steady_timer watchdog_timer_{control_};
   asio::steady_timer notify_status_timer_{control_};
 };

@@ -20,7 +20,7 @@ void Shard::remove_closer(uint64_t key) { closers_.erase(key); }
 void Shard::arm_heartbeat() {
   heartbeat_.beat();
   if (heartbeat_stopped_) return;
-  heartbeat_timer_.expires_after(kHeartbeatInterval);
+  heartbeat_timer_.expires_after(heartbeat_interval_);
   heartbeat_timer_.async_wait([this](std::error_code ec) {
     if (!ec) arm_heartbeat();
   });
@@ -108,6 +108,19 @@ Shard& ShardPool::least_loaded() noexcept {
     if (s->load().load(std::memory_order_relaxed) < best->load().load(std::memory_order_relaxed)) best = s;
   }
   return *best;
+}
+
+void ShardPool::set_heartbeat_interval(std::chrono::milliseconds every) noexcept {
+  for (auto& s : shards_) s->heartbeat_interval_ = std::max(every, std::chrono::milliseconds(1));
+}
+
+std::optional<ShardPool::StaleShard> ShardPool::stale_shard(std::chrono::steady_clock::duration max_age) const noexcept {
+  const auto now = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const auto age = shards_[i]->heartbeat().age(now);
+    if (age > max_age) return StaleShard{i, age};
+  }
+  return std::nullopt;
 }
 
 std::chrono::steady_clock::duration ShardPool::oldest_heartbeat() const noexcept {

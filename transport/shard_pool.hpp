@@ -37,6 +37,7 @@ class Shard {
   const TransportStats& stats() const noexcept { return stats_; }
   // When this shard's loop last turned (written by its heartbeat timer, read anywhere).
   const ShardHeartbeat& heartbeat() const noexcept { return heartbeat_; }
+  std::chrono::milliseconds heartbeat_interval() const noexcept { return heartbeat_interval_; }
   // Live connections on this shard; read by the acceptor to pick the least-loaded shard.
   std::atomic<uint32_t>& load() noexcept { return load_; }
   uint32_t load_count() const noexcept { return load_.load(std::memory_order_relaxed); }
@@ -53,6 +54,7 @@ class Shard {
   void arm_heartbeat();  // shard thread
 
   uint32_t index_;
+  std::chrono::milliseconds heartbeat_interval_ = kHeartbeatInterval;  // set before the thread starts
   asio::io_context ctx_;
   asio::steady_timer heartbeat_timer_;  // shard-local
   bool heartbeat_stopped_ = false;      // shard-local
@@ -97,8 +99,17 @@ class ShardPool {
   Shard& shard(size_t i) noexcept { return *shards_[i]; }
   const Shard& shard(size_t i) const noexcept { return *shards_[i]; }
   Shard& least_loaded() noexcept;
-  // The age of the stalest shard heartbeat (max() before start()): a watchdog compares it with its limit.
+  // How often each shard's timer stamps its heartbeat (kHeartbeatInterval unless set; at least 1 ms).
+  // REQUIRES: before start(). The service manager's watchdog asks for at least four beats per ping.
+  void set_heartbeat_interval(std::chrono::milliseconds every) noexcept;
+  // The age of the stalest shard heartbeat (max() before start()): /healthz compares it with its limit.
   std::chrono::steady_clock::duration oldest_heartbeat() const noexcept;
+  // The first shard whose heartbeat is older than `max_age`, with that age (the systemd watchdog's test).
+  struct StaleShard {
+    size_t shard;
+    std::chrono::steady_clock::duration age;
+  };
+  std::optional<StaleShard> stale_shard(std::chrono::steady_clock::duration max_age) const noexcept;
   // Connections across all shards, for the configured maximum.
   std::atomic<uint32_t>& connections() noexcept { return connections_; }
   uint32_t connection_count() const noexcept { return connections_.load(std::memory_order_relaxed); }

@@ -1,6 +1,6 @@
 // The service manager's notification protocol (daemon/notify.hpp) against a datagram socket the test
-// binds, the watchdog interval from the environment's values, and the shard heartbeats the watchdog
-// pings depend on (daemon/heartbeat.hpp).
+// binds, and the watchdog interval from the environment's values. The shard heartbeats the watchdog pings
+// depend on are tested with the shard pool (tests/unit/transport/shard_heartbeat_test.cpp).
 #include <catch2/catch.hpp>
 
 #include <sys/socket.h>
@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <string>
 
-#include "daemon/heartbeat.hpp"
 #include "daemon/notify.hpp"
 
 using namespace opcuad;
@@ -114,17 +113,3 @@ TEST_CASE("notify: the watchdog interval from WATCHDOG_USEC and WATCHDOG_PID", "
   CHECK_FALSE(watchdog_interval("3000000", "42x", 42));
 }
 
-TEST_CASE("heartbeat: a shard that stops beating is reported stale", "[notify][heartbeat]") {
-  using namespace std::chrono_literals;
-  ShardHeartbeats beats(3);
-  const auto t0 = ShardHeartbeats::Clock::now();
-  for (size_t i = 0; i < 3; ++i) beats.beat(i, t0);
-  CHECK_FALSE(beats.stale(t0 + 400ms, 500ms));
-  // Shards 0 and 2 go on beating, shard 1 is stuck in a handler.
-  beats.beat(0, t0 + 600ms);
-  beats.beat(2, t0 + 600ms);
-  CHECK(beats.stale(t0 + 700ms, 500ms) == size_t{1});
-  beats.beat(1, t0 + 800ms);  // it turned again
-  CHECK_FALSE(beats.stale(t0 + 900ms, 500ms));
-  CHECK(beats.last(1) == t0 + 800ms);
-}

@@ -39,8 +39,25 @@ TEST_CASE("ShardPool: every shard's heartbeat stays young while its loop turns, 
   CHECK(pool.shard(0).heartbeat().age() >= 1000ms);
   CHECK(pool.shard(1).heartbeat().age() < 800ms);
   CHECK(pool.oldest_heartbeat() >= 1000ms);
+  // What the systemd watchdog asks (daemon.cpp): the held shard, with its age.
+  const auto stale = pool.stale_shard(900ms);
+  REQUIRE(stale);
+  CHECK(stale->shard == 0);
+  CHECK(stale->age >= 1000ms);
   release.store(true);
   std::this_thread::sleep_for(300ms);
   CHECK(pool.oldest_heartbeat() < 800ms);
+  CHECK_FALSE(pool.stale_shard(800ms));
   pool.stop();  // returns: the heartbeat timers are cancelled with the rest
+}
+
+TEST_CASE("ShardPool: set_heartbeat_interval sets every shard's beat, at least 1 ms", "[transport][heartbeat]") {
+  // A watchdog with a short ping interval asks for faster beats (at least four per interval, daemon.cpp).
+  ShardPool pool(2);
+  CHECK(pool.shard(1).heartbeat_interval() == kHeartbeatInterval);
+  pool.set_heartbeat_interval(20ms);
+  CHECK(pool.shard(0).heartbeat_interval() == 20ms);
+  CHECK(pool.shard(1).heartbeat_interval() == 20ms);
+  pool.set_heartbeat_interval(0ms);
+  CHECK(pool.shard(0).heartbeat_interval() == 1ms);
 }
