@@ -8,14 +8,16 @@ namespace opcuad::addressspace {
 namespace {
 template <class T>
 uint64_t to_bits(T v) noexcept {
+  // A number or a pointer (a cell's ValueSource), kept as the payload's bits.
   uint64_t bits = 0;
-  std::memcpy(&bits, &v, sizeof v);
+  std::memcpy(&bits, &v, sizeof(T));  // NOLINT(bugprone-sizeof-expression): the pointer itself is the value
   return bits;
 }
 template <class T>
 T from_bits(uint64_t bits) noexcept {
+  // A number or a pointer (a cell's ValueSource), kept as the payload's bits.
   T v;
-  std::memcpy(&v, &bits, sizeof v);
+  std::memcpy(&v, &bits, sizeof(T));  // NOLINT(bugprone-sizeof-expression): the pointer itself is the value
   return v;
 }
 inline void cpu_relax() noexcept {

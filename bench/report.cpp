@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "bench/machine.hpp"
@@ -15,7 +16,7 @@ namespace {
 // ---- output
 
 std::string group(double v) {
-  auto n = static_cast<uint64_t>(v + 0.5);
+  auto n = static_cast<uint64_t>(std::llround(v));
   const std::string digits = std::to_string(n);
   std::string s;
   for (size_t i = 0; i < digits.size(); ++i) {

@@ -122,11 +122,9 @@ void LoginVerifier::submit(std::string address, std::string user, security::Secr
     } else {
       if (limits_.max_failures) ++entry(key, now).in_flight;
       queue_.push_back(Job{std::move(key), std::move(user), std::move(password), &reply_to, std::move(done)});
+      wake_.notify_one();
+      return;
     }
-  }
-  if (refused.is_good()) {
-    wake_.notify_one();
-    return;
   }
   refused_.fetch_add(1, std::memory_order_relaxed);
   done(refused, {});

@@ -136,7 +136,7 @@ void Sampler::record_lateness(size_t items, std::chrono::steady_clock::duration 
   auto later_than = [&](double x_us) -> uint64_t {
     if (s >= x_us) return items;
     if (s + d <= x_us || d <= 0) return 0;
-    return static_cast<uint64_t>(static_cast<double>(items) * (s + d - x_us) / d + 0.5);
+    return static_cast<uint64_t>(std::llround(static_cast<double>(items) * (s + d - x_us) / d));
   };
   auto add = [](std::atomic<uint64_t>& c, uint64_t n) {
     c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);

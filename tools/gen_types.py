@@ -508,7 +508,7 @@ inline void fill(uint64_t& v) { v = 1234567890123ULL; }
 inline void fill(float& v) { v = 1.5f; }
 inline void fill(double& v) { v = -2.25; }
 inline void fill(String& v) { v = String("text"); }
-inline void fill(ByteString& v) { v = ByteString(std::string_view("\\x00\\x01bytes", 7)); }
+inline void fill(ByteString& v) { v = ByteString(std::string_view("\\x00\\x01" "bytes", 7)); }
 inline void fill(XmlElement& v) { v = XmlElement("<a>1</a>"); }
 inline void fill(DateTime& v) { v = DateTime::from_unix_ms(1700000000123); }
 inline void fill(Guid& v) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: unit tests and the node-opcua interoperability suite against the
-# daemon, under ASan+UBSan; the generated-code and services-layering checks (ctest: generated_code_is_current,
-# layers); the fuzz-corpus replay; the Debian package; the multi-threaded tests under TSan; and each
+# daemon, under ASan+UBSan; the generated-code, services-layering and formatting checks (ctest:
+# generated_code_is_current, layers, format); the .clang-tidy checks; the fuzz-corpus replay; the Debian package; the multi-threaded tests under TSan; and each
 # libFuzzer target for a bounded time. Prints each stage's duration at the end.
 # CI runs exactly this (.ci/run).
 #   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 60)
@@ -52,6 +52,13 @@ stage "build: ASan + UBSan, with the libFuzzer targets (clang)"
 CXX=clang++ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPCUAD_SANITIZE=address -DOPCUAD_FUZZ=ON \
   >/dev/null
 cmake --build build/asan -j "$jobs"
+
+stage "clang-tidy: the checks of .clang-tidy over the ASan build's sources"
+run-clang-tidy-14 -p build/asan -quiet -j "$jobs" >build/asan/clang-tidy.log 2>&1 || {
+  grep -E "(warning|error):" build/asan/clang-tidy.log | sort -u
+  echo "clang-tidy found problems (all of its output: build/asan/clang-tidy.log)"
+  exit 1
+}
 
 stage "release build: the Debian package's daemon starts and reports its version"
 deb=$(bash packaging/build-deb.sh build/package | tail -n 1)

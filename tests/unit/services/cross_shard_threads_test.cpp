@@ -145,14 +145,16 @@ struct Remote {
   template <class Req>
   uint32_t send(Req req) {
     uint32_t id = 0;
-    REQUIRE(try_send(std::move(req), id));
+    const bool sent = try_send(std::move(req), id);  // outside REQUIRE, which names its expression twice
+    REQUIRE(sent);
     return id;
   }
   bool wait_response(uint32_t request_id, ServerMessage& out) { return try_wait(request_id, out); }
   template <class Resp, class Req>
   Resp call(Req req, ua::StatusCode* fault = nullptr) {
     ServerMessage m;
-    REQUIRE(wait_response(send(std::move(req)), m));
+    const uint32_t id = send(std::move(req));  // outside REQUIRE, which names its expression twice
+    REQUIRE(wait_response(id, m));
     return decode_response<Resp>(m, fault);
   }
 

@@ -338,7 +338,8 @@ struct SecondShard {
   template <class Resp, class Req>
   Resp call(Req req, ua::StatusCode* fault = nullptr) {
     ServerMessage m;
-    REQUIRE(wait_response(send(std::move(req)), m));
+    const uint32_t id = send(std::move(req));  // outside REQUIRE, which names its expression twice
+    REQUIRE(wait_response(id, m));
     return decode_response<Resp>(m, fault);
   }
 

@@ -69,7 +69,8 @@ ua::PublishResponse publish(Side& side, std::vector<ua::SubscriptionAcknowledgem
   ua::PublishRequest r;
   r.subscription_acknowledgements = std::move(acks);
   ServerMessage m;
-  REQUIRE(side.wait_response(side.send(std::move(r)), m));
+  const uint32_t id = side.send(std::move(r));  // outside REQUIRE, which names its expression twice
+  REQUIRE(side.wait_response(id, m));
   return decode_response<ua::PublishResponse>(m, fault);
 }
 

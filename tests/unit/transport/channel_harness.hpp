@@ -55,8 +55,8 @@ inline bool parse_output(const std::string& out, std::vector<ServerMessage>& mes
       m.request_id = d.read_u32();
     }
     m.body.assign(d.position(), d.position() + d.remaining());
-    messages.push_back(std::move(m));
     pos += m.size;
+    messages.push_back(std::move(m));
   }
   return pos == out.size();
 }

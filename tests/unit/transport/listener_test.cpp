@@ -134,7 +134,7 @@ TEST_CASE("transport: many concurrent connections spread over the shards", "[tra
         c.open();
         for (uint32_t i = 0; i < 50; ++i) {
           auto r = c.read(i, 1 + t);
-          if (r.response_header.request_handle == i && r.results.size() == size_t(1 + t)) good.fetch_add(1);
+          if (r.response_header.request_handle == i && r.results.size() == static_cast<size_t>(t) + 1) good.fetch_add(1);
         }
       } catch (const std::exception&) {
         failed.fetch_add(1);

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Checks that every C++ source of the project is formatted as .clang-format says (clang-format 14, the
+Debian 12 package). Lists every file that is not and exits 1 if there is any; the code the generators
+write (ua/generated/) is left as they write it.
+
+    python3 tools/check_format.py          # check
+    python3 tools/check_format.py --fix    # rewrite the files in place
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+FOLDERS = ["addressspace", "bench", "config", "daemon", "services", "tests", "tools", "transport", "ua"]
+SKIP = [ROOT / "ua" / "generated", ROOT / "tests" / "interop" / "node_modules"]
+
+
+def sources() -> list[pathlib.Path]:
+    out = []
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix not in (".cpp", ".hpp") or not path.is_file():
+                continue
+            if any(path.is_relative_to(s) for s in SKIP):
+                continue
+            out.append(path)
+    return out
+
+
+def main() -> int:
+    tool = shutil.which("clang-format-14") or shutil.which("clang-format")
+    if tool is None:
+        print("check_format.py: clang-format is not installed (Debian package clang-format)", file=sys.stderr)
+        return 2
+    files = sources()
+    if "--fix" in sys.argv[1:]:
+        subprocess.run([tool, "-i", *map(str, files)], check=True)
+        print(f"{len(files)} files formatted")
+        return 0
+    bad = []
+    for path in files:
+        r = subprocess.run([tool, "--dry-run", "-Werror", str(path)], capture_output=True, text=True)
+        if r.returncode != 0:
+            bad.append(path.relative_to(ROOT))
+    for b in bad:
+        print(f"{b}: not formatted (python3 tools/check_format.py --fix)")
+    print(f"{len(files)} files checked, {len(bad)} not formatted")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
