@@ -44,6 +44,10 @@
 
 namespace opcuad::services {
 
+// The one transport profile opcuad's endpoints offer (Part 7: UA TCP, UA Secure Conversation, UA Binary).
+inline constexpr std::string_view kTcpBinaryProfile =
+    "http://opcfoundation.org/UA-Profile/Transport/uatcp-uasc-uabinary";
+
 struct DiagnosticsArrays;  // diagnostics.hpp
 
 class Server final : public transport::ServiceHandler {

@@ -26,7 +26,7 @@ LAYERS = [
     ("request", ["request"]),
     ("dispatch", ["dispatcher", "handlers"]),
     # diagnostics.cpp implements Server::collect_diagnostics, so it reads the Server.
-    ("server", ["server", "diagnostics.cpp"]),
+    ("server", ["server", "server_endpoints.cpp", "diagnostics.cpp"]),
     ("services", ["attribute_service.cpp", "discovery_service.cpp", "method_service.cpp",
                   "monitored_item_service.cpp", "session_crypto", "session_identity.cpp", "session_move.cpp",
                   "session_service.cpp",
