@@ -1,9 +1,5 @@
 #include "bench/sub_connection.hpp"
 
-#include <asio/buffer.hpp>
-#include <asio/connect.hpp>
-#include <asio/write.hpp>
-
 #include <algorithm>
 #include <cstring>
 
@@ -13,11 +9,11 @@
 namespace opcuad::bench {
 
 SubConnection::SubConnection(asio::io_context& ctx, SubCounters& counters)
-    : socket_(ctx), counters_(counters) {}
+    : WireClient(ctx), counters_(counters) {}
 
 bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, const SubParameters& p,
                           uint32_t first, uint32_t last, std::string& error) {
-  if (!connect_session(socket_, endpoint, name, session_, error)) return false;
+  if (!connect_session(socket(), endpoint, name, session(), error)) return false;
   for (uint32_t sub_first = first; sub_first < last; sub_first += p.items_per_subscription) {
     const uint32_t sub_last = std::min(last, sub_first + p.items_per_subscription);
     ua::CreateSubscriptionRequest cs;
@@ -27,7 +23,7 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
     cs.max_notifications_per_publish = 0;
     cs.publishing_enabled = true;
     ua::CreateSubscriptionResponse created;
-    if (!blocking_call(socket_, session_, next_request_id_++, cs, created, error)) {
+    if (!blocking_call(socket(), session(), next_request_id_++, cs, created, error)) {
       error = "CreateSubscription: " + error;
       return false;
     }
@@ -49,7 +45,7 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
         item.requested_parameters.discard_oldest = true;
       }
       ua::CreateMonitoredItemsResponse resp;
-      if (!blocking_call(socket_, session_, next_request_id_++, req, resp, error)) {
+      if (!blocking_call(socket(), session(), next_request_id_++, req, resp, error)) {
         error = "CreateMonitoredItems: " + error;
         return false;
       }
@@ -72,92 +68,26 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
 }
 
 void SubConnection::start(uint32_t publish_outstanding) {
-  rx_.allocate(kReadSize);
   for (uint32_t i = 0; i < std::max<uint32_t>(publish_outstanding, 1); ++i) send_publish();
-  flush();
-  do_read();
-}
-
-void SubConnection::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  asio::error_code ec;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  start_wire();
 }
 
 void SubConnection::send_publish() {
   ua::PublishRequest req;
-  set_request_header(req.request_header, session_.authentication_token, next_request_id_, 0);
+  set_request_header(req.request_header, session().authentication_token, next_request_id_, 0);
   for (auto [sub, seq] : acks_) req.subscription_acknowledgements.push_back({sub, seq});
   acks_.clear();
-  if (!append_request(pending_, transport::MessageType::Message, session_, next_request_id_++, req))
+  if (!append_request(outgoing(), transport::MessageType::Message, session(), next_request_id_++, req))
     fail("cannot seal a Publish request");
 }
 
-void SubConnection::flush() {
-  if (write_in_flight_ || pending_.size() == 0 || stopped_) return;
-  std::swap(pending_, writing_);
-  pending_.clear();
-  write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),
-                    [this](const asio::error_code& ec, size_t) {
-                      write_in_flight_ = false;
-                      writing_.clear();
-                      if (ec) return fail("write: " + ec.message());
-                      flush();
-                    });
-}
-
-void SubConnection::do_read() {
-  if (stopped_) return;
-  const auto space = rx_.space();
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [this](const asio::error_code& ec, size_t n) {
-                            if (ec) {
-                              if (!stopped_) fail("read: " + ec.message());
-                              return;
-                            }
-                            on_read(n);
-                          });
-}
-
-void SubConnection::on_read(size_t n) {
-  rx_.commit(n);
-  std::span<uint8_t> chunk;
-  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
-    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
-    const uint8_t* p = chunk.data();
-    const auto size = static_cast<uint32_t>(chunk.size());
-    const uint32_t word = get_u32(p);
-    const auto type = static_cast<transport::MessageType>(word & 0xFFFFFF);
-    const char chunk_type = static_cast<char>(word >> 24);
-    if (type == transport::MessageType::Error) {
-      transport::ErrorMessage err;
-      std::string what;
-      read_error({p + transport::kHeaderSize, size - transport::kHeaderSize}, err, what);
-      return fail(what);
-    }
-    if (type != transport::MessageType::Message || size < transport::kSymmetricPrefix)
-      return fail("unexpected message type from the server");
-    std::span<const uint8_t> body;
-    if (!open_chunk(session_, chunk, body)) return fail("a response chunk failed its security checks");
-    if (chunk_type == 'C') {
-      reassembly_.insert(reassembly_.end(), body.begin(), body.end());
-    } else if (chunk_type == 'A') {
-      reassembly_.clear();
-      ++errors_["aborted response"];
-    } else if (!reassembly_.empty()) {
-      reassembly_.insert(reassembly_.end(), body.begin(), body.end());
-      handle_response(reassembly_);
-      reassembly_.clear();
-    } else {
-      handle_response(body);
-    }
-    if (stopped_) return;
+void SubConnection::on_message(const MessageChunk& m) {
+  if (m.chunk_type == 'C') return;
+  if (m.chunk_type == 'A') {
+    ++errors_["aborted response"];
+    return;
   }
-  flush();
-  do_read();
+  handle_response(m.message);
 }
 
 // PublishResponse (Part 4 §5.13.5), decoded in place: only what the count needs.
@@ -240,7 +170,7 @@ void SubConnection::handle_response(std::span<const uint8_t> body) {
 }
 
 void SubConnection::fail(const std::string& what) {
-  if (stopped_) return;
+  if (wire_closed()) return;
   ++errors_[what];
   stop();
 }

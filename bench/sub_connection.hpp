@@ -1,7 +1,8 @@
 #pragma once
 // One session of the `sub` scenario: blocking setup (session, subscriptions, monitored items), then an
-// asynchronous Publish loop that keeps K Publish requests outstanding, acknowledges every notification
-// message and counts, per item, the distinct samples (source timestamps) inside the measured window.
+// asynchronous Publish loop (wire_client.hpp) that keeps K Publish requests outstanding, acknowledges every
+// notification message and counts, per item, the distinct samples (source timestamps) inside the measured
+// window.
 //
 // shard-local: a SubConnection runs on the thread of its io_context; the per-item counters it writes are
 // a disjoint slice of SubCounters (client handles first..last), so connections on other threads never
@@ -10,7 +11,6 @@
 #include <sys/types.h>
 
 #include <asio/io_context.hpp>
-#include <asio/ip/tcp.hpp>
 
 #include <atomic>
 #include <filesystem>
@@ -20,6 +20,7 @@
 
 #include "bench/sub_scenario.hpp"
 #include "bench/ua_client.hpp"
+#include "bench/wire_client.hpp"
 #include "ua/buffer.hpp"
 
 namespace opcuad::bench {
@@ -44,7 +45,7 @@ struct SubParameters {
   uint32_t variables = 1;  // item k monitors ns=2;i=(k % variables) + 1
 };
 
-class SubConnection {
+class SubConnection : private WireClient<SubConnection> {
  public:
   SubConnection(asio::io_context& ctx, SubCounters& counters);
   // Blocking, on the caller's thread: session, subscriptions, items with client handles [first, last).
@@ -52,7 +53,7 @@ class SubConnection {
              uint32_t last, std::string& error);
   // On the io_context's thread.
   void start(uint32_t publish_outstanding);
-  void stop();
+  void stop() noexcept { close_wire(); }
 
   double revised_sampling_interval() const noexcept { return revised_sampling_; }
   double revised_publishing_interval() const noexcept { return revised_publishing_; }
@@ -61,18 +62,17 @@ class SubConnection {
   const std::map<std::string, uint64_t>& errors() const noexcept { return errors_; }
 
  private:
+  friend WireClient;
+  // WireClient's hooks.
+  void on_message(const MessageChunk& m);
+  void on_wire_error(const std::string& what) { fail(what); }
+
   void send_publish();
-  void flush();
-  void do_read();
-  void on_read(size_t n);
   void handle_response(std::span<const uint8_t> body);
   void fail(const std::string& what);
 
-  asio::ip::tcp::socket socket_;
   SubCounters& counters_;
-  SessionInfo session_;
   uint32_t next_request_id_ = 100;
-  bool stopped_ = false;
   double revised_sampling_ = 0;
   double revised_publishing_ = 0;
   uint32_t revised_queue_ = 0;
@@ -80,10 +80,6 @@ class SubConnection {
   std::map<std::string, uint64_t> errors_;
   std::map<uint32_t, uint32_t> last_sequence_;  // per subscription: the last data message's number
   std::vector<std::pair<uint32_t, uint32_t>> acks_;
-  ua::ByteBuffer pending_, writing_;
-  bool write_in_flight_ = false;
-  ChunkReader rx_;
-  std::vector<uint8_t> reassembly_;
 };
 
 // Shared by `sub` and `connect`.

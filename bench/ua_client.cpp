@@ -2,12 +2,8 @@
 
 #include "bench/blocking_client.hpp"
 
-#include <asio/buffer.hpp>
-#include <asio/write.hpp>
-
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -83,130 +79,61 @@ bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir
 
 LoadConnection::LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
                                const std::atomic<int>& phase)
-    : ctx_(ctx), socket_(ctx), timer_(ctx), workload_(workload), stats_(stats), phase_(phase) {}
+    : WireClient(ctx), timer_(ctx), workload_(workload), stats_(stats), phase_(phase) {}
 
 void LoadConnection::start(const SessionInfo& session, uint32_t inflight, Clock::duration pace) {
-  session_ = session;
+  this->session() = session;
   inflight_ = inflight == 0 ? 1 : inflight;
   pace_ = pace;
   if (pace_.count() != 0) inflight_ = 1;
-  handle_offset_ = workload_.encode_request(session_.authentication_token, request_);
-  if (request_.size() > session_.chunk_room()) {
+  handle_offset_ = workload_.encode_request(session.authentication_token, request_);
+  if (request_.size() > session.chunk_room()) {
     // One request per chunk keeps the client simple; Read of a few thousand nodes still fits 64 KiB.
     fail("request of " + std::to_string(request_.size()) + " bytes does not fit one chunk");
     return;
   }
   generation_.assign(inflight_, 0);
   sent_at_.assign(inflight_, Clock::time_point{});
-  rx_.allocate(kReadSize);
-  const size_t overhead =
-      transport::kSymmetricPrefix + (session_.crypto ? session_.crypto->max_overhead() : 0);
-  pending_.reserve(inflight_ * (request_.size() + overhead));
-  writing_.reserve(pending_.capacity());
+  const size_t overhead = transport::kSymmetricPrefix + (session.crypto ? session.crypto->max_overhead() : 0);
+  reserve_output(inflight_ * (request_.size() + overhead));
   for (uint32_t slot = 0; slot < inflight_; ++slot) send_request(slot);
-  flush();
-  do_read();
+  start_wire();
 }
 
 void LoadConnection::send_request(uint32_t slot) {
   const uint32_t request_id = slot + inflight_ * ++generation_[slot];
   put_u32(request_.data() + handle_offset_, request_id);
   sent_at_[slot] = Clock::now();
-  if (!append_chunk(pending_, MessageType::Message, 'F', session_, request_id, request_.span()))
+  if (!append_chunk(outgoing(), MessageType::Message, 'F', session(), request_id, request_.span()))
     return fail("cannot seal a request");
   ++outstanding_;
 }
 
-void LoadConnection::flush() {
-  if (write_in_flight_ || pending_.size() == 0 || closed_) return;
-  std::swap(pending_, writing_);
-  pending_.clear();
-  write_in_flight_ = true;
-  asio::async_write(socket_, asio::buffer(writing_.data(), writing_.size()),
-                    [this](const asio::error_code& ec, size_t) {
-                      write_in_flight_ = false;
-                      writing_.clear();
-                      if (ec) return fail("write: " + ec.message());
-                      flush();
-                    });
+void LoadConnection::begin_batch() {
+  batch_time_ = Clock::now();
 }
 
-void LoadConnection::do_read() {
-  if (closed_) return;
-  const auto space = rx_.space();
-  socket_.async_read_some(asio::buffer(space.data(), space.size()),
-                          [this](const asio::error_code& ec, size_t n) {
-                            if (ec) {
-                              if (!closed_) fail("read: " + ec.message());
-                              return;
-                            }
-                            on_read(n);
-                          });
+void LoadConnection::end_batch() {
+  if (outstanding_ == 0 && phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop)) finish();
 }
 
-void LoadConnection::on_read(size_t n) {
-  rx_.commit(n);
-  // One clock read per batch: responses that arrive together completed together as far as we can see.
-  const auto now = Clock::now();
-  std::span<uint8_t> chunk;
-  for (transport::ParseResult r; (r = rx_.next(chunk)) != transport::ParseResult::NeedMore;) {
-    if (r == transport::ParseResult::Bad) return fail("implausible chunk size");
-    if (!handle_chunk(chunk, now)) return;
-  }
-  if (outstanding_ == 0 && phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop))
-    return finish();
-  flush();
-  do_read();
+void LoadConnection::on_server_error(const transport::ErrorMessage& err) {
+  ++stats_.errors.service[err.error.value()];
 }
 
-bool LoadConnection::handle_chunk(std::span<uint8_t> chunk, Clock::time_point now) {
-  const uint32_t word = get_u32(chunk.data());
-  const auto type = static_cast<MessageType>(word & 0xFFFFFF);
-  const auto chunk_type = static_cast<char>(word >> 24);
-  if (type == MessageType::Error) {
-    transport::ErrorMessage err;
-    std::string what;
-    if (read_error(chunk.subspan(transport::kHeaderSize), err, what))
-      ++stats_.errors.service[err.error.value()];
-    fail(what);
-    return false;
-  }
-  if (type != MessageType::Message || chunk.size() < transport::kSymmetricPrefix) {
-    fail("unexpected message type from the server");
-    return false;
-  }
-  // Decrypted and verified in place first on a secured channel: the sequence header is inside.
-  std::span<const uint8_t> body;
-  if (!open_chunk(session_, chunk, body)) {
-    fail("a response chunk failed its security checks");
-    return false;
-  }
+void LoadConnection::on_message(const MessageChunk& m) {
   // Part 6 §6.7.2.4: the server's sequence numbers go up by exactly one per chunk.
-  const uint32_t sequence = get_u32(chunk.data() + 16);
-  if (expected_sequence_ != 0 && sequence != expected_sequence_)
+  if (expected_sequence_ != 0 && m.sequence != expected_sequence_)
     ++stats_.transport_errors["sequence number gap"];
-  expected_sequence_ = sequence + 1;
-  const uint32_t request_id = get_u32(chunk.data() + 20);
+  expected_sequence_ = m.sequence + 1;
   if (phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Measure))
-    stats_.response_bytes += chunk.size();
-  if (chunk_type == 'C') {
-    reassembly_.insert(reassembly_.end(), body.begin(), body.end());
-    return true;
-  }
-  if (chunk_type == 'A') {
-    reassembly_.clear();
+    stats_.response_bytes += m.size;
+  if (m.chunk_type == 'C') return;
+  if (m.chunk_type == 'A') {
     ++stats_.transport_errors["aborted response"];
-    handle_response(request_id, {}, now);
-    return !closed_;
+    return handle_response(m.request_id, {}, batch_time_);
   }
-  if (!reassembly_.empty()) {
-    reassembly_.insert(reassembly_.end(), body.begin(), body.end());
-    handle_response(request_id, reassembly_, now);
-    reassembly_.clear();
-  } else {
-    handle_response(request_id, body, now);
-  }
-  return !closed_;
+  handle_response(m.request_id, m.message, batch_time_);
 }
 
 void LoadConnection::handle_response(uint32_t request_id, std::span<const uint8_t> body,
@@ -246,7 +173,7 @@ void LoadConnection::handle_response(uint32_t request_id, std::span<const uint8_
   // Paced (one request in flight): the next one leaves one interval after this one did.
   timer_.expires_at(std::max(sent_at_[slot] + pace_, now));
   timer_.async_wait([this, slot](const asio::error_code& ec) {
-    if (ec || closed_) return;
+    if (ec || wire_closed()) return;
     if (phase_.load(std::memory_order_relaxed) == static_cast<int>(Phase::Stop)) {
       if (outstanding_ == 0) finish();
       return;
@@ -257,23 +184,20 @@ void LoadConnection::handle_response(uint32_t request_id, std::span<const uint8_
 }
 
 void LoadConnection::fail(const std::string& what) {
-  if (closed_) return;
+  if (wire_closed()) return;
   ++stats_.transport_errors[what];
   finish();
 }
 
 void LoadConnection::finish() {
-  if (closed_) return;
-  closed_ = true;
-  asio::error_code ec;
+  if (wire_closed()) return;
   timer_.cancel();
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  socket_.close(ec);
+  close_wire();
   finished_.store(true, std::memory_order_release);
 }
 
 void LoadConnection::force_close() noexcept {
-  if (closed_) return;
+  if (wire_closed()) return;
   if (outstanding_ > 0) stats_.transport_errors["unanswered at the end of the run"] += outstanding_;
   finish();
 }

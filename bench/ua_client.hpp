@@ -6,7 +6,7 @@
 // warm), and many requests queued in one loop turn go out in one write.
 //
 // Setup is blocking (open_session, in blocking_client.hpp), the load phase is asynchronous on one
-// io_context per client thread.
+// io_context per client thread (the chunk loop in wire_client.hpp).
 //
 // shard-local: a LoadConnection and the LoadStats it writes belong to the thread running its io_context.
 
@@ -26,6 +26,7 @@
 
 #include "bench/histogram.hpp"
 #include "bench/ua_framing.hpp"
+#include "bench/wire_client.hpp"
 #include "bench/workload.hpp"
 #include "ua/buffer.hpp"
 #include "ua/node_id.hpp"
@@ -80,11 +81,11 @@ struct LoadStats {
 };
 
 // One session on its own TCP connection, keeping `inflight` requests outstanding (closed loop).
-class LoadConnection {
+class LoadConnection : private WireClient<LoadConnection> {
  public:
   LoadConnection(asio::io_context& ctx, const Workload& workload, LoadStats& stats,
                  const std::atomic<int>& phase);
-  asio::ip::tcp::socket& socket() noexcept { return socket_; }
+  using WireClient::socket;
 
   // REQUIRES: open_session() succeeded on socket(). Must run on the io_context's thread (post it there).
   // A non-zero `pace` sends one request per interval (one in flight) instead of a closed loop.
@@ -98,24 +99,25 @@ class LoadConnection {
   void force_close() noexcept;
 
  private:
+  friend WireClient;
+  // WireClient's hooks.
+  void begin_batch();
+  void on_message(const MessageChunk& m);
+  void on_server_error(const transport::ErrorMessage& err);
+  void on_wire_error(const std::string& what) { fail(what); }
+  void end_batch();
+
   void send_request(uint32_t slot);
-  void flush();
-  void do_read();
-  void on_read(size_t n);
-  bool handle_chunk(std::span<uint8_t> chunk, std::chrono::steady_clock::time_point now);
   void handle_response(uint32_t request_id, std::span<const uint8_t> body,
                        std::chrono::steady_clock::time_point now);
   void fail(const std::string& what);
   void finish();
 
-  asio::io_context& ctx_;
-  asio::ip::tcp::socket socket_;
   asio::steady_timer timer_;  // paced runs only
   std::chrono::steady_clock::duration pace_{};
   const Workload& workload_;
   LoadStats& stats_;
   const std::atomic<int>& phase_;
-  SessionInfo session_;
 
   // The encoded request (type id + request), its handle patched per send.
   ua::ByteBuffer request_;
@@ -127,18 +129,11 @@ class LoadConnection {
   std::vector<uint32_t> generation_;
   std::vector<std::chrono::steady_clock::time_point> sent_at_;
   uint32_t expected_sequence_ = 0;  // 0: not seen yet
-
-  // Output: requests of one loop turn gather in pending_, one write is outstanding from writing_.
-  ua::ByteBuffer pending_;
-  ua::ByteBuffer writing_;
-  bool write_in_flight_ = false;
-  // Input: chunks framed from rx_; multi-chunk responses reassembled.
-  ChunkReader rx_;
-  std::vector<uint8_t> reassembly_;
+  // One clock read per read: responses that arrive together completed together as far as we can see.
+  std::chrono::steady_clock::time_point batch_time_;
   std::vector<uint8_t> sample_;
 
   std::atomic<bool> finished_{false};
-  bool closed_ = false;
 };
 
 }  // namespace opcuad::bench

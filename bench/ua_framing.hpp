@@ -1,10 +1,10 @@
 #pragma once
 // OPC UA TCP framing for the load harness's clients, socket-free: chunk headers,
 // the prefix of symmetric chunks, request bodies and request headers on the way out, whole chunks taken
-// from a receive buffer on the way in. Shared by ua_client (the load path), blocking_client (session
-// setup and setup calls), sub_connection (the Publish loop) and the canned server; the functions that run
-// per request are inline and work in a caller's reused buffer, so they add no allocation or copy to the
-// load path.
+// from a receive buffer on the way in. Shared by ua_client (the load path), wire_client (the asynchronous
+// chunk loop), blocking_client (session setup and setup calls), sub_connection (the Publish loop) and the
+// canned server; the functions that run per request are inline and work in a caller's reused buffer, so
+// they add no allocation or copy to the load path.
 //
 // A symmetric chunk (MSG, CLO; Part 6 §6.7.2, §7.1.2.2), little-endian:
 //
