@@ -9,8 +9,12 @@
 
 namespace opcuad::addressspace {
 
-void add_namespace0(NodeStoreBuilder& b) { ns0::add_all(b); }
-size_t namespace0_node_count() noexcept { return ns0::kNodeCount; }
+void add_namespace0(NodeStoreBuilder& b) {
+  ns0::add_all(b);
+}
+size_t namespace0_node_count() noexcept {
+  return ns0::kNodeCount;
+}
 
 namespace ns0 {
 
@@ -47,14 +51,15 @@ void add_rows(NodeStoreBuilder& b, std::span<const NodeRow> nodes, std::span<con
     spec.node_id = ua::NodeId(0, r.id);
     spec.node_class = r.node_class;
     spec.browse_name = ua::QualifiedName{0, ua::String(r.browse_name)};
-    spec.display_name = ua::LocalizedText{ua::String(), ua::String(r.display_name ? r.display_name : r.browse_name)};
+    spec.display_name =
+        ua::LocalizedText{ua::String(), ua::String(r.display_name ? r.display_name : r.browse_name)};
     spec.is_abstract = (r.flags & flag::kIsAbstract) != 0;
     spec.symmetric = (r.flags & flag::kSymmetric) != 0;
     spec.historizing = (r.flags & flag::kHistorizing) != 0;
     spec.contains_no_loops = (r.flags & flag::kContainsNoLoops) != 0;
     spec.executable = (r.flags & flag::kExecutable) != 0;
-    spec.inverse_name = r.inverse_name ? ua::LocalizedText{ua::String(), ua::String(r.inverse_name)}
-                                       : ua::LocalizedText{};
+    spec.inverse_name =
+        r.inverse_name ? ua::LocalizedText{ua::String(), ua::String(r.inverse_name)} : ua::LocalizedText{};
     spec.data_type = ua::NodeId(0, r.data_type ? r.data_type : ua::id::BaseDataType);
     spec.value_rank = r.value_rank;
     spec.array_dimensions = parse_dims(r.array_dimensions);
@@ -64,10 +69,12 @@ void add_rows(NodeStoreBuilder& b, std::span<const NodeRow> nodes, std::span<con
     spec.minimum_sampling_interval = r.minimum_sampling_interval;
     (void)b.add_node(spec);
   }
-  for (const ReferenceRow& r : refs) b.add_reference(ua::NodeId(0, r.source), ua::NodeId(0, r.type), ua::NodeId(0, r.target));
+  for (const ReferenceRow& r : refs)
+    b.add_reference(ua::NodeId(0, r.source), ua::NodeId(0, r.type), ua::NodeId(0, r.target));
 }
 
-void add_definitions(NodeStoreBuilder& b, std::span<const DefinitionRow> defs, std::span<const FieldRow> fields) {
+void add_definitions(NodeStoreBuilder& b, std::span<const DefinitionRow> defs,
+                     std::span<const FieldRow> fields) {
   for (const DefinitionRow& d : defs) {
     const auto fs = fields.subspan(d.first_field, d.field_count);
     if (d.kind == DefinitionKind::Enum) {
@@ -107,7 +114,9 @@ void set(NodeStoreBuilder& b, uint32_t id, ua::Variant v) {
   (void)b.set_value(ua::NodeId(0, id), dv);
 }
 
-ua::LocalizedText text(const char* s) { return ua::LocalizedText{ua::String(), ua::String(s)}; }
+ua::LocalizedText text(const char* s) {
+  return ua::LocalizedText{ua::String(), ua::String(s)};
+}
 
 ua::Variant texts(std::initializer_list<const char*> items) {
   std::vector<ua::LocalizedText> v;
@@ -150,7 +159,9 @@ ua::Variant date_time(const char* iso8601) {
   int y = 0;
   unsigned mo = 1, d = 1, h = 0, mi = 0, s = 0;
   std::string_view t(iso8601);
-  auto num = [&](size_t pos, size_t len, auto& out) { std::from_chars(t.data() + pos, t.data() + pos + len, out); };
+  auto num = [&](size_t pos, size_t len, auto& out) {
+    std::from_chars(t.data() + pos, t.data() + pos + len, out);
+  };
   if (t.size() >= 19) {
     num(0, 4, y);
     num(5, 2, mo);

@@ -87,7 +87,8 @@ int NodeStore::reference_type_index(NodeIndex n) const noexcept {
   return static_cast<int>(nodes_[n].detail);
 }
 
-bool NodeStore::matches(const Reference& r, int base, bool include_subtypes, BrowseDirection dir) const noexcept {
+bool NodeStore::matches(const Reference& r, int base, bool include_subtypes,
+                        BrowseDirection dir) const noexcept {
   if (dir == BrowseDirection::Forward && r.is_inverse) return false;
   if (dir == BrowseDirection::Inverse && !r.is_inverse) return false;
   if (base < 0) return true;

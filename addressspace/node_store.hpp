@@ -168,7 +168,9 @@ class NodeStore {
   int reference_type_index(NodeIndex n) const noexcept;
   NodeIndex reference_type_node(uint16_t type) const noexcept { return reference_types_[type].node; }
   // O(1): is ReferenceType `type` (dense index) `base` or a subtype of it?
-  bool is_reference_subtype(uint16_t type, uint16_t base) const noexcept { return ref_subtypes_.test(type, base); }
+  bool is_reference_subtype(uint16_t type, uint16_t base) const noexcept {
+    return ref_subtypes_.test(type, base);
+  }
   // Browse filter (Part 4 §5.8.2): reference type `base` (dense index; -1 = any), subtypes or not.
   bool matches(const Reference& r, int base, bool include_subtypes, BrowseDirection dir) const noexcept;
 
@@ -188,7 +190,9 @@ class NodeStore {
   // Heap bytes held by the structure (for the memory benchmark).
   struct Footprint {
     size_t node_ids = 0, records = 0, variables = 0, references = 0, strings = 0, index = 0, other = 0;
-    size_t total() const noexcept { return node_ids + records + variables + references + strings + index + other; }
+    size_t total() const noexcept {
+      return node_ids + records + variables + references + strings + index + other;
+    }
   };
   Footprint footprint() const noexcept;
 

@@ -9,7 +9,8 @@
 
 namespace opcuad::addressspace {
 
-NodeStoreBuilder::NodeStoreBuilder(ValueStore& values, EpochReclaimer::Participant& p, const NodeStore* previous)
+NodeStoreBuilder::NodeStoreBuilder(ValueStore& values, EpochReclaimer::Participant& p,
+                                   const NodeStore* previous)
     : values_(values), participant_(p), previous_(previous), store_(std::make_unique<NodeStore>()) {
   string_slots_.assign(1024, 0);
 }
@@ -30,7 +31,7 @@ StringId NodeStoreBuilder::intern(std::string_view s) {
     }
   }
   const size_t mask = string_slots_.size() - 1;
-  size_t i = std::hash<std::string_view>{}(s) & mask;
+  size_t i = std::hash<std::string_view>{}(s)&mask;
   for (; string_slots_[i] != 0; i = (i + 1) & mask) {
     if (pool.view(string_slots_[i]) == s) return string_slots_[i];
   }
@@ -138,8 +139,8 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
   return true;
 }
 
-void NodeStoreBuilder::add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target,
-                                     bool forward) {
+void NodeStoreBuilder::add_reference(const ua::NodeId& source, const ua::NodeId& type,
+                                     const ua::NodeId& target, bool forward) {
   const NodeIndex a = intern_node(source);
   const NodeIndex t = intern_node(type);
   const NodeIndex b = intern_node(target);
@@ -237,7 +238,8 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
     for (size_t k = 1; k < order.size(); ++k) {
       const PendingRef& prev = refs_[order[k - 1]];
       const PendingRef& cur = refs_[order[k]];
-      if (prev.source == cur.source && prev.type == cur.type && prev.target == cur.target) duplicate[order[k]] = true;
+      if (prev.source == cur.source && prev.type == cur.type && prev.target == cur.target)
+        duplicate[order[k]] = true;
     }
     size_t kept = 0;
     for (size_t i = 0; i < refs_.size(); ++i) {
@@ -324,10 +326,12 @@ void NodeStoreBuilder::close_hierarchies(std::vector<std::string>& errors) {
       }
     }
   };
-  close(s.ref_subtypes_, s.reference_types_.size(), [&](size_t i) { return s.reference_types_[i].node; },
-        NodeClass::ReferenceType);
-  close(s.data_type_subtypes_, s.data_types_.size(), [&](size_t i) { return s.data_types_[i].node; },
-        NodeClass::DataType);
+  close(
+      s.ref_subtypes_, s.reference_types_.size(), [&](size_t i) { return s.reference_types_[i].node; },
+      NodeClass::ReferenceType);
+  close(
+      s.data_type_subtypes_, s.data_types_.size(), [&](size_t i) { return s.data_types_[i].node; },
+      NodeClass::DataType);
 
   // The built-in type a DataType's values encode as (Part 3 §8.1 / Part 6 §5.1.2): the nearest ns=0
   // built-in ancestor; Int32 for enumerations; 0 for the abstract roots that accept any subtype.

@@ -69,7 +69,8 @@ class NodeStoreBuilder {
   // False (and nothing added) when a node with this NodeId was already added.
   bool add_node(const NodeSpec& spec);
   // A reference from `source` to `target`; forward == false means target --type--> source.
-  void add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target, bool forward = true);
+  void add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target,
+                     bool forward = true);
   // Writes the Value of a Variable or VariableType added before. False when there is none.
   bool set_value(const ua::NodeId& node, const ua::DataValue& value);
   // Gives a Variable added before read / write roles (its user_access_level gets `has_roles_bit`, see

@@ -14,12 +14,12 @@ struct NodeRow {
   uint32_t id;
   NodeClass node_class;
   const char* browse_name;
-  const char* display_name;  // nullptr: same as the browse name
-  uint32_t data_type;        // Variable, VariableType
-  int32_t value_rank;        // Variable, VariableType
-  uint8_t flags;             // flag:: bits
-  uint8_t access_or_events;  // AccessLevel (Variable) or EventNotifier (Object, View)
-  const char* inverse_name;  // ReferenceType
+  const char* display_name;      // nullptr: same as the browse name
+  uint32_t data_type;            // Variable, VariableType
+  int32_t value_rank;            // Variable, VariableType
+  uint8_t flags;                 // flag:: bits
+  uint8_t access_or_events;      // AccessLevel (Variable) or EventNotifier (Object, View)
+  const char* inverse_name;      // ReferenceType
   const char* array_dimensions;  // "0,0" or nullptr
   double minimum_sampling_interval;
 };
@@ -58,7 +58,8 @@ struct EnumValueRow {
 };
 
 void add_rows(NodeStoreBuilder& b, std::span<const NodeRow> nodes, std::span<const ReferenceRow> refs);
-void add_definitions(NodeStoreBuilder& b, std::span<const DefinitionRow> defs, std::span<const FieldRow> fields);
+void add_definitions(NodeStoreBuilder& b, std::span<const DefinitionRow> defs,
+                     std::span<const FieldRow> fields);
 void set(NodeStoreBuilder& b, uint32_t id, ua::Variant v);
 ua::LocalizedText text(const char* s);
 ua::Variant texts(std::initializer_list<const char*> items);

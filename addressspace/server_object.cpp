@@ -129,8 +129,10 @@ void install_server_object_values(const NodeStore& store, ValueStore& values, Ep
     l.max_nodes_per_translate_browse_paths);
   w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerNodeManagement, l.max_nodes_per_node_management);
   w(id::Server_ServerCapabilities_OperationLimits_MaxMonitoredItemsPerCall, l.max_monitored_items_per_call);
-  w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData, l.max_nodes_per_history_read_data);
-  w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadEvents, l.max_nodes_per_history_read_events);
+  w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadData,
+    l.max_nodes_per_history_read_data);
+  w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryReadEvents,
+    l.max_nodes_per_history_read_events);
   w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateData,
     l.max_nodes_per_history_update_data);
   w(id::Server_ServerCapabilities_OperationLimits_MaxNodesPerHistoryUpdateEvents,
@@ -151,7 +153,8 @@ void set_namespace_array(const NodeStore& store, ValueStore& values, EpochReclai
 }
 
 void set_server_state(const NodeStore& store, ValueStore& values, EpochReclaimer::Participant& p,
-                      ua::ServerState state, uint32_t seconds_till_shutdown, const ua::LocalizedText& reason) {
+                      ua::ServerState state, uint32_t seconds_till_shutdown,
+                      const ua::LocalizedText& reason) {
   const ua::DateTime now = ua::DateTime::now();
   Writer w(store, values, p, now);
   w(ua::id::Server_ServerStatus_State, static_cast<int32_t>(state));
@@ -186,10 +189,12 @@ void update_server_diagnostics(const NodeStore& store, ValueStore& values, Epoch
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedSessionCount, s.rejected_session_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_SessionTimeoutCount, s.session_timeout_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_SessionAbortCount, s.session_abort_count);
-  w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount, s.current_subscription_count);
+  w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_CurrentSubscriptionCount,
+    s.current_subscription_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_CumulatedSubscriptionCount,
     s.cumulated_subscription_count);
-  w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_PublishingIntervalCount, s.publishing_interval_count);
+  w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_PublishingIntervalCount,
+    s.publishing_interval_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_SecurityRejectedRequestsCount,
     s.security_rejected_requests_count);
   w(id::Server_ServerDiagnostics_ServerDiagnosticsSummary_RejectedRequestsCount, s.rejected_requests_count);
@@ -266,7 +271,8 @@ bool CounterPublisher::publish(const NodeStore& store, ValueStore& values, Epoch
   if (resolved_for_ != &store) {
     resolved_for_ = &store;
     for (size_t i = 0; i < kCounterCount; ++i) {
-      const NodeIndex n = store.find(ua::NodeId(1, ua::String(counter_node_id(static_cast<DiagnosticCounter>(i)))));
+      const NodeIndex n =
+          store.find(ua::NodeId(1, ua::String(counter_node_id(static_cast<DiagnosticCounter>(i)))));
       const VariableAttributes* var = n == kNoNode ? nullptr : store.variable(n);
       cells_[i] = var ? var->cell : nullptr;
     }

@@ -42,17 +42,19 @@ bool value_rank_accepts(int32_t value_rank, std::span<const uint32_t> array_dime
   // A non-zero ArrayDimensions entry is the maximum length of that dimension (Part 3 §5.6.2).
   if (!array_dimensions.empty() && array_dimensions.size() == n) {
     for (size_t i = 0; i < n; ++i) {
-      const size_t len = value.dimensions().empty() ? value.array_length()
-                                                     : static_cast<size_t>(value.dimensions()[i]);
+      const size_t len =
+          value.dimensions().empty() ? value.array_length() : static_cast<size_t>(value.dimensions()[i]);
       if (array_dimensions[i] != 0 && len > array_dimensions[i]) return false;
     }
   }
   return true;
 }
 
-ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var, const ua::Variant& value) noexcept {
+ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var,
+                           const ua::Variant& value) noexcept {
   if (!data_type_accepts(store, var.data_type, value)) return ua::status::BadTypeMismatch;
-  if (!value_rank_accepts(var.value_rank, store.array_dimensions(var), value)) return ua::status::BadTypeMismatch;
+  if (!value_rank_accepts(var.value_rank, store.array_dimensions(var), value))
+    return ua::status::BadTypeMismatch;
   return ua::status::Good;
 }
 

@@ -14,7 +14,8 @@
 namespace opcuad::addressspace {
 
 // An empty value is accepted (it means "no value").
-ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var, const ua::Variant& value) noexcept;
+ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var,
+                           const ua::Variant& value) noexcept;
 // Just the DataType part, for a value of built-in type t (and, for ExtensionObject, its structure type).
 bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept;
 // Just the ValueRank / ArrayDimensions part.

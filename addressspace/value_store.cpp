@@ -57,20 +57,48 @@ bool encode_inline(const ua::Variant& v, uint8_t& kind, uint64_t& payload) noexc
 void decode_inline(uint8_t kind, uint64_t payload, ua::Variant& out) {
   using B = ua::BuiltinType;
   switch (static_cast<B>(kind)) {
-    case B::Boolean: out = from_bits<bool>(payload); return;
-    case B::SByte: out = from_bits<int8_t>(payload); return;
-    case B::Byte: out = from_bits<uint8_t>(payload); return;
-    case B::Int16: out = from_bits<int16_t>(payload); return;
-    case B::UInt16: out = from_bits<uint16_t>(payload); return;
-    case B::Int32: out = from_bits<int32_t>(payload); return;
-    case B::UInt32: out = from_bits<uint32_t>(payload); return;
-    case B::Int64: out = from_bits<int64_t>(payload); return;
-    case B::UInt64: out = from_bits<uint64_t>(payload); return;
-    case B::Float: out = from_bits<float>(payload); return;
-    case B::Double: out = from_bits<double>(payload); return;
-    case B::DateTime: out = ua::DateTime{from_bits<int64_t>(payload)}; return;
-    case B::StatusCode: out = ua::StatusCode(static_cast<uint32_t>(payload)); return;
-    default: out.clear(); return;
+    case B::Boolean:
+      out = from_bits<bool>(payload);
+      return;
+    case B::SByte:
+      out = from_bits<int8_t>(payload);
+      return;
+    case B::Byte:
+      out = from_bits<uint8_t>(payload);
+      return;
+    case B::Int16:
+      out = from_bits<int16_t>(payload);
+      return;
+    case B::UInt16:
+      out = from_bits<uint16_t>(payload);
+      return;
+    case B::Int32:
+      out = from_bits<int32_t>(payload);
+      return;
+    case B::UInt32:
+      out = from_bits<uint32_t>(payload);
+      return;
+    case B::Int64:
+      out = from_bits<int64_t>(payload);
+      return;
+    case B::UInt64:
+      out = from_bits<uint64_t>(payload);
+      return;
+    case B::Float:
+      out = from_bits<float>(payload);
+      return;
+    case B::Double:
+      out = from_bits<double>(payload);
+      return;
+    case B::DateTime:
+      out = ua::DateTime{from_bits<int64_t>(payload)};
+      return;
+    case B::StatusCode:
+      out = ua::StatusCode(static_cast<uint32_t>(payload));
+      return;
+    default:
+      out.clear();
+      return;
   }
 }
 
@@ -87,7 +115,8 @@ void ValueSnapshot::to_data_value(ua::DataValue& out) const {
   out.server_picoseconds = server_picoseconds;
 }
 
-ValueStore::ValueStore(size_t partitions) : partitions_(partitions == 0 ? 1 : partitions), reclaimer_(kMaxParticipants) {
+ValueStore::ValueStore(size_t partitions)
+    : partitions_(partitions == 0 ? 1 : partitions), reclaimer_(kMaxParticipants) {
   for (auto& p : partitions_) p.chunks.reserve(kMaxChunks);
 }
 
@@ -158,7 +187,9 @@ void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaim
       seq = cell.sequence_.load(std::memory_order_relaxed);
       continue;
     }
-    if (cell.sequence_.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire, std::memory_order_relaxed)) break;
+    if (cell.sequence_.compare_exchange_weak(seq, seq + 1, std::memory_order_acquire,
+                                             std::memory_order_relaxed))
+      break;
   }
   // The field stores are releases and the reader's field loads acquires (instead of fences, which
   // ThreadSanitizer does not model): a reader that sees any new field also sees the odd sequence on its

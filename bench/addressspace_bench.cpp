@@ -22,7 +22,9 @@ using namespace opcuad::addressspace;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 size_t rss_bytes() {
   std::ifstream in("/proc/self/statm");
@@ -84,15 +86,18 @@ int main(int argc, char** argv) {
     const auto fp = store.footprint();
     space.publish(std::move(built.store), *p);
     const size_t rss1 = rss_bytes();
-    std::printf("\n[builder] nodes %zu, ns0 %.3f s, total load %.3f s (%.0f ns per variable)\n", store.size(), ns0_s,
-                total_s, (total_s - ns0_s) * 1e9 / n);
-    std::printf("  structure bytes: ids %zu, records %zu, variable attrs %zu, references %zu, strings %zu, index %zu, other %zu\n",
-                fp.node_ids, fp.records, fp.variables, fp.references, fp.strings, fp.index, fp.other);
-    std::printf("  bytes per variable node (structure): %.1f\n", static_cast<double>(fp.total()) / store.size());
-    std::printf("  bytes per value cell: %zu (cells %zu, %zu bytes)\n", sizeof(ValueCell), space.values().cell_count(),
-                space.values().bytes());
-    std::printf("  process RSS growth: %.1f MB (%.1f bytes per variable, all included)\n", (rss1 - rss0) / 1e6,
-                static_cast<double>(rss1 - rss0) / n);
+    std::printf("\n[builder] nodes %zu, ns0 %.3f s, total load %.3f s (%.0f ns per variable)\n", store.size(),
+                ns0_s, total_s, (total_s - ns0_s) * 1e9 / n);
+    std::printf(
+        "  structure bytes: ids %zu, records %zu, variable attrs %zu, references %zu, strings %zu, index "
+        "%zu, other %zu\n",
+        fp.node_ids, fp.records, fp.variables, fp.references, fp.strings, fp.index, fp.other);
+    std::printf("  bytes per variable node (structure): %.1f\n",
+                static_cast<double>(fp.total()) / store.size());
+    std::printf("  bytes per value cell: %zu (cells %zu, %zu bytes)\n", sizeof(ValueCell),
+                space.values().cell_count(), space.values().bytes());
+    std::printf("  process RSS growth: %.1f MB (%.1f bytes per variable, all included)\n",
+                (rss1 - rss0) / 1e6, static_cast<double>(rss1 - rss0) / n);
 
     // Seqlock cost on one thread: write and read a Double, and sample an unchanged cell.
     ValueCell& cell = *store.variable(store.find(ua::NodeId(2, ua::String("Sensors.Sensor1"))))->cell;
@@ -112,15 +117,16 @@ int main(int argc, char** argv) {
     t1 = Clock::now();
     for (int i = 0; i < kOps; ++i) changed += ValueStore::read_if_changed(cell, seen, dv) ? 1 : 0;
     const double sample_ns = seconds_since(t1) * 1e9 / kOps;
-    std::printf("  write Double %.1f ns, snapshot %.1f ns, unchanged sample %.1f ns (%zu %g)\n", write_ns, read_ns,
-                sample_ns, changed, sum > 0 ? 1.0 : 0.0);
+    std::printf("  write Double %.1f ns, snapshot %.1f ns, unchanged sample %.1f ns (%zu %g)\n", write_ns,
+                read_ns, sample_ns, changed, sum > 0 ? 1.0 : 0.0);
     space.reclaimer().quiescent(*p);
   }
 
   // 2. Through the JSON configuration (validation included): one bulk declaration.
   {
     const std::string nodes = R"({"namespaces": ["urn:bench"], "nodes": [{"kind": "folder", "name": "Sensors",
-      "children": [{"kind": "variable", "name": "Sensor{n}", "count": )" + std::to_string(n) +
+      "children": [{"kind": "variable", "name": "Sensor{n}", "count": )" +
+                              std::to_string(n) +
                               R"(, "data_type": "Double", "value": 0.0, "access": ["read", "write"]}]}]})";
     const auto t0 = Clock::now();
     config::LoadResult r = config::load_config_text(R"({"namespaces": ["urn:bench"]})", "bench.json", ".");
@@ -139,8 +145,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "build failed: %s\n", errors.front().to_string().c_str());
       return 1;
     }
-    std::printf("\n[config] validate %.3f s, validate + build + publish %.3f s, nodes %zu\n", validate_s, total_s,
-                space.current()->size());
+    std::printf("\n[config] validate %.3f s, validate + build + publish %.3f s, nodes %zu\n", validate_s,
+                total_s, space.current()->size());
   }
   return 0;
 }

@@ -97,9 +97,8 @@ struct RunResult {
     allocations_since_connect += r.allocations_since_connect;
     round_rates.push_back(r.rate(r.requests));
     round_cpus.push_back(r.cpu);
-    round_server_us.push_back(r.requests && r.server_cpu >= 0
-                                  ? r.server_cpu * 1e6 / static_cast<double>(r.requests)
-                                  : -1);
+    round_server_us.push_back(
+        r.requests && r.server_cpu >= 0 ? r.server_cpu * 1e6 / static_cast<double>(r.requests) : -1);
   }
 
   uint64_t error_total() const {

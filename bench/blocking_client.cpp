@@ -240,10 +240,14 @@ std::vector<uint8_t> leaf_certificate(std::span<const uint8_t> der) {
 
 std::string mode_name(ua::MessageSecurityMode m) {
   switch (m) {
-    case ua::MessageSecurityMode::None: return "None";
-    case ua::MessageSecurityMode::Sign: return "Sign";
-    case ua::MessageSecurityMode::SignAndEncrypt: return "SignAndEncrypt";
-    default: return "Invalid";
+    case ua::MessageSecurityMode::None:
+      return "None";
+    case ua::MessageSecurityMode::Sign:
+      return "Sign";
+    case ua::MessageSecurityMode::SignAndEncrypt:
+      return "SignAndEncrypt";
+    default:
+      return "Invalid";
   }
 }
 

@@ -160,8 +160,8 @@ class CannedConnection : public std::enable_shared_from_this<CannedConnection> {
   uint8_t* append_header(uint32_t request_id, size_t body_size) {
     const auto size = static_cast<uint32_t>(transport::kSymmetricPrefix + body_size);
     uint8_t* p = out_.extend(size);
-    put_symmetric_prefix(p, MessageType::Message, 'F', body_size, channel_id_, 1 /* token id */, next_sequence_++,
-                         request_id);
+    put_symmetric_prefix(p, MessageType::Message, 'F', body_size, channel_id_, 1 /* token id */,
+                         next_sequence_++, request_id);
     return p + transport::kSymmetricPrefix;
   }
 

@@ -135,7 +135,8 @@ void set_security_variants(std::vector<SecuritySettings> variants) {
 
 std::string endpoint_config_json(const fs::path& dir, const SecuritySettings& s) {
   // The bench writes as an anonymous user.
-  if (!s.secured()) return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0"}], "security": {"anonymous_write": true})";
+  if (!s.secured())
+    return R"("endpoints": [{"url": "opc.tcp://127.0.0.1:0"}], "security": {"anonymous_write": true})";
   // Part 12 §F.1 layout; the server creates the rest. The bench's certificate is trusted from the start.
   const fs::path pki = dir / "pki";
   const fs::path trusted = pki / "trusted" / "certs";

@@ -25,8 +25,12 @@ void* operator new(size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -88,14 +92,22 @@ int main(int argc, char** argv) {
     const char* name;
     std::vector<double> samples;
     double allocations = 0;
-  } cases[4] = {{"encode ReadRequest(100)", {}}, {"decode ReadRequest(100)", {}},
-                {"encode ReadResponse(100)", {}}, {"decode ReadResponse(100)", {}}};
+  } cases[4] = {{"encode ReadRequest(100)", {}},
+                {"decode ReadRequest(100)", {}},
+                {"encode ReadResponse(100)", {}},
+                {"decode ReadResponse(100)", {}}};
   bool ok = true;
   for (int r = 0; r < rounds; ++r) {
     auto run = [&](Case& c, auto&& f) { c.samples.push_back(ns_per_op(f, iterations, c.allocations)); };
-    run(cases[0], [&] { out.clear(); ok &= encode_to(out, request).is_good(); });
+    run(cases[0], [&] {
+      out.clear();
+      ok &= encode_to(out, request).is_good();
+    });
     run(cases[1], [&] { ok &= decode_from(req_bytes.span(), decoded_req).is_good(); });
-    run(cases[2], [&] { out.clear(); ok &= encode_to(out, response).is_good(); });
+    run(cases[2], [&] {
+      out.clear();
+      ok &= encode_to(out, response).is_good();
+    });
     run(cases[3], [&] { ok &= decode_from(resp_bytes.span(), decoded_resp).is_good(); });
   }
   if (!ok || !(decoded_req == request) || !(decoded_resp == response)) {
@@ -105,7 +117,8 @@ int main(int argc, char** argv) {
   std::printf("codec_bench: %d rounds x %d iterations, median ns per message\n", rounds, iterations);
   std::printf("  request %zu bytes, response %zu bytes\n", req_bytes.size(), resp_bytes.size());
   for (auto& c : cases) {
-    std::printf("  %-26s %9.0f ns  %5.2f allocations\n", c.name, opcuad::bench::median(c.samples), c.allocations);
+    std::printf("  %-26s %9.0f ns  %5.2f allocations\n", c.name, opcuad::bench::median(c.samples),
+                c.allocations);
   }
   return 0;
 }

@@ -112,8 +112,8 @@ double median_server_us(const RunResult& r) {
   return v.empty() ? -1 : median(v);
 }
 size_t high_steal_rounds(const RunResult& r) {
-  return static_cast<size_t>(
-      std::count_if(r.round_cpus.begin(), r.round_cpus.end(), [](const RoundCpu& c) { return c.high_steal(); }));
+  return static_cast<size_t>(std::count_if(r.round_cpus.begin(), r.round_cpus.end(),
+                                           [](const RoundCpu& c) { return c.high_steal(); }));
 }
 
 // The machine during the rounds: steal and the CPU of other processes, each round's value when there are
@@ -134,7 +134,8 @@ void print_machine_cpu_text(const RunResult& r, bool server_known) {
   std::printf("\n  other processes   %s", cores_text(other).c_str());
   if (r.round_cpus.size() > 1) {
     std::printf("  (rounds");
-    for (const auto& c : r.round_cpus) std::printf(" %s", c.other_cores < 0 ? "n/a" : fixed(c.other_cores, 2).c_str());
+    for (const auto& c : r.round_cpus)
+      std::printf(" %s", c.other_cores < 0 ? "n/a" : fixed(c.other_cores, 2).c_str());
     std::printf(")");
   }
   std::printf("%s\n", server_known ? "" : "  (the server included: the harness did not start it)");
@@ -293,17 +294,18 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf(
-        "%s\n  {\"target\": \"%s\", \"security\": \"%s\", \"url\": \"%s\", \"seconds\": %.4f, \"requests\": %llu, "
+        "%s\n  {\"target\": \"%s\", \"security\": \"%s\", \"url\": \"%s\", \"seconds\": %.4f, \"requests\": "
+        "%llu, "
         "\"requests_per_s\": %.1f, \"values_per_s\": %.1f, \"references\": %llu, "
         "\"latency_us\": {\"p50\": %s, \"p90\": %s, \"p99\": %s, \"p99_9\": %s, \"max\": %s}, "
         "\"response_bytes_per_request\": %.1f, \"server_cpu_s\": %.3f, \"server_cpu_us_per_request\": %.3f, "
         "\"client_cpu_s\": %.3f, \"client_cpu_us_per_request\": %.3f, \"errors\": %llu, "
         "\"median_round_requests_per_s\": %.1f, \"service_errors\": {",
-        i ? "," : "", r.target.c_str(), r.security.c_str(), r.url.c_str(), r.seconds, static_cast<unsigned long long>(r.requests),
-        r.rate(r.requests), r.rate(r.operations), static_cast<unsigned long long>(r.references),
-        micros(r.latency.quantile(0.5)).c_str(), micros(r.latency.quantile(0.9)).c_str(),
-        micros(r.latency.quantile(0.99)).c_str(), micros(r.latency.quantile(0.999)).c_str(),
-        micros(r.latency.max()).c_str(),
+        i ? "," : "", r.target.c_str(), r.security.c_str(), r.url.c_str(), r.seconds,
+        static_cast<unsigned long long>(r.requests), r.rate(r.requests), r.rate(r.operations),
+        static_cast<unsigned long long>(r.references), micros(r.latency.quantile(0.5)).c_str(),
+        micros(r.latency.quantile(0.9)).c_str(), micros(r.latency.quantile(0.99)).c_str(),
+        micros(r.latency.quantile(0.999)).c_str(), micros(r.latency.max()).c_str(),
         r.requests ? static_cast<double>(r.response_bytes) / static_cast<double>(r.requests) : 0.0,
         r.server_cpu,
         r.requests && r.server_cpu >= 0 ? r.server_cpu * 1e6 / static_cast<double>(r.requests) : 0.0,
@@ -329,18 +331,20 @@ void print_json(const Options& o, const Workload& w, const std::vector<RunResult
     }
     std::printf("}, %s", counters_json(r).c_str());
     // The machine during the rounds (machine.hpp): medians, and every round beside its throughput.
-    std::printf(", \"median_round_server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
-                "\"other_cpu_cores\": %s, \"high_steal_rounds\": %zu, \"round_details\": [",
-                json_number(median_server_us(r), true).c_str(), json_number(median_steal(r), true).c_str(),
-                json_number(median_other(r), true).c_str(), high_steal_rounds(r));
+    std::printf(
+        ", \"median_round_server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
+        "\"other_cpu_cores\": %s, \"high_steal_rounds\": %zu, \"round_details\": [",
+        json_number(median_server_us(r), true).c_str(), json_number(median_steal(r), true).c_str(),
+        json_number(median_other(r), true).c_str(), high_steal_rounds(r));
     for (size_t k = 0; k < r.round_rates.size(); ++k) {
       const RoundCpu c = k < r.round_cpus.size() ? r.round_cpus[k] : RoundCpu{};
-      std::printf("%s{\"requests_per_s\": %.1f, \"server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
-                  "\"other_cpu_cores\": %s, \"high_steal\": %s}",
-                  k ? ", " : "", r.round_rates[k],
-                  json_number(k < r.round_server_us.size() ? r.round_server_us[k] : -1, true).c_str(),
-                  json_number(c.steal_percent, true).c_str(), json_number(c.other_cores, true).c_str(),
-                  c.high_steal() ? "true" : "false");
+      std::printf(
+          "%s{\"requests_per_s\": %.1f, \"server_cpu_us_per_request\": %s, \"steal_percent\": %s, "
+          "\"other_cpu_cores\": %s, \"high_steal\": %s}",
+          k ? ", " : "", r.round_rates[k],
+          json_number(k < r.round_server_us.size() ? r.round_server_us[k] : -1, true).c_str(),
+          json_number(c.steal_percent, true).c_str(), json_number(c.other_cores, true).c_str(),
+          c.high_steal() ? "true" : "false");
     }
     std::printf("], \"server_problem\": \"%s\"}", json_escape(r.server_problem).c_str());
   }

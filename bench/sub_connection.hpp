@@ -31,8 +31,8 @@ struct SubCounters {
   explicit SubCounters(uint32_t items) : last(items, 0), count(items, 0) {}
   std::atomic<int64_t> window_begin{INT64_MAX};  // DateTime ticks; set by the main thread
   std::atomic<int64_t> window_end{INT64_MAX};
-  std::vector<int64_t> last;     // last source timestamp seen per item
-  std::vector<uint32_t> count;   // distinct samples with a source timestamp inside the window
+  std::vector<int64_t> last;    // last source timestamp seen per item
+  std::vector<uint32_t> count;  // distinct samples with a source timestamp inside the window
   std::atomic<uint64_t> unknown_handles{0};
 };
 

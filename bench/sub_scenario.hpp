@@ -1,9 +1,9 @@
 #pragma once
-// The `sub` scenario (the capacity measure of docs/PERFORMANCE.md): N monitored items on N simulated counters that change
-// every sampling interval; counts the distinct samples each item receives over the measured window and
-// passes when every item got >= min_percent of window / interval. `find_capacity` doubles N until the
-// criterion fails, then bisects. Also `connect` (sessions opened per second, and sessions held, each with a
-// subscription), which shares the server setup. Both can target a running server (--url) instead.
+// The `sub` scenario (the capacity measure of docs/PERFORMANCE.md): N monitored items on N simulated counters
+// that change every sampling interval; counts the distinct samples each item receives over the measured
+// window and passes when every item got >= min_percent of window / interval. `find_capacity` doubles N until
+// the criterion fails, then bisects. Also `connect` (sessions opened per second, and sessions held, each with
+// a subscription), which shares the server setup. Both can target a running server (--url) instead.
 
 #include <cstdint>
 #include <string>

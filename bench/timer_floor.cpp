@@ -1,6 +1,7 @@
 // timer_floor: how late this machine wakes a thread that sleeps to absolute deadlines, with no other work.
-// It is the floor under the Sampler's lateness (the p99 < 1 ms jitter target, docs/PERFORMANCE.md): a sampling tick cannot start
-// earlier than the operating system runs its thread. Run it pinned where the server's shard would run:
+// It is the floor under the Sampler's lateness (the p99 < 1 ms jitter target, docs/PERFORMANCE.md): a
+// sampling tick cannot start earlier than the operating system runs its thread. Run it pinned where the
+// server's shard would run:
 //
 //   taskset -c 0 timer_floor [period_ms=10] [wakeups=500]
 //

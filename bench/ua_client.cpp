@@ -18,7 +18,6 @@ namespace {
 using transport::MessageType;
 using Clock = std::chrono::steady_clock;
 
-
 }  // namespace
 
 bool parse_loopback_url(std::string_view url, Endpoint& out, std::string& error) {
@@ -67,8 +66,9 @@ bool attach_security(Endpoint& endpoint, const std::filesystem::path& server_dir
     der = std::move(discovered.server_certificate);
   }
   if (der.empty()) {
-    error = "no server certificate to open a secured channel with (GetEndpoints returned none; give "
-            "--server-certificate FILE)";
+    error =
+        "no server certificate to open a secured channel with (GetEndpoints returned none; give "
+        "--server-certificate FILE)";
     return false;
   }
   endpoint.security = make_server_security(s, std::move(der), error);

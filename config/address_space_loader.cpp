@@ -42,7 +42,7 @@ namespace {
 addressspace::NodeSpec spec_of(const NodeDecl& d) {
   using addressspace::NodeClass;
   addressspace::NodeSpec spec;
-  spec.node_class = d.is_type                                                 ? NodeClass::ObjectType
+  spec.node_class = d.is_type                                                      ? NodeClass::ObjectType
                     : d.kind == NodeKind::Variable || d.kind == NodeKind::Property ? NodeClass::Variable
                                                                                    : NodeClass::Object;
   spec.browse_name = d.browse_name;
@@ -171,9 +171,11 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
   std::function<void(const ua::NodeId&, const ua::NodeId&, Names, const NodeDecl&, int)> instantiate;
   std::function<void(const ua::NodeId&, const ua::NodeId&, const NodeDecl&, int)> copy_below;
   auto copy_node = [&](const ua::NodeId& parent, const NodeDecl& decl, const NodeDecl& owner, int depth) {
-    const std::string base(parent.type() == ua::IdType::String ? std::string(parent.string()) : parent.to_string());
+    const std::string base(parent.type() == ua::IdType::String ? std::string(parent.string())
+                                                               : parent.to_string());
     NodeSpec copy = spec_of(decl);
-    copy.node_id = ua::NodeId(parent.namespace_index(), ua::String(base + "." + std::string(decl.browse_name.name.view())));
+    copy.node_id = ua::NodeId(parent.namespace_index(),
+                              ua::String(base + "." + std::string(decl.browse_name.name.view())));
     set_initial_value(copy, decl);
     copy.replace_value = previous.initial_value_changed(decl);
     const bool added = b.add_node(copy);
@@ -206,7 +208,8 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
                     int depth) {
     if (!declared_type_base.count(type)) return;  // ns0 types: their instance declarations are not copied
     if (depth > 16) {
-      errors.push_back({owner.file, owner.path, "object types nest deeper than 16 levels (a type containing itself?)"});
+      errors.push_back(
+          {owner.file, owner.path, "object types nest deeper than 16 levels (a type containing itself?)"});
       return;
     }
     for (ua::NodeId t = type; declared_type_base.count(t); t = declared_type_base[t]) {
@@ -271,7 +274,8 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
         b.add_reference(spec.node_id, has_type_definition, d.type_definition);
         if (!in_type && spec.node_class == NodeClass::Object) {
           auto own = declared_names.find(spec.node_id);
-          instantiate(spec.node_id, d.type_definition, own == declared_names.end() ? Names{} : own->second, d, 0);
+          instantiate(spec.node_id, d.type_definition, own == declared_names.end() ? Names{} : own->second, d,
+                      0);
         }
       }
       if (in_type) {

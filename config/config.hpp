@@ -100,10 +100,10 @@ struct Limits {
   uint32_t max_parked_sessions = 100;
   addressspace::OperationLimits operations;
   // Work and memory one request may cost (docs/SECURITY.md lists each with the status a client gets).
-  uint32_t max_references_per_node = 10000;     // per node and Browse page; the rest: continuation point
-  uint32_t max_references_per_browse = 100000;  // per Browse / BrowseNext response, over all its nodes
-  uint32_t max_translate_matches = 1000;        // targets per browse path (BadTooManyMatches)
-  uint32_t max_translate_references = 1000000;  // references one Translate request examines
+  uint32_t max_references_per_node = 10000;        // per node and Browse page; the rest: continuation point
+  uint32_t max_references_per_browse = 100000;     // per Browse / BrowseNext response, over all its nodes
+  uint32_t max_translate_matches = 1000;           // targets per browse path (BadTooManyMatches)
+  uint32_t max_translate_references = 1000000;     // references one Translate request examines
   uint32_t max_decoded_request_bytes = 32u << 20;  // decoded form of one request (BadEncodingLimitsExceeded)
   // Sessions before their first ActivateSession (BadTooManySessions beyond these), and how long one may
   // wait for it.
@@ -170,7 +170,7 @@ bool split_listen_address(std::string_view text, std::string& host, uint16_t& po
 
 // How shard threads run (docs/CONFIGURATION.md, "scheduling"); transport::ShardScheduling applies it.
 struct Scheduling {
-  bool pin_shards = false;     // shard k on the k-th CPU the daemon may use
+  bool pin_shards = false;    // shard k on the k-th CPU the daemon may use
   int realtime_priority = 0;  // 1..99: SCHED_FIFO at this priority; 0: the normal scheduler
   friend bool operator==(const Scheduling&, const Scheduling&) = default;
 };
@@ -253,8 +253,8 @@ struct NodeDecl {
   uint32_t count = 0;
   uint32_t start = 0;
   std::string id_pattern;  // an explicit bulk NodeId with {n}, e.g. "ns=2;s=Sensor{n}"; else derived ids
-  std::string type_name;  // a type definition named by a file's object_types, resolved by check_references()
-  std::string file;       // where it was declared, for messages
+  std::string type_name;   // a type definition named by a file's object_types, resolved by check_references()
+  std::string file;        // where it was declared, for messages
   std::string path;
   bool is_type = false;  // an ObjectType declared by the file (kind is Object)
   bool is_abstract = false;
@@ -282,7 +282,7 @@ struct ServerConfig {
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
   std::vector<std::string> node_file_patterns;
   std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted
-  std::vector<NodeDecl> nodes;                     // in declaration order (parents before children)
+  std::vector<NodeDecl> nodes;                    // in declaration order (parents before children)
 };
 
 struct LoadResult {
@@ -315,6 +315,7 @@ ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::Namespa
 ServerConfig default_config();
 
 // Files matching a glob (`*` and `?` in the last path component only, e.g. nodes.d/*.json), sorted.
-std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir, const std::string& pattern);
+std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir,
+                                               const std::string& pattern);
 
 }  // namespace opcuad::config

@@ -2,8 +2,8 @@
 // demo namespace with simulated and writable variables of every built-in type, which anonymous sessions may
 // write (security.anonymous_write, logged at start as every such grant is). It is JSON run through the
 // same loader as user files, so it is validated like them.
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 
 #include "config/config.hpp"
 #include "config/pki_settings.hpp"

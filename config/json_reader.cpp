@@ -3,7 +3,8 @@
 namespace opcuad::config {
 
 std::string json_syntax_error(const std::exception& e) {
-  std::string_view what = e.what();  // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+  std::string_view what =
+      e.what();  // "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
   if (what.starts_with("[json.exception.")) {
     const size_t end = what.find("] ");
     if (end != std::string_view::npos) what.remove_prefix(end + 2);
@@ -13,15 +14,23 @@ std::string json_syntax_error(const std::exception& e) {
 
 std::string json_type_name(const Json& j) {
   switch (j.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::object: return "an object";
-    case Json::value_t::array: return "an array";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::object:
+      return "an object";
+    case Json::value_t::array:
+      return "an array";
+    case Json::value_t::string:
+      return "a string";
+    case Json::value_t::boolean:
+      return "a boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "an integer";
-    case Json::value_t::number_float: return "a number";
-    default: return "an unsupported value";
+    case Json::value_t::number_unsigned:
+      return "an integer";
+    case Json::value_t::number_float:
+      return "a number";
+    default:
+      return "an unsupported value";
   }
 }
 
@@ -39,9 +48,12 @@ std::string pointer(const std::string& path, const std::string& key) {
   return p;
 }
 
-std::string pointer(const std::string& path, size_t index) { return path + "/" + std::to_string(index); }
+std::string pointer(const std::string& path, size_t index) {
+  return path + "/" + std::to_string(index);
+}
 
-ObjectReader::ObjectReader(Context& ctx, const Json& j, std::string path) : ctx_(ctx), path_(std::move(path)) {
+ObjectReader::ObjectReader(Context& ctx, const Json& j, std::string path)
+    : ctx_(ctx), path_(std::move(path)) {
   if (j.is_object()) {
     obj_ = &j;
   } else {
@@ -118,14 +130,14 @@ bool ObjectReader::read_int(const char* key, int64_t& out, int64_t min, int64_t 
     return false;
   }
   if (j->is_number_unsigned() && j->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                                 (*why ? " " + std::string(why) : std::string()));
+    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " +
+                                 std::to_string(max) + (*why ? " " + std::string(why) : std::string()));
     return false;
   }
   const int64_t v = j->get<int64_t>();
   if (v < min || v > max) {
-    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " + std::to_string(max) +
-                                 (*why ? " " + std::string(why) : std::string()));
+    ctx_.error(path_of(key), "out of range: must be between " + std::to_string(min) + " and " +
+                                 std::to_string(max) + (*why ? " " + std::string(why) : std::string()));
     return false;
   }
   out = v;

@@ -19,7 +19,9 @@ using Json = nlohmann::json;
 class Context {
  public:
   Context(std::string file, std::vector<ConfigError>& errors) : file_(std::move(file)), errors_(errors) {}
-  void error(const std::string& path, std::string reason) { errors_.push_back({file_, path, std::move(reason)}); }
+  void error(const std::string& path, std::string reason) {
+    errors_.push_back({file_, path, std::move(reason)});
+  }
   const std::string& file() const noexcept { return file_; }
   size_t error_count() const noexcept { return errors_.size(); }
 

@@ -92,7 +92,8 @@ bool structure(const Json& j, uint32_t data_type, ua::Variant& out) {
         return false;
       }
     }
-    if (e.namespace_uri.is_null()) e.namespace_uri = ua::String("http://www.opcfoundation.org/UA/units/un/cefact");
+    if (e.namespace_uri.is_null())
+      e.namespace_uri = ua::String("http://www.opcfoundation.org/UA/units/un/cefact");
     out = ua::ExtensionObject::make(std::move(e));
     return true;
   }
@@ -129,7 +130,7 @@ std::string object_problem(const Json& j, B t, uint32_t data_type) {
     ua::LocalizedText ignored;
     const Json& v = it.value();
     const std::string_view wants = key->wants;
-    const bool fits = wants == "a number"    ? v.is_number()
+    const bool fits = wants == "a number"     ? v.is_number()
                       : wants == "an integer" ? v.is_number_integer()
                       : wants == "a string"   ? v.is_string()
                                               : localized(v, ignored);
@@ -138,20 +139,29 @@ std::string object_problem(const Json& j, B t, uint32_t data_type) {
   return {};
 }
 
-bool scalar(const Json& j, B t, uint32_t data_type, const ua::NodeId::NamespaceResolver& resolver, ua::Variant& out) {
+bool scalar(const Json& j, B t, uint32_t data_type, const ua::NodeId::NamespaceResolver& resolver,
+            ua::Variant& out) {
   switch (t) {
     case B::Boolean:
       if (!j.is_boolean()) return false;
       out = j.get<bool>();
       return true;
-    case B::SByte: return integer<int8_t>(j, out);
-    case B::Byte: return integer<uint8_t>(j, out);
-    case B::Int16: return integer<int16_t>(j, out);
-    case B::UInt16: return integer<uint16_t>(j, out);
-    case B::Int32: return integer<int32_t>(j, out);
-    case B::UInt32: return integer<uint32_t>(j, out);
-    case B::Int64: return integer<int64_t>(j, out);
-    case B::UInt64: return integer<uint64_t>(j, out);
+    case B::SByte:
+      return integer<int8_t>(j, out);
+    case B::Byte:
+      return integer<uint8_t>(j, out);
+    case B::Int16:
+      return integer<int16_t>(j, out);
+    case B::UInt16:
+      return integer<uint16_t>(j, out);
+    case B::Int32:
+      return integer<int32_t>(j, out);
+    case B::UInt32:
+      return integer<uint32_t>(j, out);
+    case B::Int64:
+      return integer<int64_t>(j, out);
+    case B::UInt64:
+      return integer<uint64_t>(j, out);
     case B::Float:
       if (!j.is_number()) return false;
       out = j.get<float>();
@@ -228,8 +238,10 @@ bool scalar(const Json& j, B t, uint32_t data_type, const ua::NodeId::NamespaceR
       out = std::move(l);
       return true;
     }
-    case B::ExtensionObject: return structure(j, data_type, out);
-    default: return false;
+    case B::ExtensionObject:
+      return structure(j, data_type, out);
+    default:
+      return false;
   }
 }
 
@@ -248,29 +260,52 @@ bool collect(std::vector<ua::Variant>& items, ua::Variant& out) {
 
 bool make_array(std::vector<ua::Variant>& items, B t, ua::Variant& out) {
   switch (t) {
-    case B::Boolean: return collect<bool>(items, out);
-    case B::SByte: return collect<int8_t>(items, out);
-    case B::Byte: return collect<uint8_t>(items, out);
-    case B::Int16: return collect<int16_t>(items, out);
-    case B::UInt16: return collect<uint16_t>(items, out);
-    case B::Int32: return collect<int32_t>(items, out);
-    case B::UInt32: return collect<uint32_t>(items, out);
-    case B::Int64: return collect<int64_t>(items, out);
-    case B::UInt64: return collect<uint64_t>(items, out);
-    case B::Float: return collect<float>(items, out);
-    case B::Double: return collect<double>(items, out);
-    case B::String: return collect<ua::String>(items, out);
-    case B::DateTime: return collect<ua::DateTime>(items, out);
-    case B::Guid: return collect<ua::Guid>(items, out);
-    case B::ByteString: return collect<ua::ByteString>(items, out);
-    case B::XmlElement: return collect<ua::XmlElement>(items, out);
-    case B::NodeId: return collect<ua::NodeId>(items, out);
-    case B::ExpandedNodeId: return collect<ua::ExpandedNodeId>(items, out);
-    case B::StatusCode: return collect<ua::StatusCode>(items, out);
-    case B::QualifiedName: return collect<ua::QualifiedName>(items, out);
-    case B::LocalizedText: return collect<ua::LocalizedText>(items, out);
-    case B::ExtensionObject: return collect<ua::ExtensionObject>(items, out);
-    default: return false;
+    case B::Boolean:
+      return collect<bool>(items, out);
+    case B::SByte:
+      return collect<int8_t>(items, out);
+    case B::Byte:
+      return collect<uint8_t>(items, out);
+    case B::Int16:
+      return collect<int16_t>(items, out);
+    case B::UInt16:
+      return collect<uint16_t>(items, out);
+    case B::Int32:
+      return collect<int32_t>(items, out);
+    case B::UInt32:
+      return collect<uint32_t>(items, out);
+    case B::Int64:
+      return collect<int64_t>(items, out);
+    case B::UInt64:
+      return collect<uint64_t>(items, out);
+    case B::Float:
+      return collect<float>(items, out);
+    case B::Double:
+      return collect<double>(items, out);
+    case B::String:
+      return collect<ua::String>(items, out);
+    case B::DateTime:
+      return collect<ua::DateTime>(items, out);
+    case B::Guid:
+      return collect<ua::Guid>(items, out);
+    case B::ByteString:
+      return collect<ua::ByteString>(items, out);
+    case B::XmlElement:
+      return collect<ua::XmlElement>(items, out);
+    case B::NodeId:
+      return collect<ua::NodeId>(items, out);
+    case B::ExpandedNodeId:
+      return collect<ua::ExpandedNodeId>(items, out);
+    case B::StatusCode:
+      return collect<ua::StatusCode>(items, out);
+    case B::QualifiedName:
+      return collect<ua::QualifiedName>(items, out);
+    case B::LocalizedText:
+      return collect<ua::LocalizedText>(items, out);
+    case B::ExtensionObject:
+      return collect<ua::ExtensionObject>(items, out);
+    default:
+      return false;
   }
 }
 
@@ -305,7 +340,8 @@ bool parse_date_time(std::string_view t, ua::DateTime& out) {
     auto r = std::from_chars(t.data() + pos, t.data() + pos + len, v);
     return r.ec == std::errc() && r.ptr == t.data() + pos + len;
   };
-  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) || !num(17, 2, s)) {
+  if (!num(0, 4, y) || !num(5, 2, mo) || !num(8, 2, d) || !num(11, 2, h) || !num(14, 2, mi) ||
+      !num(17, 2, s)) {
     return false;
   }
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
@@ -336,7 +372,8 @@ bool json_to_variant(const Json& j, const addressspace::NodeStore& store, addres
     return false;
   }
   const auto t = static_cast<B>(d->builtin);
-  const uint32_t type_id = store.node_id(data_type).type() == ua::IdType::Numeric ? store.node_id(data_type).numeric() : 0;
+  const uint32_t type_id =
+      store.node_id(data_type).type() == ua::IdType::Numeric ? store.node_id(data_type).numeric() : 0;
   if (!j.is_array()) {
     if (value_rank != -1 && value_rank != -2 && value_rank != -3) {
       why = "value must be an array: ValueRank is " + std::to_string(value_rank);
@@ -357,15 +394,18 @@ bool json_to_variant(const Json& j, const addressspace::NodeStore& store, addres
     return false;
   }
   const int32_t rank = static_cast<int32_t>(dims.size());
-  if (!(value_rank == -2 || value_rank == rank || (value_rank == 0 && rank >= 1) || (value_rank == -3 && rank == 1))) {
-    why = "value has " + std::to_string(rank) + " dimension(s) but ValueRank is " + std::to_string(value_rank);
+  if (!(value_rank == -2 || value_rank == rank || (value_rank == 0 && rank >= 1) ||
+        (value_rank == -3 && rank == 1))) {
+    why =
+        "value has " + std::to_string(rank) + " dimension(s) but ValueRank is " + std::to_string(value_rank);
     return false;
   }
   std::vector<ua::Variant> items(leaves.size());
   for (size_t i = 0; i < leaves.size(); ++i) {
     if (!scalar(*leaves[i], t, type_id, resolver, items[i])) {
       why = "element " + std::to_string(i) + " does not fit DataType " + type_name;
-      if (const std::string problem = object_problem(*leaves[i], t, type_id); !problem.empty()) why += ": " + problem;
+      if (const std::string problem = object_problem(*leaves[i], t, type_id); !problem.empty())
+        why += ": " + problem;
       return false;
     }
   }

@@ -17,9 +17,9 @@
 namespace opcuad::config {
 
 // False with a reason when the JSON does not fit. `store` holds the DataType node.
-bool json_to_variant(const nlohmann::json& j, const addressspace::NodeStore& store, addressspace::NodeIndex data_type,
-                     int32_t value_rank, const ua::NodeId::NamespaceResolver& resolver, ua::Variant& out,
-                     std::string& why);
+bool json_to_variant(const nlohmann::json& j, const addressspace::NodeStore& store,
+                     addressspace::NodeIndex data_type, int32_t value_rank,
+                     const ua::NodeId::NamespaceResolver& resolver, ua::Variant& out, std::string& why);
 
 // "2024-05-01T12:00:00Z" or with fractional seconds "…:00.123Z".
 bool parse_date_time(std::string_view text, ua::DateTime& out);

@@ -322,7 +322,8 @@ void read_server(ObjectReader& r, ServerConfig& c) {
     if (lr.read("level", c.logging.level)) {
       static constexpr std::string_view kLevels[] = {"trace", "debug", "info", "warn", "error"};
       if (std::find(std::begin(kLevels), std::end(kLevels), c.logging.level) == std::end(kLevels)) {
-        ctx.error(lr.path_of("level"), "unknown log level \"" + c.logging.level + "\" (trace, debug, info, warn, error)");
+        ctx.error(lr.path_of("level"),
+                  "unknown log level \"" + c.logging.level + "\" (trace, debug, info, warn, error)");
       }
     }
     lr.read("file", c.logging.file);
@@ -336,7 +337,8 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   std::vector<std::string> extra;
   if (r.read("namespaces", extra)) {
     for (auto& u : extra) {
-      if (std::find(c.namespaces.begin(), c.namespaces.end(), u) == c.namespaces.end()) c.namespaces.push_back(u);
+      if (std::find(c.namespaces.begin(), c.namespaces.end(), u) == c.namespaces.end())
+        c.namespaces.push_back(u);
     }
   }
   r.read("node_files", c.node_file_patterns);
@@ -365,7 +367,8 @@ bool split_listen_address(std::string_view text, std::string& host, uint16_t& po
   return true;
 }
 
-std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir, const std::string& pattern) {
+std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base_dir,
+                                               const std::string& pattern) {
   namespace fs = std::filesystem;
   fs::path p(pattern);
   if (p.is_relative()) p = base_dir / p;
@@ -383,7 +386,8 @@ std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base
   return out;
 }
 
-LoadResult load_config_text(const std::string& text, const std::string& file_name, const std::filesystem::path& base_dir) {
+LoadResult load_config_text(const std::string& text, const std::string& file_name,
+                            const std::filesystem::path& base_dir) {
   LoadResult result;
   Context ctx(file_name, result.errors);
   Json j;
@@ -408,7 +412,9 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
       ctx.error(pointer("/node_files", i), "node file \"" + pattern + "\" does not exist");
     }
     for (const auto& f : files) {
-      if (std::find(result.config.node_files.begin(), result.config.node_files.end(), f) != result.config.node_files.end()) continue;
+      if (std::find(result.config.node_files.begin(), result.config.node_files.end(), f) !=
+          result.config.node_files.end())
+        continue;
       result.config.node_files.push_back(f);
       std::ifstream in(f);
       std::stringstream ss;
@@ -463,9 +469,10 @@ std::vector<std::string> security_warnings(const ServerConfig& c) {
     // Part 4 §7.42: a session is activated with one of the endpoint's user token policies; with none, no
     // client can ever use the endpoint.
     if (!e.allow_anonymous && !passwords && !certificates) {
-      out.push_back("endpoint " + e.url +
-                    " offers no user token policy (no anonymous access, no users): no client can activate a "
-                    "session there; add users (docs/OPERATIONS.md, \"Connect a remote client\") or allow_anonymous");
+      out.push_back(
+          "endpoint " + e.url +
+          " offers no user token policy (no anonymous access, no users): no client can activate a "
+          "session there; add users (docs/OPERATIONS.md, \"Connect a remote client\") or allow_anonymous");
     }
   }
   if (anonymous && c.security.anonymous_write) {
@@ -494,7 +501,8 @@ void check_references(LoadResult& result) {
   };
   std::unordered_map<ua::NodeId, Where> seen;
   std::map<std::string, size_t> types;  // object types by browse name
-  std::unordered_map<ua::NodeId, size_t> bulk_patterns;  // a bulk declaration's own id: parent of its properties
+  std::unordered_map<ua::NodeId, size_t>
+      bulk_patterns;  // a bulk declaration's own id: parent of its properties
   auto resolver = [&](std::string_view uri) -> std::optional<uint16_t> {
     for (size_t i = 0; i < result.config.namespaces.size(); ++i) {
       if (result.config.namespaces[i] == uri) return static_cast<uint16_t>(i);
@@ -510,14 +518,16 @@ void check_references(LoadResult& result) {
       ua::NodeId id = d.node_id;
       if (d.count) id = bulk_node_id(d, d.start + k, resolver);
       if (ns0_store().find(id) != addressspace::kNoNode) {
-        result.errors.push_back({d.file, d.path, "NodeId " + id.to_string() + " is already used by namespace 0"});
+        result.errors.push_back(
+            {d.file, d.path, "NodeId " + id.to_string() + " is already used by namespace 0"});
         break;
       }
       auto [it, inserted] = seen.emplace(id, Where{i, k});
       if (!inserted) {
         const NodeDecl& first = nodes[it->second.index];
-        result.errors.push_back({d.file, d.path, "duplicate NodeId " + id.to_string() + ", first declared in " +
-                                                     first.file + " at " + first.path});
+        result.errors.push_back({d.file, d.path,
+                                 "duplicate NodeId " + id.to_string() + ", first declared in " + first.file +
+                                     " at " + first.path});
         break;
       }
     }
@@ -526,8 +536,10 @@ void check_references(LoadResult& result) {
     if (!d.type_name.empty()) {
       auto it = types.find(d.type_name);
       if (it == types.end()) {
-        if (!result.unparsed_files) result.errors.push_back({d.file, d.path + (d.is_type ? "/base" : "/type_definition"),
-                                 (d.is_type ? "unknown base type \"" : "unknown type definition \"") + d.type_name + "\""});
+        if (!result.unparsed_files)
+          result.errors.push_back(
+              {d.file, d.path + (d.is_type ? "/base" : "/type_definition"),
+               (d.is_type ? "unknown base type \"" : "unknown type definition \"") + d.type_name + "\""});
       } else if (d.is_type) {
         d.parent = nodes[it->second].node_id;
       } else {
@@ -540,12 +552,14 @@ void check_references(LoadResult& result) {
     auto pit = seen.find(d.parent);
     if (pit == seen.end() && d.count) {
       auto bit = bulk_patterns.find(d.parent);
-      if (bit != bulk_patterns.end()) pit = seen.find(bulk_node_id(nodes[bit->second], nodes[bit->second].start, resolver));
+      if (bit != bulk_patterns.end())
+        pit = seen.find(bulk_node_id(nodes[bit->second], nodes[bit->second].start, resolver));
     }
     if (p0 == addressspace::kNoNode && pit == seen.end()) {
       // A parent in a file that did not parse is not reported as missing: the syntax error is the problem.
       if (!result.unparsed_files) {
-        result.errors.push_back({d.file, d.path + "/parent", "parent " + d.parent.to_string() + " does not exist"});
+        result.errors.push_back(
+            {d.file, d.path + "/parent", "parent " + d.parent.to_string() + " does not exist"});
       }
       continue;
     }

@@ -43,7 +43,8 @@ struct FileParser {
   // NodeId text: full forms (i=, ns=, nsu=, s=, g=, b=); namespace-less forms take `ns`.
   bool node_id(const std::string& text, uint16_t ns, const std::string& path, ua::NodeId& out) {
     std::string full = text;
-    if (!(text.starts_with("ns=") || text.starts_with("nsu=")) && ns != 0) full = "ns=" + std::to_string(ns) + ";" + text;
+    if (!(text.starts_with("ns=") || text.starts_with("nsu=")) && ns != 0)
+      full = "ns=" + std::to_string(ns) + ";" + text;
     auto parsed = ua::NodeId::parse(full, resolver());
     if (!parsed) {
       if (text.starts_with("nsu=")) {
@@ -98,8 +99,11 @@ struct FileParser {
     std::string kind;
     if (r.require("kind") && r.read("kind", kind)) {
       static constexpr std::pair<std::string_view, SimulationKind> kKinds[] = {
-          {"counter", SimulationKind::Counter}, {"ramp", SimulationKind::Ramp}, {"sine", SimulationKind::Sine},
-          {"square", SimulationKind::Square}, {"random", SimulationKind::Random}};
+          {"counter", SimulationKind::Counter},
+          {"ramp", SimulationKind::Ramp},
+          {"sine", SimulationKind::Sine},
+          {"square", SimulationKind::Square},
+          {"random", SimulationKind::Random}};
       bool found = false;
       for (auto [name, k] : kKinds) {
         if (name == kind) {
@@ -107,7 +111,9 @@ struct FileParser {
           found = true;
         }
       }
-      if (!found) ctx.error(r.path_of("kind"), "unknown simulation kind \"" + kind + "\" (counter, ramp, sine, square, random)");
+      if (!found)
+        ctx.error(r.path_of("kind"),
+                  "unknown simulation kind \"" + kind + "\" (counter, ramp, sine, square, random)");
     }
     r.read("interval_ms", s.interval_ms);
     r.read("period_ms", s.period_ms);
@@ -168,13 +174,15 @@ struct FileParser {
       }
       // Checked now with {n} = start; build_address_space() substitutes each n.
       std::string probe = id_text;
-      if (d.count && probe.find("{n}") != std::string::npos) probe.replace(probe.find("{n}"), 3, std::to_string(d.start));
+      if (d.count && probe.find("{n}") != std::string::npos)
+        probe.replace(probe.find("{n}"), 3, std::to_string(d.start));
       ua::NodeId id;
       if (node_id(probe, ns, r.path_of("node_id"), id)) {
         d.node_id = id;
         if (d.count) {
-          d.id_pattern = id_text.starts_with("ns=") || id_text.starts_with("nsu=") ? id_text
-                                                                                    : "ns=" + std::to_string(ns) + ";" + id_text;
+          d.id_pattern = id_text.starts_with("ns=") || id_text.starts_with("nsu=")
+                             ? id_text
+                             : "ns=" + std::to_string(ns) + ";" + id_text;
         }
       }
     } else {
@@ -182,17 +190,26 @@ struct FileParser {
     }
 
     switch (d.kind) {
-      case NodeKind::Folder: d.type_definition = ua::NodeId(0, ua::id::FolderType); break;
-      case NodeKind::Object: d.type_definition = ua::NodeId(0, ua::id::BaseObjectType); break;
-      case NodeKind::Variable: d.type_definition = ua::NodeId(0, ua::id::BaseDataVariableType); break;
-      case NodeKind::Property: d.type_definition = ua::NodeId(0, ua::id::PropertyType); break;
+      case NodeKind::Folder:
+        d.type_definition = ua::NodeId(0, ua::id::FolderType);
+        break;
+      case NodeKind::Object:
+        d.type_definition = ua::NodeId(0, ua::id::BaseObjectType);
+        break;
+      case NodeKind::Variable:
+        d.type_definition = ua::NodeId(0, ua::id::BaseDataVariableType);
+        break;
+      case NodeKind::Property:
+        d.type_definition = ua::NodeId(0, ua::id::PropertyType);
+        break;
     }
-    d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property ? ua::id::HasProperty
+    d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property      ? ua::id::HasProperty
                                      : parent_kind == NodeKind::Folder ? ua::id::Organizes
                                                                        : ua::id::HasComponent);
     if (r.read("type_definition", type_text)) {
-      const NodeClass cls = d.kind == NodeKind::Variable || d.kind == NodeKind::Property ? NodeClass::VariableType
-                                                                                          : NodeClass::ObjectType;
+      const NodeClass cls = d.kind == NodeKind::Variable || d.kind == NodeKind::Property
+                                ? NodeClass::VariableType
+                                : NodeClass::ObjectType;
       const addressspace::NodeIndex t = find_ns0_by_name(type_text, cls);
       if (t != kNoNode) {
         d.type_definition = ns0_store().node_id(t);
@@ -213,7 +230,8 @@ struct FileParser {
           ctx.error(r.path_of(k), "only variables and properties have \"" + std::string(k) + "\"");
       }
     }
-    if (in_type && d.count) ctx.error(r.path_of("count"), "bulk declarations are not allowed in object types");
+    if (in_type && d.count)
+      ctx.error(r.path_of("count"), "bulk declarations are not allowed in object types");
 
     const Json* children = r.member("children");
     const size_t self = result.config.nodes.size();
@@ -267,13 +285,15 @@ struct FileParser {
       } else {
         for (size_t i = 0; i < dims->size(); ++i) {
           if (!(*dims)[i].is_number_unsigned()) {
-            ctx.error(pointer(r.path_of("array_dimensions"), i), "expected a non-negative integer, got " + json_type_name((*dims)[i]));
+            ctx.error(pointer(r.path_of("array_dimensions"), i),
+                      "expected a non-negative integer, got " + json_type_name((*dims)[i]));
           } else {
             d.array_dimensions.push_back((*dims)[i].get<uint32_t>());
           }
         }
         if (d.value_rank > 0 && d.array_dimensions.size() != static_cast<size_t>(d.value_rank)) {
-          ctx.error(r.path_of("array_dimensions"), "must have ValueRank (" + std::to_string(d.value_rank) + ") entries");
+          ctx.error(r.path_of("array_dimensions"),
+                    "must have ValueRank (" + std::to_string(d.value_rank) + ") entries");
         }
       }
     }
@@ -290,7 +310,8 @@ struct FileParser {
         } else if (a == "history_write") {
           d.access_level |= addressspace::access::kHistoryWrite;
         } else {
-          ctx.error(r.path_of("access"), "unknown access \"" + a + "\" (read, write, history_read, history_write)");
+          ctx.error(r.path_of("access"),
+                    "unknown access \"" + a + "\" (read, write, history_read, history_write)");
         }
       }
     }
@@ -305,7 +326,8 @@ struct FileParser {
       } else if (!d.array_dimensions.empty() && d.value.is_array()) {
         const auto& dims = d.value.dimensions();
         for (size_t i = 0; i < d.array_dimensions.size(); ++i) {
-          const size_t len = dims.empty() ? d.value.array_length() : (i < dims.size() ? static_cast<size_t>(dims[i]) : 0);
+          const size_t len =
+              dims.empty() ? d.value.array_length() : (i < dims.size() ? static_cast<size_t>(dims[i]) : 0);
           if (d.array_dimensions[i] != 0 && len > d.array_dimensions[i]) {
             ctx.error(r.path_of("value"), "value is longer than array_dimensions allows");
             break;
@@ -325,7 +347,8 @@ struct FileParser {
     const Json* eu = r.member("engineering_units");
     const Json* range = r.member("eu_range");
     if (eu || range) {
-      if (d.type_definition == ua::NodeId(0, ua::id::BaseDataVariableType)) d.type_definition = ua::NodeId(0, ua::id::AnalogItemType);
+      if (d.type_definition == ua::NodeId(0, ua::id::BaseDataVariableType))
+        d.type_definition = ua::NodeId(0, ua::id::AnalogItemType);
       pending_properties.push_back({eu, range, r.path_of("engineering_units"), r.path_of("eu_range"), ns});
     }
   }
@@ -408,7 +431,8 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
         bool abstract = false;
         if (item.is_object()) {
           if (item.contains("base") && item["base"].is_string()) base = item["base"].get<std::string>();
-          if (item.contains("abstract") && item["abstract"].is_boolean()) abstract = item["abstract"].get<bool>();
+          if (item.contains("abstract") && item["abstract"].is_boolean())
+            abstract = item["abstract"].get<bool>();
           as_node.erase("base");
           as_node.erase("abstract");
           as_node["kind"] = "object";
@@ -442,7 +466,8 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
           } else {
             fp.node_id(item["parent"].get<std::string>(), 0, pointer(path, "parent"), parent);
             parent_kind = NodeKind::Object;  // refined by check_references()
-            if (parent.namespace_index() != 0 && parent.type() == ua::IdType::String) parent_path = std::string(parent.string());
+            if (parent.namespace_index() != 0 && parent.type() == ua::IdType::String)
+              parent_path = std::string(parent.string());
           }
         }
         Json copy = item;
@@ -450,7 +475,8 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
         const size_t at = into.config.nodes.size();
         fp.node(copy, path, parent, parent_kind, parent_path, false);
         if (at < into.config.nodes.size() && item.is_object() && item.contains("parent")) {
-          into.config.nodes[at].reference_type = ua::NodeId();  // chosen by check_references() from the parent
+          into.config.nodes[at].reference_type =
+              ua::NodeId();  // chosen by check_references() from the parent
         }
       }
     }

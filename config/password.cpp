@@ -62,7 +62,8 @@ std::string hash_password_with_salt(std::string_view password, std::string_view 
 std::string hash_password(std::string_view password, unsigned iterations) {
   unsigned char salt[16];
   if (RAND_bytes(salt, sizeof salt) != 1) return {};
-  return hash_password_with_salt(password, std::string_view(reinterpret_cast<const char*>(salt), sizeof salt), iterations);
+  return hash_password_with_salt(password, std::string_view(reinterpret_cast<const char*>(salt), sizeof salt),
+                                 iterations);
 }
 
 bool verify_password(std::string_view password, std::string_view encoded) {
@@ -75,6 +76,8 @@ bool verify_password(std::string_view password, std::string_view encoded) {
   return same;
 }
 
-bool is_password_hash(std::string_view encoded) { return split(encoded).has_value(); }
+bool is_password_hash(std::string_view encoded) {
+  return split(encoded).has_value();
+}
 
 }  // namespace opcuad::config

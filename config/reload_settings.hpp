@@ -2,11 +2,11 @@
 // What a reload (SIGHUP, docs/OPERATIONS.md "Reload") can apply and what needs a restart.
 //
 // Applied: the node files (every node, with its attributes, references, roles, initial values and
-// simulation; config/address_space_loader.hpp, daemon/simulator.hpp) and logging.level. Everything else is read once at start (sockets,
-// shard threads, the PKI, limits sized into structures that live as long as the server, users held by the
-// login checks): restart_only_changes() names each such setting whose value in
-// the reloaded file differs from the running one, so the daemon can warn that it needs a restart. The
-// running value stays until then.
+// simulation; config/address_space_loader.hpp, daemon/simulator.hpp) and logging.level. Everything else is
+// read once at start (sockets, shard threads, the PKI, limits sized into structures that live as long as the
+// server, users held by the login checks): restart_only_changes() names each such setting whose value in the
+// reloaded file differs from the running one, so the daemon can warn that it needs a restart. The running
+// value stays until then.
 
 #include <string>
 #include <vector>

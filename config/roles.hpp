@@ -41,7 +41,8 @@ inline constexpr std::array<std::string_view, 8> kRoleNames = {
 // "unknown role \"X\" (Anonymous, AuthenticatedUser, ...: the well-known roles of Part 3 §4.8.2)".
 inline std::string unknown_role(std::string_view name) {
   std::string out = "unknown role \"" + std::string(name) + "\" (";
-  for (size_t i = 0; i < kRoleNames.size(); ++i) out += std::string(i ? ", " : "") + std::string(kRoleNames[i]);
+  for (size_t i = 0; i < kRoleNames.size(); ++i)
+    out += std::string(i ? ", " : "") + std::string(kRoleNames[i]);
   return out + ": the well-known roles of Part 3 §4.8.2)";
 }
 

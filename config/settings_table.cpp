@@ -141,10 +141,10 @@ std::string range_message(double min, double max, const char* why) {
   return out;
 }
 
-#define OPCUAD_TABLE(FN, TYPE, SECTION, ARRAY)      \
-  const SettingsTable<TYPE>& FN() {                 \
+#define OPCUAD_TABLE(FN, TYPE, SECTION, ARRAY)          \
+  const SettingsTable<TYPE>& FN() {                     \
     static const SettingsTable<TYPE> t{SECTION, ARRAY}; \
-    return t;                                       \
+    return t;                                           \
   }
 OPCUAD_TABLE(top_level_settings, ServerConfig, "", kTop)
 OPCUAD_TABLE(limit_settings, Limits, "limits", kLimits)

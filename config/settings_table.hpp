@@ -84,7 +84,8 @@ void read_settings(ObjectReader& r, const SettingsTable<Section>& table, Section
           } else {
             int64_t v = 0;
             const auto min = static_cast<int64_t>(s.min);
-            const auto max = std::min(static_cast<int64_t>(s.max), static_cast<int64_t>(std::numeric_limits<T>::max()));
+            const auto max =
+                std::min(static_cast<int64_t>(s.max), static_cast<int64_t>(std::numeric_limits<T>::max()));
             if (r.read_int(s.key, v, min, max, s.why)) out.*member = static_cast<T>(v);
           }
         },
@@ -99,7 +100,8 @@ void changed_settings(const SettingsTable<Section>& table, const Section& runnin
   for (const Setting<Section>& s : table.settings) {
     if (s.on_reload != OnReload::Restart) continue;
     const bool differs = std::visit([&](auto member) { return !(running.*member == next.*member); }, s.field);
-    if (differs) out.push_back(*table.section ? std::string(table.section) + "." + s.key : std::string(s.key));
+    if (differs)
+      out.push_back(*table.section ? std::string(table.section) + "." + s.key : std::string(s.key));
   }
 }
 

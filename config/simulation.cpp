@@ -37,10 +37,13 @@ double simulate(const Simulation& s, int64_t t_ms, uint64_t seed) noexcept {
       const double steps = std::floor(span / s.step) + 1;  // values min, min+step, ..., <= max
       return s.min + std::fmod(ticks, steps) * s.step;
     }
-    case SimulationKind::Ramp: return s.min + span * (std::fmod(t, s.period_ms) / s.period_ms);
+    case SimulationKind::Ramp:
+      return s.min + span * (std::fmod(t, s.period_ms) / s.period_ms);
     case SimulationKind::Sine:
-      return (s.min + s.max) / 2 + span / 2 * std::sin(2 * std::numbers::pi * std::fmod(t, s.period_ms) / s.period_ms);
-    case SimulationKind::Square: return std::fmod(t, s.period_ms) < s.period_ms / 2 ? s.max : s.min;
+      return (s.min + s.max) / 2 +
+             span / 2 * std::sin(2 * std::numbers::pi * std::fmod(t, s.period_ms) / s.period_ms);
+    case SimulationKind::Square:
+      return std::fmod(t, s.period_ms) < s.period_ms / 2 ? s.max : s.min;
     case SimulationKind::Random: {
       const auto tick = static_cast<uint64_t>(t / s.interval_ms);
       const uint64_t r = splitmix(seed * 0x100000001B3ull ^ tick);
@@ -54,16 +57,26 @@ ua::Variant simulate_as(const Simulation& s, ua::BuiltinType type, int64_t t_ms,
   const double v = simulate(s, t_ms, seed);
   using B = ua::BuiltinType;
   switch (type) {
-    case B::SByte: return clamp_to<int8_t>(v);
-    case B::Byte: return clamp_to<uint8_t>(v);
-    case B::Int16: return clamp_to<int16_t>(v);
-    case B::UInt16: return clamp_to<uint16_t>(v);
-    case B::Int32: return clamp_to<int32_t>(v);
-    case B::UInt32: return clamp_to<uint32_t>(v);
-    case B::Int64: return clamp_to<int64_t>(v);
-    case B::UInt64: return clamp_to<uint64_t>(v);
-    case B::Float: return clamp_to<float>(v);
-    default: return clamp_to<double>(v);
+    case B::SByte:
+      return clamp_to<int8_t>(v);
+    case B::Byte:
+      return clamp_to<uint8_t>(v);
+    case B::Int16:
+      return clamp_to<int16_t>(v);
+    case B::UInt16:
+      return clamp_to<uint16_t>(v);
+    case B::Int32:
+      return clamp_to<int32_t>(v);
+    case B::UInt32:
+      return clamp_to<uint32_t>(v);
+    case B::Int64:
+      return clamp_to<int64_t>(v);
+    case B::UInt64:
+      return clamp_to<uint64_t>(v);
+    case B::Float:
+      return clamp_to<float>(v);
+    default:
+      return clamp_to<double>(v);
   }
 }
 

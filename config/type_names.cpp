@@ -26,10 +26,14 @@ struct Ns0 {
   }
   static int slot_of(addressspace::NodeClass c) {
     switch (c) {
-      case addressspace::NodeClass::DataType: return 0;
-      case addressspace::NodeClass::ObjectType: return 1;
-      case addressspace::NodeClass::VariableType: return 2;
-      default: return -1;
+      case addressspace::NodeClass::DataType:
+        return 0;
+      case addressspace::NodeClass::ObjectType:
+        return 1;
+      case addressspace::NodeClass::VariableType:
+        return 2;
+      default:
+        return -1;
     }
   }
 };
@@ -39,7 +43,9 @@ const Ns0& ns0() {
 }
 }  // namespace
 
-const addressspace::NodeStore& ns0_store() { return *ns0().store; }
+const addressspace::NodeStore& ns0_store() {
+  return *ns0().store;
+}
 
 addressspace::NodeIndex find_ns0_by_name(std::string_view name, addressspace::NodeClass cls) {
   const int slot = Ns0::slot_of(cls);

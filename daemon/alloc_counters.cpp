@@ -125,10 +125,14 @@ void* crypto_realloc(void* p, std::size_t n, const char*, int) noexcept {
   count(n);
   return std::realloc(p, n);
 }
-void crypto_free(void* p, const char*, int) noexcept { std::free(p); }
+void crypto_free(void* p, const char*, int) noexcept {
+  std::free(p);
+}
 }  // namespace
 
-bool count_openssl() noexcept { return CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free) == 1; }
+bool count_openssl() noexcept {
+  return CRYPTO_set_mem_functions(crypto_malloc, crypto_realloc, crypto_free) == 1;
+}
 
 }  // namespace opcuad::alloc_counters
 

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "config/pki_settings.hpp"
 #include "daemon/build_info.hpp"
 #include "daemon/commands.hpp"
 #include "daemon/install_paths.hpp"
-#include "config/pki_settings.hpp"
 #include "daemon/log.hpp"
 #include "daemon/pki_command.hpp"
 
@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
       return command(config::pki_settings(loaded.result.config));
     };
   };
-  CLI::App* pki = commands.add_group(app, "pki", "the server's certificate and the trust lists (docs/SECURITY.md)");
+  CLI::App* pki =
+      commands.add_group(app, "pki", "the server's certificate and the trust lists (docs/SECURITY.md)");
   commands.add(*pki, "show", "the own certificate: subject, URI, names, validity, SHA-1 thumbprint, key size",
                with_pki([](const security::PkiSettings& s) { return pki_show(s, std::cout, std::cerr); }));
   commands.add(*pki, "list", "every trusted, issuer and rejected certificate and CRL, one line each",
@@ -127,8 +128,9 @@ int main(int argc, char** argv) {
            }))
       ->add_option("thumbprint", reject_argument, "SHA-1 thumbprint, 40 hex digits")
       ->required();
-  commands.add(*pki, "regenerate", "a new own certificate and key (the old ones kept aside); restart to use it",
-               with_pki([](const security::PkiSettings& s) { return pki_regenerate(s, std::cout, std::cerr); }));
+  commands.add(
+      *pki, "regenerate", "a new own certificate and key (the old ones kept aside); restart to use it",
+      with_pki([](const security::PkiSettings& s) { return pki_regenerate(s, std::cout, std::cerr); }));
 
   try {
     app.parse(argc, argv);

@@ -77,7 +77,8 @@ int check_config(const GlobalOptions& options) {
   fmt::print("{}: valid: {} endpoint(s), {} user(s), {} node declaration(s) in {} node file(s)\n",
              loaded.source, c.endpoints.size(), c.users.size(), c.nodes.size(), c.node_files.size());
   // What the daemon warns about at every start, before it starts (the file is still valid).
-  for (const auto& w : config::security_warnings(c)) fmt::print(stderr, "{}: warning: {}\n", loaded.source, w);
+  for (const auto& w : config::security_warnings(c))
+    fmt::print(stderr, "{}: warning: {}\n", loaded.source, w);
   return kExitOk;
 }
 

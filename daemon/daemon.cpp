@@ -65,7 +65,8 @@ bool Daemon::start() {
   log::info("address space: {} nodes", space_.current()->size());
 
   shards_ = std::make_unique<transport::ShardPool>(
-      config_.threads, transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
+      config_.threads,
+      transport::ShardScheduling{config_.scheduling.pin_shards, config_.scheduling.realtime_priority});
   if (!open_pki()) return false;
   services_ = std::make_unique<services::Server>(space_, config_);
   diagnostic_arrays_ = std::make_unique<services::DiagnosticsRefresher>(*services_, space_, control_);
@@ -87,7 +88,8 @@ bool Daemon::start() {
   watchdog_ = watchdog_interval_from_environment();
   if (watchdog_) {
     shards_->set_heartbeat_interval(std::min<std::chrono::milliseconds>(
-        transport::kHeartbeatInterval, std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog_ / 4)));
+        transport::kHeartbeatInterval,
+        std::chrono::duration_cast<std::chrono::milliseconds>(*watchdog_ / 4)));
   }
   for (const auto& problem : shards_->start()) log::warn("scheduling: {}", problem);
   simulator_->start();
@@ -203,8 +205,8 @@ bool Daemon::start_http(const config::Http& http) {
     return false;
   }
   version_ = std::string(build_info().software_version.view());
-  const metrics::Sources sources{*shards_, *services_, daemon_counters_, started_at_, version_,
-                                 pki_.info().not_after};
+  const metrics::Sources sources{*shards_,    *services_, daemon_counters_,
+                                 started_at_, version_,   pki_.info().not_after};
   http_ = std::make_unique<HttpServer>(
       HttpServer::Limits{http.max_connections, http.max_request_bytes,
                          std::chrono::milliseconds(http.request_timeout_ms)},
@@ -289,7 +291,8 @@ void Daemon::tick_server_status() {
   // ServerDiagnosticsSummary (Part 5 §12.9): the sums of the per-shard counters, as /metrics shows them.
   const ua::ServerDiagnosticsSummaryDataType summary = metrics::diagnostics_summary(*shards_, *services_);
   if (!(summary == last_summary_)) {
-    addressspace::update_server_diagnostics(*space_.current(), space_.values(), *control_participant_, summary);
+    addressspace::update_server_diagnostics(*space_.current(), space_.values(), *control_participant_,
+                                            summary);
     last_summary_ = summary;
   }
   if (diagnostic_arrays_) diagnostic_arrays_->tick(*control_participant_);

@@ -125,7 +125,7 @@ class Daemon {
   std::vector<std::unique_ptr<transport::Listener>> listeners_;
   std::unique_ptr<Simulator> simulator_;
   asio::steady_timer status_timer_{control_};
-  asio::steady_timer counters_timer_{control_};  // config diagnostics.counters only
+  asio::steady_timer counters_timer_{control_};     // config diagnostics.counters only
   asio::steady_timer certificate_timer_{control_};  // once a day: the own certificate's end (certificate.hpp)
   addressspace::CounterPublisher counters_;
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;

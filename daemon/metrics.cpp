@@ -152,9 +152,10 @@ std::string render_prometheus(const Sources& src) {
   x.sample("opcuad_build_info", "version", src.version, 1);
   x.gauge("opcuad_start_time_seconds", "When the daemon started, in seconds since the Unix epoch",
           std::chrono::duration<double>(src.started.time_since_epoch()).count());
-  x.gauge("opcuad_certificate_expiry_timestamp_seconds",
-          "When the server's application instance certificate ends (notAfter), in seconds since the Unix epoch",
-          std::chrono::duration<double>(src.certificate_not_after.time_since_epoch()).count());
+  x.gauge(
+      "opcuad_certificate_expiry_timestamp_seconds",
+      "When the server's application instance certificate ends (notAfter), in seconds since the Unix epoch",
+      std::chrono::duration<double>(src.certificate_not_after.time_since_epoch()).count());
 
   // Connections and secure channels.
   x.counter("opcuad_connections_accepted_total", "TCP connections accepted", t.accepted);

@@ -8,8 +8,8 @@
 
 namespace opcuad {
 
-Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space, const config::ServerConfig& config,
-                     services::Server& services)
+Simulator::Simulator(asio::io_context& shard, addressspace::AddressSpace& space,
+                     const config::ServerConfig& config, services::Server& services)
     : ctx_(shard), space_(space), services_(services) {
   pending_ = plan(*space.current(), config);
 }
@@ -30,14 +30,16 @@ Simulator::Plan Simulator::plan(const addressspace::NodeStore& store, const conf
     if (!var || !var->cell) return;
     const auto* dt = var->data_type == addressspace::kNoNode ? nullptr : store.data_type(var->data_type);
     const auto type = static_cast<ua::BuiltinType>(dt && dt->builtin ? dt->builtin : 11);
-    by_interval[static_cast<int64_t>(std::max(1.0, sim.interval_ms))].push_back(Variable{var->cell, sim, type, seed++});
+    by_interval[static_cast<int64_t>(std::max(1.0, sim.interval_ms))].push_back(
+        Variable{var->cell, sim, type, seed++});
   };
   for (const auto& d : config.nodes) {
     if (!d.simulation) continue;
     if (d.count == 0) {
       add(d.node_id, *d.simulation);
     } else {
-      for (uint32_t k = 0; k < d.count; ++k) add(config::bulk_node_id(d, d.start + k, resolver), *d.simulation);
+      for (uint32_t k = 0; k < d.count; ++k)
+        add(config::bulk_node_id(d, d.start + k, resolver), *d.simulation);
     }
   }
   Plan out;

@@ -55,7 +55,7 @@ class Simulator {
   // completion of theirs that was already queued then finds nothing to tick.
   using Plan = std::vector<std::shared_ptr<Group>>;
   Plan plan(const addressspace::NodeStore& store, const config::ServerConfig& config);  // sets the count
-  void run(Plan next);  // on the shard
+  void run(Plan next);                                                                  // on the shard
   void tick(const std::shared_ptr<Group>& g);
 
   asio::io_context& ctx_;

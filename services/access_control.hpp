@@ -81,7 +81,9 @@ inline bool may_browse(const addressspace::NodeStore&, addressspace::NodeIndex, 
 // (SessionSecurityDiagnosticsArray and EnabledFlag carry these roles as node roles, set where the server
 // object is built, config/address_space_loader.cpp, and decided by user_access_level like any other.)
 inline constexpr config::RoleSet kDiagnosticsAdmins = config::role::kAdministrators;
-inline bool sees_all_diagnostics(const UserAccess& user) noexcept { return (user.roles & kDiagnosticsAdmins) != 0; }
+inline bool sees_all_diagnostics(const UserAccess& user) noexcept {
+  return (user.roles & kDiagnosticsAdmins) != 0;
+}
 
 // Whose subscriptions TransferSubscriptions may move to a session (Part 4 §5.13.7: a session of the same
 // user). Anonymous sessions are not one user: the spec asks for the same client ApplicationUri over a
@@ -90,8 +92,8 @@ inline bool sees_all_diagnostics(const UserAccess& user) noexcept { return (user
 // session that claimed the same ApplicationUri from the same IP address; the subscription id (random, not
 // guessable from one's own ids) is then the remaining secret. A named user never takes an anonymous
 // session's subscriptions, nor the reverse.
-inline bool may_take_subscriptions_of(const Session& owner, std::string_view user, std::string_view application_uri,
-                                      std::string_view address) {
+inline bool may_take_subscriptions_of(const Session& owner, std::string_view user,
+                                      std::string_view application_uri, std::string_view address) {
   if (!owner.user.empty() || !user.empty()) return owner.user == user;
   return owner.client_application_uri == application_uri && owner.client_address == address;
 }

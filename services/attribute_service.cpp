@@ -4,8 +4,8 @@
 #include "addressspace/type_check.hpp"
 #include "services/attribute_read.hpp"
 #include "services/diagnostics.hpp"
-#include "services/index_range.hpp"
 #include "services/handlers.hpp"
+#include "services/index_range.hpp"
 #include "services/request.hpp"
 #include "services/server.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -126,7 +126,8 @@ ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Var
         if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
           check(static_cast<double>(x));
         } else if constexpr (requires { typename T::value_type; }) {
-          if constexpr (std::is_arithmetic_v<typename T::value_type> && !std::is_same_v<typename T::value_type, bool>) {
+          if constexpr (std::is_arithmetic_v<typename T::value_type> &&
+                        !std::is_same_v<typename T::value_type, bool>) {
             for (auto v : x) check(static_cast<double>(v));
           }
         }
@@ -137,7 +138,8 @@ ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Var
 
 // On success, `written` is the cell that changed (for exception-based monitored items).
 ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const NodeStore& store,
-                         const ua::WriteValue& item, ua::DateTime now, const addressspace::ValueCell*& written) {
+                         const ua::WriteValue& item, ua::DateTime now,
+                         const addressspace::ValueCell*& written) {
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
   const NodeClass cls = store.node_class(n);
@@ -221,30 +223,52 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
   const auto& rec = store.record(n);
   const auto* var = store.variable(n);
   switch (a) {
-    case kNodeId: out = store.node_id(n); return status::Good;
-    case kNodeClass: out = static_cast<int32_t>(rec.node_class); return status::Good;
-    case kBrowseName: out = store.browse_name(n); return status::Good;
-    case kDisplayName: out = store.display_name(n); return status::Good;
-    case kDescription: out = store.description(n); return status::Good;
-    case kWriteMask: out = rec.write_mask; return status::Good;
+    case kNodeId:
+      out = store.node_id(n);
+      return status::Good;
+    case kNodeClass:
+      out = static_cast<int32_t>(rec.node_class);
+      return status::Good;
+    case kBrowseName:
+      out = store.browse_name(n);
+      return status::Good;
+    case kDisplayName:
+      out = store.display_name(n);
+      return status::Good;
+    case kDescription:
+      out = store.description(n);
+      return status::Good;
+    case kWriteMask:
+      out = rec.write_mask;
+      return status::Good;
     // No attribute but Value is writable here; a user who may not write gets none of the WriteMask.
     case kUserWriteMask:
       out = access_control::user_write_mask(store, n, user);
       return status::Good;
-    case kIsAbstract: out = store.has_flag(n, addressspace::flag::kIsAbstract); return status::Good;
-    case kSymmetric: out = store.has_flag(n, addressspace::flag::kSymmetric); return status::Good;
+    case kIsAbstract:
+      out = store.has_flag(n, addressspace::flag::kIsAbstract);
+      return status::Good;
+    case kSymmetric:
+      out = store.has_flag(n, addressspace::flag::kSymmetric);
+      return status::Good;
     case kInverseName: {
       const auto* rt = store.reference_type(n);
       out = rt ? store.text(rt->inverse_name) : ua::LocalizedText{};
       return status::Good;
     }
-    case kContainsNoLoops: out = store.has_flag(n, addressspace::flag::kContainsNoLoops); return status::Good;
-    case kEventNotifier: out = rec.event_notifier; return status::Good;
+    case kContainsNoLoops:
+      out = store.has_flag(n, addressspace::flag::kContainsNoLoops);
+      return status::Good;
+    case kEventNotifier:
+      out = rec.event_notifier;
+      return status::Good;
     case kDataType:
       out = var && var->data_type != addressspace::kNoNode ? store.node_id(var->data_type)
                                                            : ua::NodeId(0, ua::id::BaseDataType);
       return status::Good;
-    case kValueRank: out = var ? var->value_rank : -2; return status::Good;
+    case kValueRank:
+      out = var ? var->value_rank : -2;
+      return status::Good;
     case kArrayDimensions: {
       std::vector<uint32_t> dims;
       if (var) {
@@ -254,15 +278,27 @@ ua::StatusCode read_plain_attribute(const NodeStore& store, NodeIndex n, uint32_
       out = std::move(dims);
       return status::Good;
     }
-    case kAccessLevel: out = var ? var->access_level : uint8_t{0}; return status::Good;
+    case kAccessLevel:
+      out = var ? var->access_level : uint8_t{0};
+      return status::Good;
     case kUserAccessLevel:
       out = var ? access_control::user_access_level(store, n, *var, user) : uint8_t{0};
       return status::Good;
-    case kMinimumSamplingInterval: out = var ? var->minimum_sampling_interval : 0.0; return status::Good;
-    case kHistorizing: out = store.has_flag(n, addressspace::flag::kHistorizing); return status::Good;
-    case kExecutable: out = store.has_flag(n, addressspace::flag::kExecutable); return status::Good;
-    case kUserExecutable: out = access_control::user_executable(store, n, user); return status::Good;
-    case kAccessLevelEx: out = var ? var->access_level_ex | var->access_level : uint32_t{0}; return status::Good;
+    case kMinimumSamplingInterval:
+      out = var ? var->minimum_sampling_interval : 0.0;
+      return status::Good;
+    case kHistorizing:
+      out = store.has_flag(n, addressspace::flag::kHistorizing);
+      return status::Good;
+    case kExecutable:
+      out = store.has_flag(n, addressspace::flag::kExecutable);
+      return status::Good;
+    case kUserExecutable:
+      out = access_control::user_executable(store, n, user);
+      return status::Good;
+    case kAccessLevelEx:
+      out = var ? var->access_level_ex | var->access_level : uint32_t{0};
+      return status::Good;
     case kDataTypeDefinition: {
       const ua::ExtensionObject* def = store.data_type_definition(n);
       if (!def) return status::BadAttributeIdInvalid;  // not a structure or enumeration
@@ -306,8 +342,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   auto resp = call.shard.scratch.write_response.lease();
   auto written = call.shard.scratch.written_cells.lease();
   if (!decode_request(call, body, *req)) return;
-  if (!check_operation_count(call, req->nodes_to_write.size(), limits.max_nodes_per_write))
-    return;
+  if (!check_operation_count(call, req->nodes_to_write.size(), limits.max_nodes_per_write)) return;
   const NodeStore& store = *server.space().current();
   set_response_header(resp->response_header, req->request_header);
   resp->results.clear();

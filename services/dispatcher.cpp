@@ -62,7 +62,9 @@ const ServiceEntry* Dispatcher::find(uint32_t type_id) noexcept {
   return nullptr;
 }
 
-size_t Dispatcher::service_count() noexcept { return std::size(kEntries); }
+size_t Dispatcher::service_count() noexcept {
+  return std::size(kEntries);
+}
 
 std::string_view Dispatcher::service_name(size_t i) noexcept {
   return i < std::size(kEntries) ? kEntries[i].name : "";

@@ -39,7 +39,8 @@ struct ServiceEntry {
 
 class Dispatcher {
  public:
-  Dispatcher(Server& server, const addressspace::AddressSpace& space) noexcept : server_(server), space_(space) {}
+  Dispatcher(Server& server, const addressspace::AddressSpace& space) noexcept
+      : server_(server), space_(space) {}
 
   // The row for a request's binary encoding id, or nullptr: the services not listed (NodeManagement,
   // Query, History, ...) get ServiceFault(BadServiceUnsupported) from the transport.
@@ -59,8 +60,9 @@ class Dispatcher {
   // The shared checks, then the handler. `now` is the request's arrival (the session's last activity).
   // Returns the request's session when it is still alive after the handler (nullptr: none, or
   // CloseSession freed it).
-  Session* serve(const ServiceEntry& entry, transport::SecureChannel& channel, const transport::RequestContext& ctx,
-                 ShardState& shard, ua::Decoder& body, std::chrono::steady_clock::time_point now);
+  Session* serve(const ServiceEntry& entry, transport::SecureChannel& channel,
+                 const transport::RequestContext& ctx, ShardState& shard, ua::Decoder& body,
+                 std::chrono::steady_clock::time_point now);
 
   Server& server_;
   const addressspace::AddressSpace& space_;

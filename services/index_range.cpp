@@ -96,7 +96,8 @@ ua::StatusCode read_range(const ua::Variant& value, const IndexRange& range, ua:
     const auto* s = value.get_if<ua::String>();
     const auto* b = value.get_if<ua::ByteString>();
     std::string_view bytes = s ? s->view() : b ? b->view() : std::string_view();
-    if ((!s && !b) || range.dims.size() != 1 || range.dims[0].first >= bytes.size()) return status::BadIndexRangeNoData;
+    if ((!s && !b) || range.dims.size() != 1 || range.dims[0].first >= bytes.size())
+      return status::BadIndexRangeNoData;
     const uint32_t last = std::min<uint32_t>(range.dims[0].last, static_cast<uint32_t>(bytes.size() - 1));
     std::string_view sub = bytes.substr(range.dims[0].first, last - range.dims[0].first + 1);
     out = s ? ua::Variant(ua::String(sub)) : ua::Variant(ua::ByteString(sub));

@@ -51,10 +51,10 @@ class ItemTable {
   void grow_index();
 
   std::vector<std::unique_ptr<MonitoredItem[]>> pages_;
-  size_t used_in_last_ = 0;                 // slots handed out in the last page
-  std::vector<MonitoredItem*> free_;        // freed slots, reused first
-  std::vector<MonitoredItem*> index_;       // open addressing, linear probing; size a power of two
-  unsigned shift_ = 32;                     // 32 - log2(index_.size())
+  size_t used_in_last_ = 0;            // slots handed out in the last page
+  std::vector<MonitoredItem*> free_;   // freed slots, reused first
+  std::vector<MonitoredItem*> index_;  // open addressing, linear probing; size a power of two
+  unsigned shift_ = 32;                // 32 - log2(index_.size())
   size_t size_ = 0;
 };
 

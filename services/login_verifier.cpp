@@ -68,10 +68,12 @@ bool LoginVerifier::locked_out(const std::string& key, std::chrono::steady_clock
   return limits_.max_failures && it->second.count + it->second.in_flight >= limits_.max_failures;
 }
 
-LoginVerifier::Failures& LoginVerifier::entry(const std::string& key, std::chrono::steady_clock::time_point now) {
+LoginVerifier::Failures& LoginVerifier::entry(const std::string& key,
+                                              std::chrono::steady_clock::time_point now) {
   auto it = failures_.find(key);
   if (it != failures_.end()) {
-    if (it->second.in_flight == 0 && now - it->second.first > limits_.failure_window) it->second = Failures{0, 0, now};
+    if (it->second.in_flight == 0 && now - it->second.first > limits_.failure_window)
+      it->second = Failures{0, 0, now};
     return it->second;
   }
   if (failures_.size() >= limits_.max_tracked_addresses) {
@@ -100,7 +102,8 @@ void LoginVerifier::end_attempt(const std::string& address, Outcome outcome) {
   std::lock_guard lock(mutex_);
   auto it = failures_.find(key);
   if (it == failures_.end()) {
-    if (outcome == Outcome::Failed && limits_.max_failures) ++entry(key, std::chrono::steady_clock::now()).count;
+    if (outcome == Outcome::Failed && limits_.max_failures)
+      ++entry(key, std::chrono::steady_clock::now()).count;
     return;
   }
   if (it->second.in_flight) --it->second.in_flight;
@@ -108,8 +111,8 @@ void LoginVerifier::end_attempt(const std::string& address, Outcome outcome) {
   if (outcome == Outcome::Failed) ++it->second.count;
 }
 
-void LoginVerifier::submit(std::string address, std::string user, security::Secret password, asio::io_context& reply_to,
-                           Done done) {
+void LoginVerifier::submit(std::string address, std::string user, security::Secret password,
+                           asio::io_context& reply_to, Done done) {
   ua::StatusCode refused = ua::status::Good;
   std::string key = failure_key(address);
   {

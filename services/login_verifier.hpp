@@ -60,7 +60,7 @@ class LoginVerifier {
   // (queue full: BadServerTooBusy; address locked out: BadUserAccessDenied) calls `done` at once, on the
   // caller's thread, which must be `reply_to`'s.
   void submit(std::string address, std::string user, security::Secret password, asio::io_context& reply_to,
-                        Done done);
+              Done done);
 
   // An attempt that is not a password check yet (an encrypted password being decrypted): false when the
   // address is locked out (nothing may be done for it); else it counts as a failure until end_attempt()
@@ -98,12 +98,13 @@ class LoginVerifier {
   const std::vector<config::User>& users_;
   const Limits limits_;
   std::once_flag dummy_once_;
-  std::string dummy_hash_;  // verified against for unknown users, at the users' cost (set once, then read-only)
+  std::string
+      dummy_hash_;  // verified against for unknown users, at the users' cost (set once, then read-only)
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<Job> queue_;                                 // GUARDED_BY(mutex_)
-  std::unordered_map<std::string, Failures> failures_;    // GUARDED_BY(mutex_)
-  bool stopping_ = false;                                  // GUARDED_BY(mutex_)
+  std::deque<Job> queue_;                               // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, Failures> failures_;  // GUARDED_BY(mutex_)
+  bool stopping_ = false;                               // GUARDED_BY(mutex_)
   std::atomic<uint64_t> checks_done_{0};
   std::atomic<uint64_t> refused_{0};
   std::vector<std::thread> threads_;

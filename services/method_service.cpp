@@ -29,7 +29,8 @@ using addressspace::NodeStore;
 // Subscription"), an id nobody holds BadSubscriptionIdInvalid.
 Subscription* own_subscription(Server& server, Session& session, uint32_t id, ua::StatusCode& refused) {
   if (Subscription* sub = find_subscription(session, id)) return sub;
-  refused = server.subscriptions().shard_of(id) ? status::BadUserAccessDenied : status::BadSubscriptionIdInvalid;
+  refused =
+      server.subscriptions().shard_of(id) ? status::BadUserAccessDenied : status::BadSubscriptionIdInvalid;
   return nullptr;
 }
 

@@ -69,9 +69,12 @@ T from_bits(uint64_t bits) noexcept {
 bool inline_equal(uint8_t kind_a, uint64_t a, uint8_t kind_b, uint64_t b) noexcept {
   if (kind_a != kind_b) return false;
   switch (static_cast<BuiltinType>(kind_a)) {
-    case BuiltinType::Float: return from_bits<float>(a) == from_bits<float>(b);
-    case BuiltinType::Double: return from_bits<double>(a) == from_bits<double>(b);
-    default: return a == b;
+    case BuiltinType::Float:
+      return from_bits<float>(a) == from_bits<float>(b);
+    case BuiltinType::Double:
+      return from_bits<double>(a) == from_bits<double>(b);
+    default:
+      return a == b;
   }
 }
 
@@ -161,7 +164,11 @@ bool passes_filter(const ChangeFilter& f, const ua::DataValue& last, const ua::D
 // ----------------------------------------------------------------------------------------- SampledValue
 
 SampledValue::SampledValue(SampledValue&& o) noexcept
-    : payload_(o.payload_), source_ts_(o.source_ts_), server_ts_(o.server_ts_), status_(o.status_), kind_(o.kind_) {
+    : payload_(o.payload_),
+      source_ts_(o.source_ts_),
+      server_ts_(o.server_ts_),
+      status_(o.status_),
+      kind_(o.kind_) {
   o.kind_ = ValueCell::kEmpty;
   o.payload_ = 0;
 }
@@ -383,7 +390,8 @@ void MonitoredItem::encode_oldest(ua::Encoder& e) const {
   } else {
     ua::Variant scalar;  // an inline kind: no allocation
     addressspace::decode_inline(v->kind(), v->payload(), scalar);
-    encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0, timestamps());
+    encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0,
+                      timestamps());
   }
 }
 
@@ -433,8 +441,12 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
     const ValueSnapshot s = ValueStore::snapshot(*cell);
     last_version = s.version;
     if (has_last) {
-      SampleView next{s.kind, s.payload, s.kind == ValueCell::kBoxed ? s.boxed : nullptr, s.status.value(),
-                      s.source_timestamp.ticks, s.source_picoseconds};
+      SampleView next{s.kind,
+                      s.payload,
+                      s.kind == ValueCell::kBoxed ? s.boxed : nullptr,
+                      s.status.value(),
+                      s.source_timestamp.ticks,
+                      s.source_picoseconds};
       if (!passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), next)) return;
     }
     const bool flag = make_room();
@@ -457,7 +469,8 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
         // a Read of it gets (Part 4 §5.10.2), then nothing until the filter sees a change. The item stays,
         // and resumes with the node's value if a later reload brings the node or the right back.
         const addressspace::NodeIndex n = store.find(node_id());
-        const addressspace::VariableAttributes* var = n == addressspace::kNoNode ? nullptr : store.variable(n);
+        const addressspace::VariableAttributes* var =
+            n == addressspace::kNoNode ? nullptr : store.variable(n);
         if (n == addressspace::kNoNode) {
           v.status = status::BadNodeIdUnknown;
         } else if (!var || !var->cell) {
@@ -483,7 +496,8 @@ void MonitoredItem::sample(const addressspace::NodeStore& store) {
         v.status = s;
       }
     }
-    if (has_last && !passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), SampleView::of(v))) return;
+    if (has_last && !passes(f.trigger, f.deadband, f.absolute, SampleView::of(last), SampleView::of(v)))
+      return;
     enqueue(std::move(v));
   }
   subscription->on_item_queued(*this);

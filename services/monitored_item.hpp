@@ -77,7 +77,7 @@ class SampledValue {
 
   bool boxed() const noexcept { return kind_ == kBoxed; }
   const ua::DataValue& box() const noexcept { return *box_; }  // REQUIRES: boxed()
-  uint8_t kind() const noexcept { return kind_; }               // inline kind (ValueCell::kEmpty, a type)
+  uint8_t kind() const noexcept { return kind_; }              // inline kind (ValueCell::kEmpty, a type)
   uint64_t payload() const noexcept { return payload_; }
   uint32_t status() const noexcept { return status_; }
   int64_t source_ticks() const noexcept { return source_ts_; }
@@ -102,7 +102,7 @@ class SampledValue {
 struct ItemExtras {
   std::unique_ptr<ua::NodeId> node_id;  // when it is not a numeric NodeId (MonitoredItem::node_numeric)
   std::optional<IndexRange> range;
-  double absolute_deadband = 0;         // in engineering units
+  double absolute_deadband = 0;  // in engineering units
   ua::DeadbandType deadband = ua::DeadbandType::None;
   // Queued values older than the newest one (the newest is MonitoredItem::last), oldest first: a ring
   // grown on demand up to the queue size minus one.
@@ -148,7 +148,9 @@ struct MonitoredItem {
 
   ua::MonitoringMode mode() const noexcept { return static_cast<ua::MonitoringMode>(mode_); }
   void set_mode_value(ua::MonitoringMode m) noexcept { mode_ = static_cast<uint8_t>(m) & 3; }
-  ua::TimestampsToReturn timestamps() const noexcept { return static_cast<ua::TimestampsToReturn>(timestamps_); }
+  ua::TimestampsToReturn timestamps() const noexcept {
+    return static_cast<ua::TimestampsToReturn>(timestamps_);
+  }
   void set_timestamps(ua::TimestampsToReturn t) noexcept { timestamps_ = static_cast<uint8_t>(t) & 3; }
 
   void set_node_id(const ua::NodeId& id);
@@ -169,7 +171,7 @@ struct MonitoredItem {
   // value leaves the queue.
   uint32_t queue_capacity() const noexcept { return queue_capacity_; }
   void configure_queue(uint32_t capacity, bool discard_oldest);  // keeps the newest values that fit
-  bool queue_empty() const noexcept { return !pending; }  // the newest queued value is always `last`
+  bool queue_empty() const noexcept { return !pending; }         // the newest queued value is always `last`
   size_t queue_size() const noexcept { return size_t{pending} + (extras ? extras->older_count : 0); }
   void clear_queue() noexcept;
   // `v` becomes the last value and is queued (what sample() does with a value that passed the filter).
@@ -191,7 +193,8 @@ struct MonitoredItem {
   // CreateMonitoredItems checked, which a reload may have changed). `user` null: the roles are not
   // checked (a subscription without a session; attaching it to one checks them). Unchanged for an item
   // not on the Value. A reload compares it with `cell` (Subscription::resolve_items).
-  const addressspace::ValueCell* resolved_cell(const addressspace::NodeStore& store, const UserAccess* user) const;
+  const addressspace::ValueCell* resolved_cell(const addressspace::NodeStore& store,
+                                               const UserAccess* user) const;
   // Takes one sample; queues it when it passes the filter and tells the subscription.
   void sample(const addressspace::NodeStore& store);
   // Forget the last sample, so the next one is reported whatever its value (a mode change from Disabled).

@@ -31,8 +31,8 @@ using addressspace::attr::kValue;
 // allows it, Part 3 §5.6.2) and this shard has a CellWatch bit; writes then wake the item (Sampler,
 // CellWatch). Other attributes never change through writes and get the fastest rate. Whole
 // milliseconds, so clients asking for near-equal rates share one Sampler group.
-double revise_sampling_interval(const Server& server, const Subscription& sub, const NodeStore& store, NodeIndex n,
-                                uint32_t attribute_id, double requested, bool exception_based) {
+double revise_sampling_interval(const Server& server, const Subscription& sub, const NodeStore& store,
+                                NodeIndex n, uint32_t attribute_id, double requested, bool exception_based) {
   double v = requested;
   if (v != v || v < 0) v = sub.parameters().publishing_interval_ms;
   const auto* var = store.variable(n);
@@ -47,7 +47,9 @@ double revise_sampling_interval(const Server& server, const Subscription& sub, c
   return std::min(std::ceil(std::max(v, floor)), kSlowestSamplingIntervalMs);
 }
 
-bool follows_publishing(double requested) { return requested != requested || requested < 0; }
+bool follows_publishing(double requested) {
+  return requested != requested || requested < 0;
+}
 
 // Part 4 §5.12.2: queueSize is revised into [1, the configured maximum] (MaxMonitoredItemsQueueSize).
 uint32_t revise_queue_size(const Server& server, uint32_t requested) {
@@ -84,8 +86,8 @@ ItemRoom item_room(const Server& server, const Session& session, const Subscript
 }
 
 // Part 4 §7.22: the filter of one item, checked against its node.
-ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attribute_id, const ua::ExtensionObject& in,
-                            ChangeFilter& out) {
+ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attribute_id,
+                            const ua::ExtensionObject& in, ChangeFilter& out) {
   out = ChangeFilter{};
   if (in.is_empty()) return status::Good;
   if (in.get<ua::EventFilter>() || in.get<ua::AggregateFilter>()) {
@@ -117,7 +119,9 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
   return status::Good;
 }
 
-bool valid_mode(ua::MonitoringMode m) { return static_cast<uint32_t>(m) <= 2; }
+bool valid_mode(ua::MonitoringMode m) {
+  return static_cast<uint32_t>(m) <= 2;
+}
 
 ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValueId& rv,
                                      const UserAccess& user, NodeIndex& n, std::optional<IndexRange>& range) {
@@ -180,8 +184,8 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
   item.client_handle = params.client_handle;
   item.set_mode_value(in.monitoring_mode);
   item.set_timestamps(timestamps);
-  item.sampling_interval_ms = static_cast<uint32_t>(
-      revise_sampling_interval(server, sub, store, n, item.attribute_id, params.sampling_interval, exception_based));
+  item.sampling_interval_ms = static_cast<uint32_t>(revise_sampling_interval(
+      server, sub, store, n, item.attribute_id, params.sampling_interval, exception_based));
   item.follows_publishing = follows_publishing(params.sampling_interval);
   item.configure_queue(revise_queue_size(server, params.queue_size), params.discard_oldest);
   MonitoredItem& added = sub.add_item(std::move(item));
@@ -190,8 +194,9 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
   out.revised_queue_size = added.queue_capacity();
 }
 
-void modify_one(Server& server, Subscription& sub, const NodeStore& store, const ua::MonitoredItemModifyRequest& in,
-                ua::TimestampsToReturn timestamps, bool exception_based, ua::MonitoredItemModifyResult& out) {
+void modify_one(Server& server, Subscription& sub, const NodeStore& store,
+                const ua::MonitoredItemModifyRequest& in, ua::TimestampsToReturn timestamps,
+                bool exception_based, ua::MonitoredItemModifyResult& out) {
   MonitoredItem* item = sub.item(in.monitored_item_id);
   if (!item) {
     out.status_code = status::BadMonitoredItemIdInvalid;
@@ -212,8 +217,8 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store, const
   // new TimestampsToReturn, like every later value (queued values keep the ones they were queued with).
   item->set_timestamps(timestamps);
   item->configure_queue(revise_queue_size(server, params.queue_size), params.discard_oldest);
-  const auto interval = static_cast<uint32_t>(
-      revise_sampling_interval(server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based));
+  const auto interval = static_cast<uint32_t>(revise_sampling_interval(
+      server, sub, store, n, item->attribute_id, params.sampling_interval, exception_based));
   item->follows_publishing = follows_publishing(params.sampling_interval);
   if (interval != item->sampling_interval_ms) {
     item->sampling_interval_ms = interval;
@@ -333,8 +338,7 @@ void handle_set_triggering(Server& server, Call& call, ua::Decoder& body) {
   ua::SetTriggeringRequest req;
   if (!decode_request(call, body, req)) return;
   const uint32_t limit = server.config().limits.operations.max_monitored_items_per_call;
-  if (!check_operation_count(call, req.links_to_add.size() + req.links_to_remove.size(),
-                             limit)) {
+  if (!check_operation_count(call, req.links_to_add.size() + req.links_to_remove.size(), limit)) {
     return;
   }
   Subscription* sub = subscription_for(call, req);

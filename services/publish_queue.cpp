@@ -67,7 +67,8 @@ void serve_waiting(Session& session) {
     for (auto& [id, sub] : session.subscriptions) {
       if (!sub->wants_publish()) continue;
       if (!best || sub->parameters().priority > best->parameters().priority ||
-          (sub->parameters().priority == best->parameters().priority && sub->waiting_since() < best->waiting_since())) {
+          (sub->parameters().priority == best->parameters().priority &&
+           sub->waiting_since() < best->waiting_since())) {
         best = sub.get();
       }
     }

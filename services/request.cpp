@@ -16,18 +16,27 @@ void Call::send_encoded(ua::ByteBuffer buf, ua::StatusCode encoded) const {
 void skip_node_id(ua::Decoder& d) noexcept {
   const uint8_t encoding = d.read_u8();
   switch (encoding & 0x3F) {
-    case 0: d.take(1); break;   // two-byte
-    case 1: d.take(3); break;   // four-byte
-    case 2: d.take(6); break;   // numeric
-    case 4: d.take(18); break;  // GUID
-    case 3:                     // string
-    case 5: {                   // opaque
+    case 0:
+      d.take(1);
+      break;  // two-byte
+    case 1:
+      d.take(3);
+      break;  // four-byte
+    case 2:
+      d.take(6);
+      break;  // numeric
+    case 4:
+      d.take(18);
+      break;   // GUID
+    case 3:    // string
+    case 5: {  // opaque
       d.take(2);
       const int32_t n = d.read_bytes_length(d.limits().max_byte_string_length);
       if (n > 0) d.take(static_cast<size_t>(n));
       break;
     }
-    default: d.fail(ua::status::BadDecodingError);
+    default:
+      d.fail(ua::status::BadDecodingError);
   }
 }
 
@@ -58,7 +67,8 @@ void set_response_header(ua::ResponseHeader& h, const ua::RequestHeader& request
   // The rest is empty in a fresh header; a reused one is cleared only if something was put there.
   if (!h.service_diagnostics.empty()) h.service_diagnostics = ua::DiagnosticInfo{};
   h.string_table.clear();
-  if (!h.additional_header.is_empty() || !h.additional_header.type_id().is_null()) h.additional_header.reset();
+  if (!h.additional_header.is_empty() || !h.additional_header.type_id().is_null())
+    h.additional_header.reset();
 }
 
 }  // namespace opcuad::services

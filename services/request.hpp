@@ -106,8 +106,10 @@ bool decode_request(Call& call, ua::Decoder& body, T& request) {
 // (a limit of 0 means none). Answers the fault and returns false when the request cannot proceed.
 inline bool check_operation_count(Call& call, size_t count, uint32_t limit) {
   ua::StatusCode s = ua::status::Good;
-  if (count == 0) s = ua::status::BadNothingToDo;
-  else if (limit != 0 && count > limit) s = ua::status::BadTooManyOperations;
+  if (count == 0)
+    s = ua::status::BadNothingToDo;
+  else if (limit != 0 && count > limit)
+    s = ua::status::BadTooManyOperations;
   if (s.is_good()) return true;
   call.fault(s);
   return false;
@@ -131,7 +133,8 @@ struct OperationList {
 bool precheck_operation_count(Call& call, const ua::Decoder& body, OperationList list, uint32_t limit);
 
 // A response header for `request`: the handle echoed, the server's timestamp, a service result.
-ua::ResponseHeader response_header(const ua::RequestHeader& request, ua::StatusCode result = ua::status::Good);
+ua::ResponseHeader response_header(const ua::RequestHeader& request,
+                                   ua::StatusCode result = ua::status::Good);
 // The same, written over `h` in place: what a handler does with its reused response, so a warm response
 // header costs a clock read and three stores (assigning a fresh one moved a DiagnosticInfo and an
 // ExtensionObject, about a sixth of a Read-1 request's instructions).

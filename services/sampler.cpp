@@ -6,7 +6,9 @@
 
 namespace opcuad::services {
 
-Sampler::~Sampler() { stop(); }
+Sampler::~Sampler() {
+  stop();
+}
 
 namespace {
 // sampler_key of an exception-based item (timer groups have keys > 0).

@@ -39,7 +39,9 @@ class Sampler {
  public:
   // `shard_index` picks this shard's bit in `watch`; beyond CellWatch::kMaxShards there is none.
   Sampler(asio::io_context& ctx, addressspace::AddressSpace& space, CellWatch& watch, unsigned shard_index)
-      : ctx_(ctx), space_(space), watch_(watch),
+      : ctx_(ctx),
+        space_(space),
+        watch_(watch),
         bit_(shard_index < CellWatch::kMaxShards ? uint64_t{1} << shard_index : 0) {}
   ~Sampler();  // REQUIRES: on the shard's thread, or after its io_context stopped
   Sampler(const Sampler&) = delete;
@@ -67,9 +69,10 @@ class Sampler {
   }
   uint64_t missed_ticks() const noexcept { return missed_ticks_; }
 
-  // Phases (the sampling-jitter target, docs/PERFORMANCE.md). A sampling group of interval I ticks at the multiples of I on the
-  // steady clock, so every group of one interval, on any shard, samples at the same instants. Other
-  // periodic work on the shard keeps off those instants so a sampling tick does not queue behind it:
+  // Phases (the sampling-jitter target, docs/PERFORMANCE.md). A sampling group of interval I ticks at the
+  // multiples of I on the steady clock, so every group of one interval, on any shard, samples at the same
+  // instants. Other periodic work on the shard keeps off those instants so a sampling tick does not queue
+  // behind it:
   // - publishing timers start on the grid of the fastest sampling interval (kFastestSamplingIntervalMs)
   //   plus a microsecond: when both are due, the sample runs first and the publish right after it, with
   //   the fresh values (the timer queue hands out expired waits earliest first);
@@ -84,10 +87,10 @@ class Sampler {
     return now - now.time_since_epoch() % interval;
   }
 
-  // Sampling jitter (the sampling-jitter target, docs/PERFORMANCE.md): how long after its deadline each timer sample was taken.
-  // Per tick the start lateness and the duration are measured, and the tick's items are taken to be
-  // sampled evenly over that duration (they are sampled one after another). Written by the shard's
-  // thread only (relaxed load + store), read from any thread.
+  // Sampling jitter (the sampling-jitter target, docs/PERFORMANCE.md): how long after its deadline each timer
+  // sample was taken. Per tick the start lateness and the duration are measured, and the tick's items are
+  // taken to be sampled evenly over that duration (they are sampled one after another). Written by the
+  // shard's thread only (relaxed load + store), read from any thread.
   struct Lateness {
     std::atomic<uint64_t> samples{0};     // item samples taken by timer
     std::atomic<uint64_t> over_250us{0};  // of those, taken more than 250 µs after their deadline

@@ -118,16 +118,18 @@ struct Scratch {
       [](const ua::ReadRequest& r) noexcept { return r.nodes_to_read.capacity() > kScratchKeepOperations; }};
   Reusable<ua::ReadResponse> read_response{
       [](const ua::ReadResponse& r) noexcept { return r.results.capacity() > kScratchKeepOperations; }};
-  Reusable<ua::WriteRequest> write_request{
-      [](const ua::WriteRequest& r) noexcept { return r.nodes_to_write.capacity() > kScratchKeepOperations; }};
+  Reusable<ua::WriteRequest> write_request{[](const ua::WriteRequest& r) noexcept {
+    return r.nodes_to_write.capacity() > kScratchKeepOperations;
+  }};
   Reusable<ua::WriteResponse> write_response{
       [](const ua::WriteResponse& r) noexcept { return r.results.capacity() > kScratchKeepOperations; }};
   Reusable<std::vector<const addressspace::ValueCell*>> written_cells{
       [](const std::vector<const addressspace::ValueCell*>& v) noexcept {
         return v.capacity() > kScratchKeepOperations;
       }};
-  Reusable<ua::BrowseRequest> browse_request{
-      [](const ua::BrowseRequest& r) noexcept { return r.nodes_to_browse.capacity() > kScratchKeepOperations; }};
+  Reusable<ua::BrowseRequest> browse_request{[](const ua::BrowseRequest& r) noexcept {
+    return r.nodes_to_browse.capacity() > kScratchKeepOperations;
+  }};
   Reusable<ua::BrowseNextRequest> browse_next_request{[](const ua::BrowseNextRequest& r) noexcept {
     return r.continuation_points.capacity() > kScratchKeepOperations;
   }};

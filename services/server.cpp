@@ -174,7 +174,8 @@ ShardState& Server::shard_of(transport::SecureChannel& channel) {
   std::abort();
 }
 
-bool Server::on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx, ua::Decoder& body) {
+bool Server::on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
+                        ua::Decoder& body) {
   const ServiceEntry* entry = Dispatcher::find(ctx.type_id);
   if (!entry) return false;
   dispatcher_.dispatch(*entry, shard_of(channel), channel, ctx, body);

@@ -56,7 +56,7 @@ struct Session {
   ua::NodeId session_id;
   ua::NodeId authentication_token;  // secret: never logged
   std::string name;
-  uint32_t channel_id = 0;           // the secure channel it is bound to
+  uint32_t channel_id = 0;  // the secure channel it is bound to
   double timeout_ms = 0;
   // Until its first activation a session lives at most this long (limits.unactivated_session_timeout_ms)
   // and holds a ticket against the limits on sessions not yet activated.
@@ -89,7 +89,7 @@ struct Session {
   // Subscriptions (Part 4 §5.13): they and the Publish requests they answer die with the session;
   // TransferSubscriptions moves a subscription to another session (transfer_service.cpp). Declared last
   // so they go first: a subscription refers to its session while it lives.
-  std::deque<PendingPublish> publish_queue;      // outstanding Publish requests, oldest first
+  std::deque<PendingPublish> publish_queue;       // outstanding Publish requests, oldest first
   std::deque<StatusChangeNotice> status_changes;  // of subscriptions closed by their lifetime
   std::map<uint32_t, std::shared_ptr<Subscription>> subscriptions;
   // Parked (closed with deleteSubscriptions FALSE, Part 4 §5.6.4): freed with its subscriptions at this

@@ -80,7 +80,8 @@ X509Check verify_x509_user(const security::CertificateValidator& validate, const
     return out;
   }
   // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
-  security::Pkey key = verdict.public_key ? std::move(verdict.public_key) : security::certificate_public_key(leaf);
+  security::Pkey key =
+      verdict.public_key ? std::move(verdict.public_key) : security::certificate_public_key(leaf);
   if (!key || signature.algorithm.view() != policy.asymmetric_signature_uri ||
       !security::asymmetric_verify(policy, key.get(), concat(server_certificate, server_nonce),
                                    signature.signature.bytes())) {
@@ -151,7 +152,8 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     claimed_name = std::string(login->user_name.view().substr(0, transport::kMaxFieldValue));
   } else if (const auto* x509 = token.get<ua::X509IdentityToken>()) {
     const auto leaf = security::leaf_certificate(x509->certificate_data.bytes());
-    claimed_name = leaf.empty() ? "certificate (not DER)" : "certificate " + security::to_hex(security::sha1(leaf));
+    claimed_name =
+        leaf.empty() ? "certificate (not DER)" : "certificate " + security::to_hex(security::sha1(leaf));
   }
   auto reason = std::make_shared<std::string>();
   IdentityDone then = [&server, peer = channel.peer_address(), user = std::move(claimed_name), reason,
@@ -180,8 +182,8 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     if (!policy) return then(status::BadIdentityTokenInvalid, {});
     // The password check runs on the verifier's threads; `then` comes back to this shard, which counts
     // a refused login (a full queue, BadServerTooBusy, is no verdict on the password).
-    auto verify = [&server, &shard, peer = channel.peer_address(), user = std::string(login->user_name.view()),
-                   then](security::Secret password) mutable {
+    auto verify = [&server, &shard, peer = channel.peer_address(),
+                   user = std::string(login->user_name.view()), then](security::Secret password) mutable {
       server.logins().submit(std::move(peer), std::move(user), std::move(password), *shard.context,
                              [&shard, then = std::move(then)](ua::StatusCode result, std::string who) {
                                if (!result.is_good() && !result.is(status::BadServerTooBusy)) {
@@ -209,13 +211,15 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     // The decryption counts against the client address like a password check (LoginVerifier): a locked-out
     // address costs no RSA work, and a token that does not decrypt or parse is a failed login.
     if (!server.logins().begin_attempt(channel.peer_address())) return then(status::BadUserAccessDenied, {});
-    auto decrypt = [policy, key = identity->private_key, secret = std::make_shared<security::Secret>(std::move(secret)),
+    auto decrypt = [policy, key = identity->private_key,
+                    secret = std::make_shared<security::Secret>(std::move(secret)),
                     nonce = std::vector<uint8_t>(server_nonce.begin(), server_nonce.end())] {
       Decrypted d;
       d.status = decrypt_legacy_secret(*policy, key.get(), secret->bytes(), nonce, d.password);
       return d;
     };
-    auto decrypted = [&server, &shard, peer = channel.peer_address(), then, verify = std::move(verify)](Decrypted d) mutable {
+    auto decrypted = [&server, &shard, peer = channel.peer_address(), then,
+                      verify = std::move(verify)](Decrypted d) mutable {
       if (!d.status.is_good()) {
         server.logins().end_attempt(peer, LoginVerifier::Outcome::Failed);
         stat_add(shard.stats.failed_logins);
@@ -225,7 +229,8 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
       verify(std::move(d.password));
     };
     if (!offload(server, shard, std::move(decrypt), std::move(decrypted))) {
-      server.logins().end_attempt(channel.peer_address(), LoginVerifier::Outcome::Passed);  // nothing was tried
+      server.logins().end_attempt(channel.peer_address(),
+                                  LoginVerifier::Outcome::Passed);  // nothing was tried
       then(status::BadServerTooBusy, {});
     }
     return;
@@ -238,8 +243,10 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
     if (!server.user_certificate_validator() || !identity) return then(status::BadIdentityTokenInvalid, {});
     // Chain building and the proof's verification are public-key work on a chain the client chose: off
     // this shard, like the password's decryption.
-    auto check = [validate = server.user_certificate_validator(), policy, server_certificate = identity->certificate,
-                  chain = std::vector<uint8_t>(x509->certificate_data.bytes().begin(), x509->certificate_data.bytes().end()),
+    auto check = [validate = server.user_certificate_validator(), policy,
+                  server_certificate = identity->certificate,
+                  chain = std::vector<uint8_t>(x509->certificate_data.bytes().begin(),
+                                               x509->certificate_data.bytes().end()),
                   signature = request.user_token_signature,
                   nonce = std::vector<uint8_t>(server_nonce.begin(), server_nonce.end())] {
       return verify_x509_user(validate, *policy, server_certificate, chain, signature, nonce);

@@ -6,8 +6,9 @@ namespace opcuad::services {
 
 SessionRegistry::SessionRegistry(const config::Limits& limits)
     : count_(limits.max_sessions),
-      unactivated_(limits.max_unactivated_sessions, limits.max_unactivated_sessions_per_address,
-                   AddressCounter::WaitLimits{limits.max_waiting_sessions, limits.max_waiting_sessions_per_address}) {}
+      unactivated_(
+          limits.max_unactivated_sessions, limits.max_unactivated_sessions_per_address,
+          AddressCounter::WaitLimits{limits.max_waiting_sessions, limits.max_waiting_sessions_per_address}) {}
 
 void SessionRegistry::add(ShardState& shard, std::unique_ptr<Session> session) {
   {

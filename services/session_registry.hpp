@@ -42,7 +42,9 @@ class SessionRegistry {
 
   // A ticket against limits.max_unactivated_sessions (per address and in total); empty when either is
   // reached. A session holds it until its first activation.
-  AddressCounter::Ticket reserve_unactivated(const std::string& address) { return unactivated_.acquire(address); }
+  AddressCounter::Ticket reserve_unactivated(const std::string& address) {
+    return unactivated_.acquire(address);
+  }
   uint32_t unactivated_count() const { return unactivated_.total(); }
   // When no ticket is free: a place in the FIFO of limits.max_waiting_sessions(_per_address), see
   // AddressCounter::wait; 0 when it is full.
@@ -50,7 +52,9 @@ class SessionRegistry {
     return unactivated_.wait(address, std::move(grant));
   }
   bool cancel_wait(uint64_t waiter) { return unactivated_.cancel(waiter); }
-  AddressCounter::Ticket adopt_unactivated(std::string address) { return unactivated_.adopt(std::move(address)); }
+  AddressCounter::Ticket adopt_unactivated(std::string address) {
+    return unactivated_.adopt(std::move(address));
+  }
   uint32_t waiting_count() const { return unactivated_.waiting(); }
 
   // Puts `session` into `shard`'s table, holding a reserved slot (or the one it brought from another

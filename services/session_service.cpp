@@ -1,7 +1,7 @@
 // Session service set (Part 4 §5.6): CreateSession, ActivateSession, CloseSession, Cancel. The identity
 // half of ActivateSession (tokens, signatures, re-activation on another channel) is session_identity.cpp.
-#include <asio/post.hpp>
 #include <openssl/rand.h>
+#include <asio/post.hpp>
 
 #include <algorithm>
 #include <cstring>
@@ -13,10 +13,10 @@
 #include "services/request.hpp"
 #include "services/server.hpp"
 #include "services/session_crypto.hpp"
-#include "services/subscription.hpp"
-#include "transport/security/certificate.hpp"
-#include "services/user_token.hpp"
 #include "services/session_events.hpp"
+#include "services/subscription.hpp"
+#include "services/user_token.hpp"
+#include "transport/security/certificate.hpp"
 
 namespace opcuad::services {
 
@@ -69,7 +69,8 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
 // False when waiting is off or full: the caller refuses it.
 bool wait_for_slot(Server& server, Call& call, ua::CreateSessionRequest&& req) {
   double wait_ms = server.config().limits.max_session_wait_ms;
-  if (const uint32_t hint = req.request_header.timeout_hint; hint != 0) wait_ms = std::min(wait_ms, double(hint));
+  if (const uint32_t hint = req.request_header.timeout_hint; hint != 0)
+    wait_ms = std::min(wait_ms, double(hint));
   if (!(wait_ms >= 1)) return false;
   ShardState& shard = call.shard;
   const uint64_t key = ++shard.last_waiting_key;
@@ -87,8 +88,8 @@ bool wait_for_slot(Server& server, Call& call, ua::CreateSessionRequest&& req) {
   w.channel_id = call.channel.id();
   w.request_id = call.request_id;
   w.request = std::make_shared<ua::CreateSessionRequest>(std::move(req));
-  w.deadline = std::chrono::steady_clock::now() +
-               std::chrono::microseconds(static_cast<int64_t>(wait_ms * 1000));
+  w.deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<int64_t>(wait_ms * 1000));
   shard.waiting_sessions.push_back(std::move(w));
   return true;
 }
@@ -97,14 +98,16 @@ bool wait_for_slot(Server& server, Call& call, ua::CreateSessionRequest&& req) {
 
 void grant_waiting_session(Server& server, ShardState& shard, uint64_t key) {
   auto& waiting = shard.waiting_sessions;
-  auto it = std::find_if(waiting.begin(), waiting.end(), [key](const WaitingSession& w) { return w.key == key; });
+  auto it =
+      std::find_if(waiting.begin(), waiting.end(), [key](const WaitingSession& w) { return w.key == key; });
   if (it == waiting.end()) return;  // not reached: an entry leaves the list only here or after cancel()
   WaitingSession w = std::move(*it);
   waiting.erase(it);
   AddressCounter::Ticket ticket = server.sessions().adopt_unactivated(std::move(w.address));
   auto channel = w.channel.lock();
   // A channel that closed meanwhile: the ticket's release hands the slot to the next waiter.
-  if (!channel || channel->state() != transport::SecureChannel::State::Open || channel->id() != w.channel_id) return;
+  if (!channel || channel->state() != transport::SecureChannel::State::Open || channel->id() != w.channel_id)
+    return;
   create_session(server, shard, *channel, w.request_id, *w.request, std::move(ticket));
 }
 
@@ -153,13 +156,17 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
     const std::span<const uint8_t> leaf = security::leaf_certificate(req.client_certificate.bytes());
     const std::span<const uint8_t> channel_leaf = call.channel.client_certificate();
     if (leaf.empty() || !std::equal(leaf.begin(), leaf.end(), channel_leaf.begin(), channel_leaf.end())) {
-      return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadSecurityChecksFailed);
+      return refuse_session(call.shard, call.channel, call.request_id, handle,
+                            status::BadSecurityChecksFailed);
     }
     const auto uri = certificate_application_uri(leaf);
     if (!uri || *uri != req.client_description.application_uri.view()) {
-      return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadCertificateUriInvalid);
+      return refuse_session(call.shard, call.channel, call.request_id, handle,
+                            status::BadCertificateUriInvalid);
     }
-    if (!identity) return refuse_session(call.shard, call.channel, call.request_id, handle, status::BadSecurityChecksFailed);
+    if (!identity)
+      return refuse_session(call.shard, call.channel, call.request_id, handle,
+                            status::BadSecurityChecksFailed);
   }
   // A session not yet activated counts against its own, smaller limits (total and per client address),
   // so unauthenticated clients cannot fill the session table (docs/SECURITY.md). Beyond them the request
@@ -244,11 +251,13 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
   auto sign = [policy = &policy, key = identity->private_key,
                signed_bytes = concat(req.client_certificate.bytes(), req.client_nonce.bytes())] {
     std::vector<uint8_t> signature(security::rsa_key_bytes(key.get()));
-    if (signature.empty() || !security::asymmetric_sign(*policy, key.get(), signed_bytes, signature)) signature.clear();
+    if (signature.empty() || !security::asymmetric_sign(*policy, key.get(), signed_bytes, signature))
+      signature.clear();
     return signature;
   };
   auto pending = std::make_shared<ua::CreateSessionResponse>(std::move(resp));
-  auto send = [&server, &shard, policy = &policy, weak = channel.weak_from_this(), request_id, handle, pending](std::vector<uint8_t> signature) {
+  auto send = [&server, &shard, policy = &policy, weak = channel.weak_from_this(), request_id, handle,
+               pending](std::vector<uint8_t> signature) {
     auto open = weak.lock();
     if (!open || open->state() != transport::SecureChannel::State::Open) return;
     auto it = shard.sessions.find(pending->authentication_token);
@@ -273,8 +282,9 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
 
 }  // namespace
 
-void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
-                      Session& s, const ua::ActivateSessionRequest& req, std::string user) {
+void activate_session(Server& server, ShardState& shard, transport::SecureChannel& channel,
+                      uint32_t request_id, Session& s, const ua::ActivateSessionRequest& req,
+                      std::string user) {
   const uint32_t handle = req.request_header.request_handle;
   // Part 4 §5.6.3: the first activation comes on the channel that created the session; moving a session
   // to a new channel needs the same user.
@@ -282,9 +292,11 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
     return refuse_session(shard, channel, request_id, handle, status::BadSecureChannelIdInvalid);
   }
   if (s.activated && s.channel_id != channel.id()) {
-    if (const ua::StatusCode refused = session_rebind_refusal(s, ChannelCredentials::of(channel)); !refused.is_good())
+    if (const ua::StatusCode refused = session_rebind_refusal(s, ChannelCredentials::of(channel));
+        !refused.is_good())
       return refuse_session(shard, channel, request_id, handle, refused);
-    if (user != s.user) return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
+    if (user != s.user)
+      return refuse_session(shard, channel, request_id, handle, status::BadUserAccessDenied);
   }
   auto nonce = random_bytes(32);
   if (!nonce) return refuse_session(shard, channel, request_id, handle, status::BadInternalError);
@@ -333,11 +345,13 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   if (!decode_request(call, body, *req)) return;
   if (call.session->channel_id != call.channel.id()) {
     // Another channel than the session's: refused before any signature or password is checked.
-    const ua::StatusCode refused = !call.session->activated
-                                       ? ua::StatusCode(status::BadSecureChannelIdInvalid)
-                                       : session_rebind_refusal(*call.session, ChannelCredentials::of(call.channel));
+    const ua::StatusCode refused =
+        !call.session->activated
+            ? ua::StatusCode(status::BadSecureChannelIdInvalid)
+            : session_rebind_refusal(*call.session, ChannelCredentials::of(call.channel));
     if (!refused.is_good()) {
-      return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle, refused);
+      return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle,
+                            refused);
     }
   }
   // Part 4 §5.6.3: the client signs serverCertificate + the last serverNonce; the user token is checked
@@ -346,7 +360,8 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
   const ua::StatusCode signed_ok =
       check_client_signature(server, call.channel, req->client_signature, nonce.bytes());
   if (!signed_ok.is_good()) {
-    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle, signed_ok);
+    return refuse_session(call.shard, call.channel, call.request_id, req->request_header.request_handle,
+                          signed_ok);
   }
   ShardState& shard = call.shard;
   const uint32_t request_id = call.request_id;

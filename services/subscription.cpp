@@ -23,18 +23,25 @@ Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifet
   p.publishing_interval_ms = interval_ms == interval_ms && interval_ms > kMinPublishingIntervalMs
                                  ? std::min(interval_ms, kMaxPublishingIntervalMs)
                                  : kMinPublishingIntervalMs;
-  p.max_keep_alive_count = keep_alive == 0 ? kDefaultKeepAliveCount : std::min(keep_alive, kMaxKeepAliveCount);
+  p.max_keep_alive_count =
+      keep_alive == 0 ? kDefaultKeepAliveCount : std::min(keep_alive, kMaxKeepAliveCount);
   // The lifetime count shall be at least three times the keep-alive count.
   p.lifetime_count = std::clamp(lifetime, 3 * p.max_keep_alive_count, kMaxLifetimeCount);
-  p.max_notifications_per_publish = max_notifications == 0 ? kMaxNotificationsPerPublish
-                                                           : std::min(max_notifications, kMaxNotificationsPerPublish);
+  p.max_notifications_per_publish = max_notifications == 0
+                                        ? kMaxNotificationsPerPublish
+                                        : std::min(max_notifications, kMaxNotificationsPerPublish);
   p.priority = priority;
   return p;
 }
 
 Subscription::Subscription(SubscriptionRegistry& registry, ShardState& shard, Session& session, uint32_t id,
                            const Parameters& p, bool enabled)
-    : registry_(registry), shard_(&shard), session_(&session), id_(id), params_(p), enabled_(enabled),
+    : registry_(registry),
+      shard_(&shard),
+      session_(&session),
+      id_(id),
+      params_(p),
+      enabled_(enabled),
       timer_(std::make_shared<asio::steady_timer>(*shard.context)) {
   lifetime_counter_ = params_.lifetime_count;
   keep_alive_counter_ = params_.max_keep_alive_count;
@@ -126,7 +133,8 @@ StatusChangeNotice Subscription::status_change(ua::StatusCode status) const {
   notice.subscription_id = id_;
   notice.message.sequence_number = next_sequence_;
   notice.message.publish_time = ua::DateTime::now();
-  notice.message.notification_data.push_back(ua::ExtensionObject::make(ua::StatusChangeNotification{status, {}}));
+  notice.message.notification_data.push_back(
+      ua::ExtensionObject::make(ua::StatusChangeNotification{status, {}}));
   return notice;
 }
 
@@ -332,7 +340,8 @@ void Subscription::send_keep_alive(PendingPublish request) {
 //   NodeId | ResponseHeader | subscriptionId | availableSequenceNumbers | moreNotifications |
 //   NotificationMessage {sequenceNumber, publishTime, notificationData} | results | diagnosticInfos
 template <class F>
-void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message) {
+void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain,
+                           F&& message) {
   auto ch = request.open_channel();
   // Without a channel the message is still built: its notifications are consumed and kept for Republish.
   thread_local ua::ByteBuffer orphan;
@@ -364,7 +373,8 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   size_t max_body = ch ? ch->max_response_body() : SIZE_MAX;  // SIZE_MAX: no limit
   if (const uint32_t m = session_->max_response_message_size; m != 0 && m < max_body) max_body = m;
   const size_t trailer = 4 + 4 + 4 * request.ack_results.size() + 4;
-  const size_t limit = max_body == SIZE_MAX ? SIZE_MAX : body_at + (max_body > trailer ? max_body - trailer : 0);
+  const size_t limit =
+      max_body == SIZE_MAX ? SIZE_MAX : body_at + (max_body > trailer ? max_body - trailer : 0);
   if (message(e, buf, limit)) buf.data()[more_at] = 1;
   if (retain) {
     if (drops_oldest) {

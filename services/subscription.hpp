@@ -63,11 +63,12 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
     uint8_t priority = 0;
   };
   // Part 4 §5.13.2.2: clamps a request into the server's bounds; lifetime >= 3 x keep-alive.
-  static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive, uint32_t max_notifications,
-                           uint8_t priority) noexcept;
+  static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
+                           uint32_t max_notifications, uint8_t priority) noexcept;
 
   // REQUIRES: a subscription slot reserved in `registry` (released by the destructor).
-  Subscription(SubscriptionRegistry& registry, ShardState& shard, Session& session, uint32_t id, const Parameters& p, bool enabled);
+  Subscription(SubscriptionRegistry& registry, ShardState& shard, Session& session, uint32_t id,
+               const Parameters& p, bool enabled);
   ~Subscription();
   Subscription(const Subscription&) = delete;
   Subscription& operator=(const Subscription&) = delete;
@@ -165,8 +166,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void unindex() noexcept;
 
   SubscriptionRegistry& registry_;
-  ShardState* shard_;    // nullptr while detached
-  Session* session_;     // nullptr while detached
+  ShardState* shard_;  // nullptr while detached
+  Session* session_;   // nullptr while detached
   const uint32_t id_;
   Parameters params_;
   bool enabled_;

@@ -8,7 +8,9 @@
 
 namespace opcuad::services {
 
-MonitoredItem* Subscription::item(uint32_t item_id) noexcept { return items_.find(item_id); }
+MonitoredItem* Subscription::item(uint32_t item_id) noexcept {
+  return items_.find(item_id);
+}
 
 MonitoredItem& Subscription::add_item(MonitoredItem&& added) {
   added.id = next_item_id_++;

@@ -43,8 +43,8 @@ void handle_create_subscription(Server& server, Call& call, ua::Decoder& body) {
     return call.fault(status::BadTooManySubscriptions);
   }
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
-                                           req.requested_max_keep_alive_count, req.max_notifications_per_publish,
-                                           req.priority);
+                                           req.requested_max_keep_alive_count,
+                                           req.max_notifications_per_publish, req.priority);
   const uint32_t id = new_subscription_id(server, call.shard);
   if (id == 0) {
     server.subscriptions().release_subscription();
@@ -72,8 +72,8 @@ void handle_modify_subscription(Server& server, Call& call, ua::Decoder& body) {
     return call.fault(status::BadSubscriptionIdInvalid);
   }
   const auto params = Subscription::revise(req.requested_publishing_interval, req.requested_lifetime_count,
-                                           req.requested_max_keep_alive_count, req.max_notifications_per_publish,
-                                           req.priority);
+                                           req.requested_max_keep_alive_count,
+                                           req.max_notifications_per_publish, req.priority);
   sub->modify(params);
   follow_publishing_interval(server, *sub);
   ua::ModifySubscriptionResponse resp;
@@ -131,12 +131,14 @@ void handle_publish(Server& server, Call& call, ua::Decoder& body) {
   PendingPublish pending(call.channel.weak_from_this(), call.request_id, req.request_header.request_handle,
                          publish_stream(session), &call.shard.stats.publish_latency);
   if (req.request_header.timeout_hint > 0) {
-    pending.expires = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.request_header.timeout_hint);
+    pending.expires =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(req.request_header.timeout_hint);
   }
   // Acknowledgements are processed when the request arrives (Part 4 §5.13.5.2), one result each.
   for (const auto& ack : req.subscription_acknowledgements) {
     Subscription* sub = find_subscription(session, ack.subscription_id);
-    pending.ack_results.push_back(sub ? sub->acknowledge(ack.sequence_number) : status::BadSubscriptionIdInvalid);
+    pending.ack_results.push_back(sub ? sub->acknowledge(ack.sequence_number)
+                                      : status::BadSubscriptionIdInvalid);
   }
   enqueue_publish(session, std::move(pending), server.config().limits.max_publish_requests_per_session);
 }

@@ -30,8 +30,8 @@ struct TransferJob {
   std::weak_ptr<transport::SecureChannel> channel;
   uint32_t request_id = 0;
   ua::RequestHeader header;
-  ua::NodeId token;  // the asking session
-  std::string user;  // its user; empty for anonymous
+  ua::NodeId token;             // the asking session
+  std::string user;             // its user; empty for anonymous
   std::string application_uri;  // its client's ApplicationUri, as CreateSession claimed it
   std::string address;          // its client's IP address at CreateSession
   bool send_initial_values = false;
@@ -42,7 +42,6 @@ struct TransferJob {
   std::vector<ShardState*> route;                     // shards still to visit
 };
 
-
 // On `shard`'s thread: takes the requested subscriptions it holds out of their sessions. Each id is found
 // through the shard's subscription index, so a request costs O(ids), however many sessions the shard has.
 void take_from(TransferJob& job, ShardState& shard) {
@@ -52,7 +51,7 @@ void take_from(TransferJob& job, ShardState& shard) {
     auto found = shard.subscription_index.find(id);
     Session* from = found == shard.subscription_index.end() ? nullptr : found->second->session();
     ua::TransferResult& result = job.results[i];
-    if (!from) continue;  // deleted or moved meanwhile: BadSubscriptionIdInvalid
+    if (!from) continue;                            // deleted or moved meanwhile: BadSubscriptionIdInvalid
     ++found->second->counters().transfer_requests;  // Part 5 §12.15 TransferRequestCount
     if (!access_control::may_take_subscriptions_of(*from, job.user, job.application_uri, job.address)) {
       // The same status as for an id that does not exist: a caller learns nothing about other users'
@@ -152,8 +151,7 @@ void handle_transfer_subscriptions(Server& server, Call& call, ua::Decoder& body
   ua::TransferSubscriptionsRequest req;
   if (!decode_request(call, body, req)) return;
   const auto& limits = server.config().limits;
-  if (!check_operation_count(call, req.subscription_ids.size(),
-                             limits.max_subscriptions_per_call)) {
+  if (!check_operation_count(call, req.subscription_ids.size(), limits.max_subscriptions_per_call)) {
     return;
   }
   auto job = std::make_shared<TransferJob>();

@@ -34,7 +34,8 @@ ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* p
     return s;
   };
   ++*rsa_blocks;
-  if (!security::asymmetric_decrypt(policy, private_key, ciphertext.first(block), plain) || plain.size() < 4) {
+  if (!security::asymmetric_decrypt(policy, private_key, ciphertext.first(block), plain) ||
+      plain.size() < 4) {
     return wiped(status::BadIdentityTokenInvalid);
   }
   const uint32_t length =
@@ -67,7 +68,8 @@ ua::StatusCode decrypt_legacy_secret(const security::Policy& policy, EVP_PKEY* p
            CRYPTO_memcmp(plain.data() + 4 + secret, server_nonce.data(), server_nonce.size()) != 0)) {
         result = status::BadIdentityTokenRejected;
       }
-      if (result.is_good()) password.assign(std::string_view(reinterpret_cast<const char*>(plain.data() + 4), secret));
+      if (result.is_good())
+        password.assign(std::string_view(reinterpret_cast<const char*>(plain.data() + 4), secret));
     }
   }
   OPENSSL_cleanse(plain.data(), plain.size());

@@ -19,7 +19,12 @@ using addressspace::NodeStore;
 
 // ReferenceDescription fields selected by BrowseDescription.resultMask (Part 4 §5.8.2.2).
 enum ResultMask : uint32_t {
-  kReferenceType = 1, kIsForward = 2, kNodeClass = 4, kBrowseName = 8, kDisplayName = 16, kTypeDefinition = 32,
+  kReferenceType = 1,
+  kIsForward = 2,
+  kNodeClass = 4,
+  kBrowseName = 8,
+  kDisplayName = 16,
+  kTypeDefinition = 32,
 };
 
 // References one Browse or BrowseNext may examine, as a multiple of the references it may return
@@ -136,7 +141,8 @@ bool walk(const NodeStore& store, BrowseContinuation& c, BrowseScratch& out, Bro
 
 // Saves `c` in the session as a continuation point; BadNoContinuationPoints when the session has used
 // its allowance (Part 4 §5.8.2).
-ua::StatusCode save_continuation(Server& server, Session& s, const BrowseContinuation& c, ua::ByteString& point) {
+ua::StatusCode save_continuation(Server& server, Session& s, const BrowseContinuation& c,
+                                 ua::ByteString& point) {
   if (s.continuations.size() >= server.config().limits.max_browse_continuation_points) {
     return status::BadNoContinuationPoints;
   }
@@ -218,7 +224,8 @@ ua::StatusCode translate_path(const NodeStore& store, const ua::BrowsePath& path
       for (const auto& r : refs) {
         if (!store.matches(r, type, e.include_subtypes, dir)) continue;
         const auto& rec = store.record(r.target);
-        if (!any_name && (rec.browse_ns != e.target_name.namespace_index || store.string(rec.browse_name) != name))
+        if (!any_name &&
+            (rec.browse_ns != e.target_name.namespace_index || store.string(rec.browse_name) != name))
           continue;
         if (t.add(r.target) && last && t.next.size() > max_matches) return status::BadTooManyMatches;
       }
@@ -233,7 +240,8 @@ ua::StatusCode translate_path(const NodeStore& store, const ua::BrowsePath& path
 
 void handle_browse(Server& server, Call& call, ua::Decoder& body) {
   const auto& limits = server.config().limits.operations;
-  if (!precheck_operation_count(call, body, {.fixed_bytes = 4, .view_description = true}, limits.max_nodes_per_browse))
+  if (!precheck_operation_count(call, body, {.fixed_bytes = 4, .view_description = true},
+                                limits.max_nodes_per_browse))
     return;
   auto req = call.shard.scratch.browse_request.lease();
   if (!decode_request(call, body, *req)) return;
@@ -245,17 +253,17 @@ void handle_browse(Server& server, Call& call, ua::Decoder& body) {
       return call.fault(status::BadViewIdUnknown);
     }
   }
-  if (!check_operation_count(call, req->nodes_to_browse.size(), limits.max_nodes_per_browse))
-    return;
+  if (!check_operation_count(call, req->nodes_to_browse.size(), limits.max_nodes_per_browse)) return;
   const NodeStore& store = *server.space().current();
   auto out = call.shard.scratch.browse.lease();
   out->reset(req->nodes_to_browse.size());
   BrowseBudget budget = browse_budget(server);
   for (size_t i = 0; i < req->nodes_to_browse.size(); ++i) {
-    browse_one(server, *call.session, store, req->nodes_to_browse[i], req->requested_max_references_per_node, *out,
-               out->results[i], budget);
+    browse_one(server, *call.session, store, req->nodes_to_browse[i], req->requested_max_references_per_node,
+               *out, out->results[i], budget);
   }
-  send_browse_response(call, store, response_header(req->request_header), *out, ua::BrowseResponse::binary_encoding_id);
+  send_browse_response(call, store, response_header(req->request_header), *out,
+                       ua::BrowseResponse::binary_encoding_id);
 }
 
 void handle_browse_next(Server& server, Call& call, ua::Decoder& body) {
@@ -311,7 +319,8 @@ void handle_translate(Server& server, Call& call, ua::Decoder& body) {
   size_t targets = 0;
   for (size_t p = 0; p < req.browse_paths.size(); ++p) {
     auto& result = resp.results[p];
-    result.status_code = translate_path(store, req.browse_paths[p], *scratch, budget, limits.max_translate_matches);
+    result.status_code =
+        translate_path(store, req.browse_paths[p], *scratch, budget, limits.max_translate_matches);
     if (!result.status_code.is_good()) continue;
     targets += scratch->current.size();
     if (targets > max_targets) {

@@ -25,10 +25,10 @@ struct SecurityOffer {
 
 struct TransportConfig {
   // UA TCP negotiation (Part 6 §7.1.2.3). Our side's limits; the client's HEL may lower them.
-  uint32_t receive_buffer_size = 65535;    // largest chunk we accept
-  uint32_t send_buffer_size = 65535;       // largest chunk we send
-  uint32_t max_message_size = 16u << 20;   // largest request (all chunks' bodies)
-  uint32_t max_chunk_count = 0;            // 0: derived from max_message_size
+  uint32_t receive_buffer_size = 65535;   // largest chunk we accept
+  uint32_t send_buffer_size = 65535;      // largest chunk we send
+  uint32_t max_message_size = 16u << 20;  // largest request (all chunks' bodies)
+  uint32_t max_chunk_count = 0;           // 0: derived from max_message_size
   // Connections. A connection refused by either cap gets ERR BadTcpNotEnoughResources.
   uint32_t max_connections = 10000;
   // Connections one client IP address may hold at once (IPv4-mapped IPv6 counts as the IPv4 address);
@@ -47,8 +47,9 @@ struct TransportConfig {
   // Secure channel tokens (Part 4 §5.5.2): the requested lifetime is revised into these bounds.
   uint32_t min_token_lifetime_ms = 10000;
   uint32_t max_token_lifetime_ms = 3600000;
-  // Back-pressure (docs/ARCHITECTURE.md, "How a request flows"): stop reading while more responses are owed than this, resume at half;
-  // stop reading while more bytes are queued for sending than the high watermark, resume below low.
+  // Back-pressure (docs/ARCHITECTURE.md, "How a request flows"): stop reading while more responses are owed
+  // than this, resume at half; stop reading while more bytes are queued for sending than the high watermark,
+  // resume below low.
   uint32_t max_owed_responses = 100;
   size_t write_high_watermark = 4u << 20;
   size_t write_low_watermark = 1u << 20;

@@ -12,8 +12,8 @@ Connection::Connection(Shard& shard, asio::ip::tcp::socket socket, const Transpo
       total_connections_(total_connections),
       address_slot_(std::move(address_slot)),
       events_(config.events) {
-  channel_ = std::make_shared<SecureChannel>(shard.context(), *this, *this, shard.buffers(), shard.stats(), config,
-                                             handler, ids);
+  channel_ = std::make_shared<SecureChannel>(shard.context(), *this, *this, shard.buffers(), shard.stats(),
+                                             config, handler, ids);
   shard_.load().fetch_add(1, std::memory_order_relaxed);
   asio::error_code ignored;
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
@@ -88,7 +88,9 @@ void Connection::do_read() {
                                                }));
 }
 
-void Connection::resume_reading() { do_read(); }
+void Connection::resume_reading() {
+  do_read();
+}
 
 void Connection::async_write(std::span<asio::const_buffer> buffers, WriteDone done) {
   writing_ = buffers;
@@ -97,10 +99,10 @@ void Connection::async_write(std::span<asio::const_buffer> buffers, WriteDone do
 }
 
 void Connection::do_write() {
-  socket_.async_write_some(writing_, asio::bind_allocator(SlotAllocator<void, kWriteSlotSize>(write_slot_),
-                                                          [self = shared_from_this()](std::error_code ec, size_t n) {
-                                                            self->on_write(ec, n);
-                                                          }));
+  socket_.async_write_some(
+      writing_, asio::bind_allocator(
+                    SlotAllocator<void, kWriteSlotSize>(write_slot_),
+                    [self = shared_from_this()](std::error_code ec, size_t n) { self->on_write(ec, n); }));
 }
 
 void Connection::on_write(std::error_code ec, size_t n) {

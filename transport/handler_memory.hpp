@@ -1,8 +1,8 @@
 #pragma once
 // HandlerSlot: memory for one outstanding asio operation at a time, so an operation a channel starts
 // for every request (its socket read, its gathered write, its posted drain) reuses the same bytes
-// instead of the heap (docs/ARCHITECTURE.md, "How a request flows"). After asio's allocation example: the handler is bound
-// to a SlotAllocator with asio::bind_allocator, and asio allocates the operation through it.
+// instead of the heap (docs/ARCHITECTURE.md, "How a request flows"). After asio's allocation example: the
+// handler is bound to a SlotAllocator with asio::bind_allocator, and asio allocates the operation through it.
 //
 // A slot already in use, or an operation larger than the slot, falls back to the heap: still correct,
 // and visible in the daemon's allocation counters (`server allocs/op` in opcuad-bench).

@@ -11,7 +11,9 @@ HandshakePool::HandshakePool(size_t threads, size_t max_queued)
   for (size_t i = 0; i < thread_count_; ++i) threads_.emplace_back([this] { run(); });
 }
 
-HandshakePool::~HandshakePool() { stop(); }
+HandshakePool::~HandshakePool() {
+  stop();
+}
 
 bool HandshakePool::submit(std::function<void()> job) {
   {

@@ -20,7 +20,9 @@ Listener::Listener(asio::io_context& accept_ctx, const asio::ip::tcp::endpoint& 
   acceptor_.listen(asio::socket_base::max_listen_connections);
 }
 
-void Listener::start() { accept_next(); }
+void Listener::start() {
+  accept_next();
+}
 
 void Listener::stop() {
   stopped_ = true;

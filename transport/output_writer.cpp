@@ -17,7 +17,9 @@ OutputWriter::OutputWriter(asio::io_context& ctx, Sink& sink, ChunkStamper& stam
   // stops allocating after its first few writes.
 }
 
-OutputWriter::~OutputWriter() { shared_->alive = false; }
+OutputWriter::~OutputWriter() {
+  shared_->alive = false;
+}
 
 void OutputWriter::enqueue(OutboundChunk chunk, uint64_t stream) {
   if (shut_) {
@@ -143,7 +145,8 @@ void OutputWriter::write_done(std::error_code ec) {
     return;
   }
   if (on_written_) on_written_(responses);
-  if ((!ready_.empty() || first_) && !shut_) drain();  // continue at once: we are already in a completion handler
+  if ((!ready_.empty() || first_) && !shut_)
+    drain();  // continue at once: we are already in a completion handler
 }
 
 void OutputWriter::shut() noexcept {

@@ -11,9 +11,9 @@
 // Chunks of one message are never interleaved with another message's. Fairness is per message: each
 // producer has a stream, and the drain takes one whole message from each ready stream in turn.
 //
-// Steady state allocates nothing (docs/ARCHITECTURE.md, "How a request flows"): streams are slots in a vector that are kept
-// when they empty and reused by the next stream id that needs one, their queues are Rings that never
-// shrink, the posted drain lives in a HandlerSlot, and the write completion is a WriteDone (a pointer
+// Steady state allocates nothing (docs/ARCHITECTURE.md, "How a request flows"): streams are slots in a vector
+// that are kept when they empty and reused by the next stream id that needs one, their queues are Rings that
+// never shrink, the posted drain lives in a HandlerSlot, and the write completion is a WriteDone (a pointer
 // and a weak reference) rather than a heap-allocated closure.
 //
 // shard-local: every member is used only on the owning shard's thread.
@@ -48,8 +48,8 @@ struct OutboundChunk {
   ua::ByteBuffer buffer;  // the whole chunk, headers included
   ChunkKind kind = ChunkKind::Raw;
   uint32_t sequence_offset = 0;
-  bool ends_message = true;   // last chunk of its message
-  bool is_response = false;   // answers a request (counts against the owed responses)
+  bool ends_message = true;  // last chunk of its message
+  bool is_response = false;  // answers a request (counts against the owed responses)
 };
 
 // Fills in what is known only at send time. Called by the drain in send order.
@@ -96,7 +96,8 @@ class OutputWriter {
  public:
   using Clock = std::chrono::steady_clock;
 
-  OutputWriter(asio::io_context& ctx, Sink& sink, ChunkStamper& stamper, BufferPool& pool, TransportStats& stats);
+  OutputWriter(asio::io_context& ctx, Sink& sink, ChunkStamper& stamper, BufferPool& pool,
+               TransportStats& stats);
   ~OutputWriter();
   OutputWriter(const OutputWriter&) = delete;
   OutputWriter& operator=(const OutputWriter&) = delete;

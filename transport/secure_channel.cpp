@@ -328,7 +328,8 @@ void SecureChannel::dispatch(uint32_t request_id, std::span<const uint8_t> body)
   const size_t rest = d.remaining();
   if (discovery_only_ && !is_discovery_request(type)) {
     // Part 4 §5.5.4: discovery needs no message security, nothing else goes over such a channel.
-    close(status::BadSecurityPolicyRejected, "SecurityPolicy None is not offered here: discovery services only");
+    close(status::BadSecurityPolicyRejected,
+          "SecurityPolicy None is not offered here: discovery services only");
     return;
   }
   if (type.namespace_index() == 0 && type.type() == ua::IdType::Numeric &&

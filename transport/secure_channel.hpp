@@ -64,8 +64,9 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
  public:
   enum class State { AwaitHello, AwaitOpen, Open, Closing, Closed };
 
-  SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool, TransportStats& stats,
-                const TransportConfig& config, ServiceHandler& handler, ChannelIdSource& ids);
+  SecureChannel(asio::io_context& ctx, Sink& sink, ChannelEvents& events, BufferPool& pool,
+                TransportStats& stats, const TransportConfig& config, ServiceHandler& handler,
+                ChannelIdSource& ids);
   ~SecureChannel() override;
 
   // Starts the housekeeping timer (hello, open and session activation timeouts, token expiry, send
@@ -160,11 +161,12 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   void run_handshake(std::function<void()> job);
   // `plaintext`: the request's SequenceHeader and body, its chunks joined; `sequences`: the sequence
   // number of each chunk after the first.
-  void opened(const security::Policy& p, ua::StatusCode status, std::string reason, std::vector<uint8_t> plaintext,
-              std::vector<uint32_t> sequences, security::CertificateVerdict verdict, std::vector<uint8_t> chain);
+  void opened(const security::Policy& p, ua::StatusCode status, std::string reason,
+              std::vector<uint8_t> plaintext, std::vector<uint32_t> sequences,
+              security::CertificateVerdict verdict, std::vector<uint8_t> chain);
   bool finish_open(const security::Policy& p, uint32_t sequence, std::span<const uint32_t> later_sequences,
-                   uint32_t request_id, const ua::OpenSecureChannelRequest& request, std::vector<uint8_t> chain,
-                   security::CertificateVerdict* verdict);
+                   uint32_t request_id, const ua::OpenSecureChannelRequest& request,
+                   std::vector<uint8_t> chain, security::CertificateVerdict* verdict);
   // Secures the response (one chunk, or several when it does not fit the client's receive buffer) on the
   // pool; sealed() then sends it ahead of everything queued.
   bool seal_open_response(const security::Policy& p, ua::ByteBuffer& plain, size_t sequence_offset,
@@ -210,7 +212,7 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   ua::MessageSecurityMode mode_ = ua::MessageSecurityMode::None;
   std::vector<uint8_t> client_certificate_;  // the leaf
   bool discovery_only_ = false;
-  std::vector<uint8_t> client_chain_;        // as the OPN carried it (a renewal must repeat it)
+  std::vector<uint8_t> client_chain_;  // as the OPN carried it (a renewal must repeat it)
   security::Pkey client_key_;
   bool handshake_pending_ = false;
   // The chunks so far of an OpenSecureChannel request sent in several (Part 6 §6.7.2.2 has OPN in one

@@ -227,7 +227,8 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
       }
       const bool recorded = proof.is_good() && verdict.record_after_proof && verdict.record_after_proof();
       if (prove_only) {
-        if (!proof.is_good()) reason += "; its OpenSecureChannel signature does not verify, so it is not kept";
+        if (!proof.is_good())
+          reason += "; its OpenSecureChannel signature does not verify, so it is not kept";
       } else if (!proof.is_good()) {
         st = proof;
         reason = std::move(proof_reason);
@@ -314,7 +315,8 @@ bool SecureChannel::finish_open(const security::Policy& p, uint32_t sequence,
     return false;
   }
   const bool for_discovery = p.id == security::PolicyId::None &&
-                             request.security_mode == ua::MessageSecurityMode::None && !offered(p, request.security_mode);
+                             request.security_mode == ua::MessageSecurityMode::None &&
+                             !offered(p, request.security_mode);
   if (!offered(p, request.security_mode) && !for_discovery) {
     close(status::BadSecurityModeRejected, "this endpoint does not offer the security mode with this policy");
     return false;

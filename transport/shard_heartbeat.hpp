@@ -2,8 +2,8 @@
 // ShardHeartbeat: when a shard's event loop last turned. A timer on the shard stamps it every
 // kHeartbeatInterval, or what ShardPool::set_heartbeat_interval set (ShardPool::start); the one source for
 // every watcher on any thread (the HTTP /healthz handler, the shard heartbeat metric, the systemd
-// watchdog), which reads its age. A stamp older than a few intervals means the shard's loop is stuck (a handler
-// that does not return, a starved thread), whatever else the process is doing.
+// watchdog), which reads its age. A stamp older than a few intervals means the shard's loop is stuck (a
+// handler that does not return, a starved thread), whatever else the process is doing.
 
 #include <atomic>
 #include <chrono>

@@ -1,8 +1,8 @@
 #include "transport/shard_pool.hpp"
 
-#include <asio/post.hpp>
 #include <pthread.h>
 #include <sched.h>
+#include <asio/post.hpp>
 
 #include <cstring>
 #include <future>
@@ -15,7 +15,9 @@ uint64_t Shard::add_closer(Closer close) {
   return key;
 }
 
-void Shard::remove_closer(uint64_t key) { closers_.erase(key); }
+void Shard::remove_closer(uint64_t key) {
+  closers_.erase(key);
+}
 
 void Shard::arm_heartbeat() {
   heartbeat_.beat();
@@ -31,7 +33,9 @@ ShardPool::ShardPool(uint32_t threads, ShardScheduling scheduling) : scheduling_
   for (uint32_t i = 0; i < threads; ++i) shards_.push_back(std::make_unique<Shard>(i));
 }
 
-ShardPool::~ShardPool() { stop(); }
+ShardPool::~ShardPool() {
+  stop();
+}
 
 namespace {
 
@@ -114,7 +118,8 @@ void ShardPool::set_heartbeat_interval(std::chrono::milliseconds every) noexcept
   for (auto& s : shards_) s->heartbeat_interval_ = std::max(every, std::chrono::milliseconds(1));
 }
 
-std::optional<ShardPool::StaleShard> ShardPool::stale_shard(std::chrono::steady_clock::duration max_age) const noexcept {
+std::optional<ShardPool::StaleShard> ShardPool::stale_shard(
+    std::chrono::steady_clock::duration max_age) const noexcept {
   const auto now = std::chrono::steady_clock::now();
   for (size_t i = 0; i < shards_.size(); ++i) {
     const auto age = shards_[i]->heartbeat().age(now);

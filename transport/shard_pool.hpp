@@ -73,8 +73,9 @@ struct ShardScheduling {
   // or taskset), wrapping around when there are more shards than CPUs.
   bool pin = false;
   // 1..99: shard threads run under SCHED_FIFO at this priority, so other processes on their cores do not
-  // delay sampling ticks and replies (the sampling-jitter target, docs/PERFORMANCE.md). A saturated shard then holds its core against
-  // every normal process; the kernel's RT throttling (by default 5 % of each second) is what is left to them.
+  // delay sampling ticks and replies (the sampling-jitter target, docs/PERFORMANCE.md). A saturated shard
+  // then holds its core against every normal process; the kernel's RT throttling (by default 5 % of each
+  // second) is what is left to them.
   int realtime_priority = 0;
 };
 

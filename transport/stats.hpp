@@ -25,8 +25,9 @@ enum class SecurityPolicyId : uint8_t {
   Aes256_Sha256_RsaPss,
   kCount
 };
-inline constexpr std::array<std::string_view, static_cast<size_t>(SecurityPolicyId::kCount)> kSecurityPolicyNames{
-    "None", "Basic128Rsa15", "Basic256", "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
+inline constexpr std::array<std::string_view, static_cast<size_t>(SecurityPolicyId::kCount)>
+    kSecurityPolicyNames{"None",           "Basic128Rsa15",         "Basic256",
+                         "Basic256Sha256", "Aes128_Sha256_RsaOaep", "Aes256_Sha256_RsaPss"};
 
 // Why the listener refused a connection (ERR BadTcpNotEnoughResources either way).
 enum class RefuseReason : uint8_t { MaxConnections, MaxConnectionsPerAddress, kCount };

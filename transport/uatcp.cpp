@@ -36,7 +36,8 @@ bool is_known_message_type(uint32_t raw) noexcept {
   return false;
 }
 
-ParseResult parse_frame_header(std::span<const uint8_t> in, FrameHeader& out, ua::StatusCode& error) noexcept {
+ParseResult parse_frame_header(std::span<const uint8_t> in, FrameHeader& out,
+                               ua::StatusCode& error) noexcept {
   if (in.size() < kHeaderSize) return ParseResult::NeedMore;
   uint32_t tag = 0;
   std::memcpy(&tag, in.data(), 4);

@@ -38,7 +38,7 @@ enum class ChunkType : uint8_t { Final = 'F', Intermediate = 'C', Abort = 'A' };
 
 inline constexpr size_t kHeaderSize = 8;
 inline constexpr size_t kSymmetricHeaderSize = kHeaderSize + 4 + 4;  // + channel id, token id
-inline constexpr size_t kSequenceHeaderSize = 8;                    // sequence number, request id
+inline constexpr size_t kSequenceHeaderSize = 8;                     // sequence number, request id
 // Bytes in front of a symmetric chunk's body; a response buffer reserves this much headroom so its
 // headers are written in place.
 inline constexpr size_t kSymmetricPrefix = kSymmetricHeaderSize + kSequenceHeaderSize;

@@ -38,10 +38,11 @@ inline constexpr uint8_t kMaxBuiltinType = 25;
 
 constexpr std::string_view builtin_type_name(BuiltinType t) noexcept {
   constexpr std::string_view names[] = {
-      "Null",     "Boolean",    "SByte",      "Byte",           "Int16",      "UInt16",        "Int32",
-      "UInt32",   "Int64",      "UInt64",     "Float",          "Double",     "String",        "DateTime",
-      "Guid",     "ByteString", "XmlElement", "NodeId",         "ExpandedNodeId", "StatusCode", "QualifiedName",
-      "LocalizedText", "ExtensionObject", "DataValue", "Variant", "DiagnosticInfo"};
+      "Null",           "Boolean",       "SByte",         "Byte",          "Int16",           "UInt16",
+      "Int32",          "UInt32",        "Int64",         "UInt64",        "Float",           "Double",
+      "String",         "DateTime",      "Guid",          "ByteString",    "XmlElement",      "NodeId",
+      "ExpandedNodeId", "StatusCode",    "QualifiedName", "LocalizedText", "ExtensionObject", "DataValue",
+      "Variant",        "DiagnosticInfo"};
   auto i = static_cast<uint8_t>(t);
   return i <= kMaxBuiltinType ? names[i] : std::string_view("Invalid");
 }

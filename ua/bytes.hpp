@@ -15,7 +15,7 @@ namespace opcuad::ua {
 template <class Tag>
 class NullableBytes {
  public:
-  NullableBytes() = default;  // null
+  NullableBytes() = default;                                     // null
   NullableBytes(std::string_view s) : data_(s), null_(false) {}  // NOLINT: implicit from text is the point
   NullableBytes(const char* s) : data_(s), null_(false) {}       // NOLINT
   NullableBytes(std::string s) : data_(std::move(s)), null_(false) {}  // NOLINT

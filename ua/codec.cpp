@@ -75,7 +75,8 @@ uint8_t decode_node_id(Decoder& d, NodeId& v) {
     case kByteString: {
       uint16_t ns = d.read_u16();
       bool is_string = (enc & 0x3F) == kString;
-      int32_t n = d.read_bytes_length(is_string ? d.limits().max_string_length : d.limits().max_byte_string_length);
+      int32_t n =
+          d.read_bytes_length(is_string ? d.limits().max_string_length : d.limits().max_byte_string_length);
       auto s = d.take(n < 0 ? 0 : static_cast<size_t>(n));
       // A null string identifier is treated as empty: both are the null NodeId of that kind.
       v.set_text(ns, is_string ? IdType::String : IdType::Opaque, reinterpret_cast<const char*>(s.data()),
@@ -114,7 +115,9 @@ void decode(Decoder& d, Guid& v) {
 }
 
 // ---------------------------------------------------------------------------------------------- NodeId
-void encode(Encoder& e, const NodeId& v) { encode_node_id(e, v, 0); }
+void encode(Encoder& e, const NodeId& v) {
+  encode_node_id(e, v, 0);
+}
 void decode(Decoder& d, NodeId& v) {
   if (decode_node_id(d, v) != 0) d.fail(status::BadDecodingError);  // flags belong to ExpandedNodeId only
 }
@@ -137,7 +140,8 @@ void decode(Decoder& d, ExpandedNodeId& v) {
   v.server_index = (flags & kServerIndexFlag) ? d.read_u32() : 0;
 }
 
-// ---------------------------------------------------------------------------------------------- names and text
+// ---------------------------------------------------------------------------------------------- names and
+// text
 void encode(Encoder& e, const QualifiedName& v) {
   e.write_u16(v.namespace_index);
   encode(e, v.name);
@@ -168,7 +172,8 @@ void decode(Decoder& d, LocalizedText& v) {
   }
 }
 
-// ---------------------------------------------------------------------------------------------- ExtensionObject
+// ----------------------------------------------------------------------------------------------
+// ExtensionObject
 void encode(Encoder& e, const ExtensionObject& v) {
   if (const StructureType* type = v.structure_type()) {
     encode(e, NodeId(0, type->binary_encoding_id));
@@ -199,7 +204,8 @@ void decode(Decoder& d, ExtensionObject& v) {
   } else if (encoding == 0) {
     // The common case (every RequestHeader's AdditionalHeader): no body. Reset in place, no temporary.
     v.reset();
-    if (!type_id.is_null()) v = ExtensionObject::undecoded(std::move(type_id), ExtensionObject::Encoding::None, ByteString());
+    if (!type_id.is_null())
+      v = ExtensionObject::undecoded(std::move(type_id), ExtensionObject::Encoding::None, ByteString());
   } else {
     int32_t n = d.read_bytes_length(d.limits().max_byte_string_length);
     auto body = d.take(n < 0 ? 0 : static_cast<size_t>(n));
@@ -369,7 +375,8 @@ void decode(Decoder& d, DataValue& v) {
   d.leave();
 }
 
-// ---------------------------------------------------------------------------------------------- DiagnosticInfo
+// ----------------------------------------------------------------------------------------------
+// DiagnosticInfo
 void encode(Encoder& e, const DiagnosticInfo& v) {
   uint8_t mask = 0;
   if (v.symbolic_id) mask |= 0x01;
@@ -416,7 +423,8 @@ void decode(Decoder& d, DiagnosticInfo& v) {
   d.leave();
 }
 
-// ---------------------------------------------------------------------------------------------- Boolean arrays
+// ---------------------------------------------------------------------------------------------- Boolean
+// arrays
 void encode(Encoder& e, const std::vector<bool>& v) {
   e.write_length(v.size());
   for (bool b : v) e.write_u8(b ? 1 : 0);

@@ -18,32 +18,84 @@
 namespace opcuad::ua {
 
 // ---- fixed-size numbers
-inline void encode(Encoder& e, bool v) { e.write_u8(v ? 1 : 0); }
-inline void decode(Decoder& d, bool& v) { v = d.read_u8() != 0; }
-inline void encode(Encoder& e, int8_t v) { e.write_u8(static_cast<uint8_t>(v)); }
-inline void decode(Decoder& d, int8_t& v) { v = static_cast<int8_t>(d.read_u8()); }
-inline void encode(Encoder& e, uint8_t v) { e.write_u8(v); }
-inline void decode(Decoder& d, uint8_t& v) { v = d.read_u8(); }
-inline void encode(Encoder& e, int16_t v) { e.write_u16(static_cast<uint16_t>(v)); }
-inline void decode(Decoder& d, int16_t& v) { v = static_cast<int16_t>(d.read_u16()); }
-inline void encode(Encoder& e, uint16_t v) { e.write_u16(v); }
-inline void decode(Decoder& d, uint16_t& v) { v = d.read_u16(); }
-inline void encode(Encoder& e, int32_t v) { e.write_u32(static_cast<uint32_t>(v)); }
-inline void decode(Decoder& d, int32_t& v) { v = static_cast<int32_t>(d.read_u32()); }
-inline void encode(Encoder& e, uint32_t v) { e.write_u32(v); }
-inline void decode(Decoder& d, uint32_t& v) { v = d.read_u32(); }
-inline void encode(Encoder& e, int64_t v) { e.write_u64(static_cast<uint64_t>(v)); }
-inline void decode(Decoder& d, int64_t& v) { v = static_cast<int64_t>(d.read_u64()); }
-inline void encode(Encoder& e, uint64_t v) { e.write_u64(v); }
-inline void decode(Decoder& d, uint64_t& v) { v = d.read_u64(); }
-inline void encode(Encoder& e, float v) { e.write_f32(v); }
-inline void decode(Decoder& d, float& v) { v = d.read_f32(); }
-inline void encode(Encoder& e, double v) { e.write_f64(v); }
-inline void decode(Decoder& d, double& v) { v = d.read_f64(); }
-inline void encode(Encoder& e, DateTime v) { e.write_u64(static_cast<uint64_t>(v.ticks)); }
-inline void decode(Decoder& d, DateTime& v) { v.ticks = static_cast<int64_t>(d.read_u64()); }
-inline void encode(Encoder& e, StatusCode v) { e.write_u32(v.value()); }
-inline void decode(Decoder& d, StatusCode& v) { v = StatusCode(d.read_u32()); }
+inline void encode(Encoder& e, bool v) {
+  e.write_u8(v ? 1 : 0);
+}
+inline void decode(Decoder& d, bool& v) {
+  v = d.read_u8() != 0;
+}
+inline void encode(Encoder& e, int8_t v) {
+  e.write_u8(static_cast<uint8_t>(v));
+}
+inline void decode(Decoder& d, int8_t& v) {
+  v = static_cast<int8_t>(d.read_u8());
+}
+inline void encode(Encoder& e, uint8_t v) {
+  e.write_u8(v);
+}
+inline void decode(Decoder& d, uint8_t& v) {
+  v = d.read_u8();
+}
+inline void encode(Encoder& e, int16_t v) {
+  e.write_u16(static_cast<uint16_t>(v));
+}
+inline void decode(Decoder& d, int16_t& v) {
+  v = static_cast<int16_t>(d.read_u16());
+}
+inline void encode(Encoder& e, uint16_t v) {
+  e.write_u16(v);
+}
+inline void decode(Decoder& d, uint16_t& v) {
+  v = d.read_u16();
+}
+inline void encode(Encoder& e, int32_t v) {
+  e.write_u32(static_cast<uint32_t>(v));
+}
+inline void decode(Decoder& d, int32_t& v) {
+  v = static_cast<int32_t>(d.read_u32());
+}
+inline void encode(Encoder& e, uint32_t v) {
+  e.write_u32(v);
+}
+inline void decode(Decoder& d, uint32_t& v) {
+  v = d.read_u32();
+}
+inline void encode(Encoder& e, int64_t v) {
+  e.write_u64(static_cast<uint64_t>(v));
+}
+inline void decode(Decoder& d, int64_t& v) {
+  v = static_cast<int64_t>(d.read_u64());
+}
+inline void encode(Encoder& e, uint64_t v) {
+  e.write_u64(v);
+}
+inline void decode(Decoder& d, uint64_t& v) {
+  v = d.read_u64();
+}
+inline void encode(Encoder& e, float v) {
+  e.write_f32(v);
+}
+inline void decode(Decoder& d, float& v) {
+  v = d.read_f32();
+}
+inline void encode(Encoder& e, double v) {
+  e.write_f64(v);
+}
+inline void decode(Decoder& d, double& v) {
+  v = d.read_f64();
+}
+inline void encode(Encoder& e, DateTime v) {
+  e.write_u64(static_cast<uint64_t>(v.ticks));
+}
+inline void decode(Decoder& d, DateTime& v) {
+  v.ticks = static_cast<int64_t>(d.read_u64());
+}
+inline void encode(Encoder& e, StatusCode v) {
+  e.write_u32(v.value());
+}
+inline void decode(Decoder& d, StatusCode& v) {
+  v = StatusCode(d.read_u32());
+}
 void encode(Encoder& e, const Guid& v);
 void decode(Decoder& d, Guid& v);
 
@@ -82,12 +134,12 @@ void decode(Decoder& d, DiagnosticInfo& v);
 
 // ---- enumerations: encoded as their underlying integer (Int32 for plain enumerations, Part 6 §5.2.4)
 template <class E>
-  requires std::is_enum_v<E>
+requires std::is_enum_v<E>
 void encode(Encoder& e, E v) {
   encode(e, static_cast<std::underlying_type_t<E>>(v));
 }
 template <class E>
-  requires std::is_enum_v<E>
+requires std::is_enum_v<E>
 void decode(Decoder& d, E& v) {
   std::underlying_type_t<E> raw{};
   decode(d, raw);
@@ -100,7 +152,7 @@ struct MinEncodedSize {
   static constexpr size_t value = T::kMinEncodedSize;  // generated structures
 };
 template <class T>
-  requires std::is_arithmetic_v<T> || std::is_enum_v<T>
+requires std::is_arithmetic_v<T> || std::is_enum_v<T>
 struct MinEncodedSize<T> {
   static constexpr size_t value = sizeof(T);
 };
@@ -112,17 +164,50 @@ template <class T>
 struct MinEncodedSize<std::vector<T>> {
   static constexpr size_t value = 4;
 };
-template <> struct MinEncodedSize<DateTime> { static constexpr size_t value = 8; };
-template <> struct MinEncodedSize<Guid> { static constexpr size_t value = 16; };
-template <> struct MinEncodedSize<StatusCode> { static constexpr size_t value = 4; };
-template <> struct MinEncodedSize<NodeId> { static constexpr size_t value = 2; };
-template <> struct MinEncodedSize<ExpandedNodeId> { static constexpr size_t value = 2; };
-template <> struct MinEncodedSize<QualifiedName> { static constexpr size_t value = 6; };
-template <> struct MinEncodedSize<LocalizedText> { static constexpr size_t value = 1; };
-template <> struct MinEncodedSize<ExtensionObject> { static constexpr size_t value = 3; };
-template <> struct MinEncodedSize<Variant> { static constexpr size_t value = 1; };
-template <> struct MinEncodedSize<DataValue> { static constexpr size_t value = 1; };
-template <> struct MinEncodedSize<DiagnosticInfo> { static constexpr size_t value = 1; };
+template <>
+struct MinEncodedSize<DateTime> {
+  static constexpr size_t value = 8;
+};
+template <>
+struct MinEncodedSize<Guid> {
+  static constexpr size_t value = 16;
+};
+template <>
+struct MinEncodedSize<StatusCode> {
+  static constexpr size_t value = 4;
+};
+template <>
+struct MinEncodedSize<NodeId> {
+  static constexpr size_t value = 2;
+};
+template <>
+struct MinEncodedSize<ExpandedNodeId> {
+  static constexpr size_t value = 2;
+};
+template <>
+struct MinEncodedSize<QualifiedName> {
+  static constexpr size_t value = 6;
+};
+template <>
+struct MinEncodedSize<LocalizedText> {
+  static constexpr size_t value = 1;
+};
+template <>
+struct MinEncodedSize<ExtensionObject> {
+  static constexpr size_t value = 3;
+};
+template <>
+struct MinEncodedSize<Variant> {
+  static constexpr size_t value = 1;
+};
+template <>
+struct MinEncodedSize<DataValue> {
+  static constexpr size_t value = 1;
+};
+template <>
+struct MinEncodedSize<DiagnosticInfo> {
+  static constexpr size_t value = 1;
+};
 template <class T>
 inline constexpr size_t kMinEncodedSize = MinEncodedSize<T>::value;
 
@@ -171,7 +256,8 @@ StatusCode encode_to(ByteBuffer& out, const T& v) {
   return e.status();
 }
 template <class T>
-StatusCode decode_from(std::span<const uint8_t> in, T& v, const DecodeLimits& limits = Decoder::default_limits()) {
+StatusCode decode_from(std::span<const uint8_t> in, T& v,
+                       const DecodeLimits& limits = Decoder::default_limits()) {
   Decoder d(in, limits);
   decode(d, v);
   return d.status();

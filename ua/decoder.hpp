@@ -18,7 +18,7 @@
 namespace opcuad::ua {
 
 struct DecodeLimits {
-  uint32_t max_string_length = 16u << 20;      // bytes, for String and XmlElement
+  uint32_t max_string_length = 16u << 20;       // bytes, for String and XmlElement
   uint32_t max_byte_string_length = 16u << 20;  // bytes
   uint32_t max_array_length = 1u << 20;         // elements, for every array
   uint32_t max_depth = 100;  // nesting of Variant / DataValue / ExtensionObject / DiagnosticInfo (Part 6)

@@ -29,7 +29,10 @@ class ExtensionObject {
   // Moves take the members (a swap through a by-value parameter cost two three-way swaps of a NodeId and a
   // ByteString per assignment, measured on the Read path).
   ExtensionObject(ExtensionObject&& o) noexcept
-      : type_id_(std::move(o.type_id_)), encoding_(o.encoding_), body_(std::move(o.body_)), type_(o.type_),
+      : type_id_(std::move(o.type_id_)),
+        encoding_(o.encoding_),
+        body_(std::move(o.body_)),
+        type_(o.type_),
         data_(o.data_) {
     o.release();
   }
@@ -128,9 +131,9 @@ class ExtensionObject {
 
   NodeId type_id_;
   Encoding encoding_ = Encoding::None;
-  ByteString body_;                        // undecoded body
-  const StructureType* type_ = nullptr;    // set when decoded
-  void* data_ = nullptr;                   // owned; a T created by type_->create()
+  ByteString body_;                      // undecoded body
+  const StructureType* type_ = nullptr;  // set when decoded
+  void* data_ = nullptr;                 // owned; a T created by type_->create()
 };
 
 }  // namespace opcuad::ua

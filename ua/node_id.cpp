@@ -92,7 +92,8 @@ bool parse_identifier(std::string_view id, uint16_t ns, NodeId& n, std::string& 
     case 'g': {
       auto g = Guid::parse(value);
       if (!g) {
-        error = "GUID identifier " + quote(value) + " is not of the form XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX";
+        error =
+            "GUID identifier " + quote(value) + " is not of the form XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX";
         return false;
       }
       n = NodeId(ns, *g);

@@ -51,7 +51,7 @@ class NodeId {
   constexpr uint16_t namespace_index() const noexcept { return ns_; }
   constexpr IdType type() const noexcept { return type_; }
   constexpr uint32_t numeric() const noexcept { return numeric_; }  // REQUIRES: type() == Numeric
-  std::string_view string() const noexcept { return text_; }       // String text or opaque bytes
+  std::string_view string() const noexcept { return text_; }        // String text or opaque bytes
   const Guid& guid() const noexcept { return guid_; }               // REQUIRES: type() == Guid
 
   // Part 3 §8.2.4: ns=0 and a numeric zero, an empty string, a zero GUID or an empty opaque id.
@@ -96,7 +96,7 @@ class NodeId {
 
 struct ExpandedNodeId {
   NodeId node_id;
-  String namespace_uri;   // null when node_id.namespace_index() is meaningful
+  String namespace_uri;  // null when node_id.namespace_index() is meaningful
   uint32_t server_index = 0;
 
   static Parsed<ExpandedNodeId> parse(std::string_view text);

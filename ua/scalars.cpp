@@ -48,8 +48,8 @@ std::optional<Guid> Guid::parse(std::string_view text) noexcept {
 
 std::string Guid::to_string() const {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", data1, data2, data3, data4[0],
-                data4[1], data4[2], data4[3], data4[4], data4[5], data4[6], data4[7]);
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x", data1, data2, data3,
+                data4[0], data4[1], data4[2], data4[3], data4[4], data4[5], data4[6], data4[7]);
   return buf;
 }
 

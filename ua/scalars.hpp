@@ -25,7 +25,9 @@ struct DateTime {
                   .count();
     return DateTime{kUnixEpochTicks + ns / 100};
   }
-  static constexpr DateTime from_unix_ms(int64_t ms) noexcept { return DateTime{kUnixEpochTicks + ms * 10000}; }
+  static constexpr DateTime from_unix_ms(int64_t ms) noexcept {
+    return DateTime{kUnixEpochTicks + ms * 10000};
+  }
   constexpr int64_t to_unix_ms() const noexcept { return (ticks - kUnixEpochTicks) / 10000; }
   constexpr bool is_null() const noexcept { return ticks == 0; }
 

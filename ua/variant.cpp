@@ -16,7 +16,9 @@ size_t Variant::array_length() const noexcept {
       storage_);
 }
 
-bool operator==(const Variant& a, const Variant& b) { return a.storage_ == b.storage_ && a.dims_ == b.dims_; }
+bool operator==(const Variant& a, const Variant& b) {
+  return a.storage_ == b.storage_ && a.dims_ == b.dims_;
+}
 
 ExtensionObject::ExtensionObject(const ExtensionObject& o)
     : type_id_(o.type_id_), encoding_(o.encoding_), body_(o.body_), type_(o.type_) {

@@ -61,29 +61,32 @@ struct NotAllowed {
 
 class Variant {
  public:
-  using Storage = std::variant<
-      std::monostate,
-      // scalars, index == BuiltinType
-      bool, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t, float, double, String,
-      DateTime, Guid, ByteString, XmlElement, NodeId, ExpandedNodeId, StatusCode, QualifiedName, LocalizedText,
-      ExtensionObject, Box<DataValue>, NotAllowed, Box<DiagnosticInfo>,
-      // arrays, index == 25 + BuiltinType
-      std::vector<bool>, std::vector<int8_t>, std::vector<uint8_t>, std::vector<int16_t>, std::vector<uint16_t>,
-      std::vector<int32_t>, std::vector<uint32_t>, std::vector<int64_t>, std::vector<uint64_t>,
-      std::vector<float>, std::vector<double>, std::vector<String>, std::vector<DateTime>, std::vector<Guid>,
-      std::vector<ByteString>, std::vector<XmlElement>, std::vector<NodeId>, std::vector<ExpandedNodeId>,
-      std::vector<StatusCode>, std::vector<QualifiedName>, std::vector<LocalizedText>,
-      std::vector<ExtensionObject>, std::vector<DataValue>, std::vector<Variant>, std::vector<DiagnosticInfo>>;
+  using Storage =
+      std::variant<std::monostate,
+                   // scalars, index == BuiltinType
+                   bool, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t, float,
+                   double, String, DateTime, Guid, ByteString, XmlElement, NodeId, ExpandedNodeId, StatusCode,
+                   QualifiedName, LocalizedText, ExtensionObject, Box<DataValue>, NotAllowed,
+                   Box<DiagnosticInfo>,
+                   // arrays, index == 25 + BuiltinType
+                   std::vector<bool>, std::vector<int8_t>, std::vector<uint8_t>, std::vector<int16_t>,
+                   std::vector<uint16_t>, std::vector<int32_t>, std::vector<uint32_t>, std::vector<int64_t>,
+                   std::vector<uint64_t>, std::vector<float>, std::vector<double>, std::vector<String>,
+                   std::vector<DateTime>, std::vector<Guid>, std::vector<ByteString>, std::vector<XmlElement>,
+                   std::vector<NodeId>, std::vector<ExpandedNodeId>, std::vector<StatusCode>,
+                   std::vector<QualifiedName>, std::vector<LocalizedText>, std::vector<ExtensionObject>,
+                   std::vector<DataValue>, std::vector<Variant>, std::vector<DiagnosticInfo>>;
   static constexpr size_t kArrayBase = 25;
 
   Variant() = default;
   // Scalars and arrays of any built-in type: Variant(3.5), Variant(std::vector<int32_t>{1, 2}).
   template <class T>
-    requires(!std::is_same_v<std::remove_cvref_t<T>, Variant> && std::is_constructible_v<Storage, T &&>)
-  Variant(T&& v) : storage_(std::forward<T>(v)) {}  // NOLINT: implicit by design
-  Variant(const char* s);                            // NOLINT
-  Variant(DataValue v);                              // NOLINT
-  Variant(DiagnosticInfo v);                         // NOLINT
+  requires(!std::is_same_v<std::remove_cvref_t<T>, Variant> && std::is_constructible_v<Storage, T&&>)
+      Variant(T&& v)
+      : storage_(std::forward<T>(v)) {}  // NOLINT: implicit by design
+  Variant(const char* s);                // NOLINT
+  Variant(DataValue v);                  // NOLINT
+  Variant(DiagnosticInfo v);             // NOLINT
 
   // A matrix: elements in row-major order; REQUIRES: the product of dims equals the element count.
   template <class T>

@@ -75,7 +75,6 @@ class Events : public transport::ChannelEvents {
   bool closed = false;
 };
 
-
 // SERVICES_FUZZ_TRACE=1 prints each answer's service result: to see what an input reaches.
 bool trace() {
   static const bool on = std::getenv("SERVICES_FUZZ_TRACE") != nullptr;

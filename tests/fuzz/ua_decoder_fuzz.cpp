@@ -35,7 +35,8 @@ void check(std::span<const uint8_t> in) {
   if (!decode_from(first.span(), again, fuzz_limits()).is_good()) std::abort();
   ByteBuffer second;
   if (!encode_to(second, again).is_good()) std::abort();
-  if (first.size() != second.size() || std::memcmp(first.data(), second.data(), first.size()) != 0) std::abort();
+  if (first.size() != second.size() || std::memcmp(first.data(), second.data(), first.size()) != 0)
+    std::abort();
 }
 
 }  // namespace
@@ -44,14 +45,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   std::span<const uint8_t> in(data + 1, size - 1);
   switch (data[0] % 8) {
-    case 0: check<Variant>(in); break;
-    case 1: check<DataValue>(in); break;
-    case 2: check<ExtensionObject>(in); break;
-    case 3: check<DiagnosticInfo>(in); break;
-    case 4: check<ExpandedNodeId>(in); break;
-    case 5: check<std::vector<Variant>>(in); break;
-    case 6: check<LocalizedText>(in); break;
-    case 7: check<std::vector<ExtensionObject>>(in); break;
+    case 0:
+      check<Variant>(in);
+      break;
+    case 1:
+      check<DataValue>(in);
+      break;
+    case 2:
+      check<ExtensionObject>(in);
+      break;
+    case 3:
+      check<DiagnosticInfo>(in);
+      break;
+    case 4:
+      check<ExpandedNodeId>(in);
+      break;
+    case 5:
+      check<std::vector<Variant>>(in);
+      break;
+    case 6:
+      check<LocalizedText>(in);
+      break;
+    case 7:
+      check<std::vector<ExtensionObject>>(in);
+      break;
   }
   return 0;
 }

@@ -9,7 +9,9 @@ namespace opcuad::security {
 
 namespace {
 
-void put_u32(uint8_t* p, uint32_t v) noexcept { std::memcpy(p, &v, 4); }
+void put_u32(uint8_t* p, uint32_t v) noexcept {
+  std::memcpy(p, &v, 4);
+}
 
 }  // namespace
 
@@ -95,7 +97,8 @@ OpenedChunk open_asymmetric(const Policy& p, EVP_PKEY* own_private_key, EVP_PKEY
                          {message.data() + signed_size, sender_bytes}))
     return fail("signature does not verify");
   const bool extra = rsa_plaintext_block(p.asymmetric_encryption, own_bytes) > 256;
-  const size_t padding = check_padding({message.data() + encrypted_from, signed_size - encrypted_from}, extra);
+  const size_t padding =
+      check_padding({message.data() + encrypted_from, signed_size - encrypted_from}, extra);
   if (padding == SIZE_MAX || signed_size - encrypted_from < padding + 8) return fail("malformed padding");
   r.status = ua::status::Good;
   r.plaintext.assign(message.begin() + static_cast<ptrdiff_t>(encrypted_from),
@@ -119,11 +122,12 @@ bool seal_asymmetric(const Policy& p, EVP_PKEY* own_private_key, EVP_PKEY* recei
   put_u32(chunk.data() + 4, static_cast<uint32_t>(total));
   const size_t signed_size = chunk.size();
   chunk.resize(signed_size + own_bytes);
-  if (!asymmetric_sign(p, own_private_key, {chunk.data(), signed_size}, {chunk.data() + signed_size, own_bytes}))
+  if (!asymmetric_sign(p, own_private_key, {chunk.data(), signed_size},
+                       {chunk.data() + signed_size, own_bytes}))
     return false;
   std::vector<uint8_t> sealed(chunk.begin(), chunk.begin() + static_cast<ptrdiff_t>(encrypted_from));
-  if (!asymmetric_encrypt(p, receiver_public_key, {chunk.data() + encrypted_from, chunk.size() - encrypted_from},
-                          sealed))
+  if (!asymmetric_encrypt(p, receiver_public_key,
+                          {chunk.data() + encrypted_from, chunk.size() - encrypted_from}, sealed))
     return false;
   if (sealed.size() != total) return false;
   chunk = std::move(sealed);

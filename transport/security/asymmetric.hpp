@@ -56,7 +56,7 @@ OpenedChunk open_asymmetric(const Policy& p, EVP_PKEY* own_private_key, EVP_PKEY
 // `signature` fill whole plaintext blocks. An ExtraPaddingSize byte follows when the encryption key is
 // longer than 2048 bits (plaintext blocks above 256 bytes).
 struct Padding {
-  size_t padding = 0;      // value of PaddingSize (and ExtraPaddingSize << 8)
+  size_t padding = 0;  // value of PaddingSize (and ExtraPaddingSize << 8)
   bool extra = false;
   size_t total() const noexcept { return padding + 1 + (extra ? 1 : 0); }
 };

@@ -20,7 +20,9 @@ namespace opcuad::security {
 
 namespace {
 
-const EVP_MD* md_of(Digest d) noexcept { return d == Digest::Sha1 ? EVP_sha1() : EVP_sha256(); }
+const EVP_MD* md_of(Digest d) noexcept {
+  return d == Digest::Sha1 ? EVP_sha1() : EVP_sha256();
+}
 
 const EVP_CIPHER* cipher_of(const Policy& p) noexcept {
   return p.encrypting_key_length == 16 ? EVP_aes_128_cbc() : EVP_aes_256_cbc();
@@ -38,15 +40,18 @@ using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 // Sets the RSA padding of an encryption context per policy.
 bool set_encryption_padding(EVP_PKEY_CTX* ctx, AsymmetricEncryption e) noexcept {
   switch (e) {
-    case AsymmetricEncryption::RsaPkcs15: return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0;
+    case AsymmetricEncryption::RsaPkcs15:
+      return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_PADDING) > 0;
     case AsymmetricEncryption::RsaOaepSha1:
       return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0 &&
-             EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha1()) > 0 && EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha1()) > 0;
+             EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha1()) > 0 &&
+             EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha1()) > 0;
     case AsymmetricEncryption::RsaOaepSha256:
       return EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) > 0 &&
              EVP_PKEY_CTX_set_rsa_oaep_md(ctx, EVP_sha256()) > 0 &&
              EVP_PKEY_CTX_set_rsa_mgf1_md(ctx, EVP_sha256()) > 0;
-    case AsymmetricEncryption::None: return false;
+    case AsymmetricEncryption::None:
+      return false;
   }
   return false;
 }
@@ -96,7 +101,8 @@ bool asymmetric_sign(const Policy& p, EVP_PKEY* private_key, std::span<const uin
     return false;
   MdCtx md(EVP_MD_CTX_new());
   EVP_PKEY_CTX* pctx = nullptr;  // owned by md
-  if (!md || EVP_DigestSignInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, private_key) != 1)
+  if (!md ||
+      EVP_DigestSignInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, private_key) != 1)
     return false;
   if (!set_signature_padding(pctx, p.asymmetric_signature)) return false;
   size_t n = signature.size();
@@ -111,7 +117,8 @@ bool asymmetric_verify(const Policy& p, EVP_PKEY* public_key, std::span<const ui
     return false;
   MdCtx md(EVP_MD_CTX_new());
   EVP_PKEY_CTX* pctx = nullptr;
-  if (!md || EVP_DigestVerifyInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, public_key) != 1)
+  if (!md ||
+      EVP_DigestVerifyInit(md.get(), &pctx, signature_md(p.asymmetric_signature), nullptr, public_key) != 1)
     return false;
   if (!set_signature_padding(pctx, p.asymmetric_signature)) return false;
   return EVP_DigestVerify(md.get(), signature.data(), signature.size(), data.data(), data.size()) == 1;
@@ -123,7 +130,8 @@ bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const u
   if (key_bytes == 0) return false;
   const size_t block = rsa_plaintext_block(p.asymmetric_encryption, key_bytes);
   PkeyCtx ctx(EVP_PKEY_CTX_new(public_key, nullptr));
-  if (!ctx || EVP_PKEY_encrypt_init(ctx.get()) != 1 || !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
+  if (!ctx || EVP_PKEY_encrypt_init(ctx.get()) != 1 ||
+      !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
     return false;
   const size_t blocks = (plaintext.size() + block - 1) / block;
   const size_t start = out.size();
@@ -131,8 +139,8 @@ bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const u
   for (size_t i = 0; i < blocks; ++i) {
     const size_t n = std::min(block, plaintext.size() - i * block);
     size_t written = key_bytes;
-    if (EVP_PKEY_encrypt(ctx.get(), out.data() + start + i * key_bytes, &written, plaintext.data() + i * block, n) !=
-            1 ||
+    if (EVP_PKEY_encrypt(ctx.get(), out.data() + start + i * key_bytes, &written,
+                         plaintext.data() + i * block, n) != 1 ||
         written != key_bytes) {
       out.resize(start);
       return false;
@@ -144,9 +152,15 @@ bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const u
 namespace {
 
 // Constant-time helpers over 32-bit words: 1 or 0, computed without branches on the values.
-uint32_t ct_is_zero(uint32_t x) noexcept { return (~x & (x - 1)) >> 31; }
-uint32_t ct_equal(uint32_t a, uint32_t b) noexcept { return ct_is_zero(a ^ b); }
-uint32_t ct_less(uint32_t a, uint32_t b) noexcept { return (a ^ ((a ^ b) | ((a - b) ^ b))) >> 31; }
+uint32_t ct_is_zero(uint32_t x) noexcept {
+  return (~x & (x - 1)) >> 31;
+}
+uint32_t ct_equal(uint32_t a, uint32_t b) noexcept {
+  return ct_is_zero(a ^ b);
+}
+uint32_t ct_less(uint32_t a, uint32_t b) noexcept {
+  return (a ^ ((a ^ b) | ((a - b) ^ b))) >> 31;
+}
 
 // The per-process key of the stand-in plaintexts; nullptr when OpenSSL's generator failed.
 const std::array<uint8_t, 32>* rejection_key() noexcept {
@@ -215,7 +229,8 @@ bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const 
   if (key_bytes == 0 || ciphertext.empty() || ciphertext.size() % key_bytes != 0) return false;
   if (p.asymmetric_encryption == AsymmetricEncryption::RsaPkcs15) {
     PkeyCtx raw(EVP_PKEY_CTX_new(private_key, nullptr));
-    if (!raw || EVP_PKEY_decrypt_init(raw.get()) != 1 || EVP_PKEY_CTX_set_rsa_padding(raw.get(), RSA_NO_PADDING) <= 0)
+    if (!raw || EVP_PKEY_decrypt_init(raw.get()) != 1 ||
+        EVP_PKEY_CTX_set_rsa_padding(raw.get(), RSA_NO_PADDING) <= 0)
       return false;
     const size_t start = out.size();
     for (size_t off = 0; off < ciphertext.size(); off += key_bytes) {
@@ -228,7 +243,8 @@ bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const 
     return true;
   }
   PkeyCtx ctx(EVP_PKEY_CTX_new(private_key, nullptr));
-  if (!ctx || EVP_PKEY_decrypt_init(ctx.get()) != 1 || !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
+  if (!ctx || EVP_PKEY_decrypt_init(ctx.get()) != 1 ||
+      !set_encryption_padding(ctx.get(), p.asymmetric_encryption))
     return false;
   const size_t start = out.size();
   std::vector<uint8_t> block(key_bytes);
@@ -244,8 +260,10 @@ bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const 
   return true;
 }
 
-void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed, std::span<uint8_t> out) {
-  // A(0) = seed, A(i) = HMAC(secret, A(i-1)); output = HMAC(secret, A(1) + seed) + HMAC(secret, A(2) + seed) + ...
+void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed,
+            std::span<uint8_t> out) {
+  // A(0) = seed, A(i) = HMAC(secret, A(i-1)); output = HMAC(secret, A(1) + seed) + HMAC(secret, A(2) + seed)
+  // + ...
   const EVP_MD* md = md_of(digest);
   const size_t h = digest_size(digest);
   std::vector<uint8_t> a(h), input(h + seed.size()), block(h);
@@ -364,7 +382,8 @@ bool SymmetricCipher::sign(std::span<const uint8_t> data, uint8_t* out) noexcept
 
 bool SymmetricCipher::verify(std::span<const uint8_t> data, std::span<const uint8_t> signature) noexcept {
   uint8_t expected[32];
-  if (policy_ == nullptr || signature.size() != policy_->signature_length || !sign(data, expected)) return false;
+  if (policy_ == nullptr || signature.size() != policy_->signature_length || !sign(data, expected))
+    return false;
   return CRYPTO_memcmp(expected, signature.data(), signature.size()) == 0;
 }
 

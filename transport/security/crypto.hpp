@@ -41,8 +41,8 @@ size_t rsa_key_bytes(const EVP_PKEY* key) noexcept;
 // Asymmetric encryption block by block (Part 6 §6.7.2.5): the plaintext must be a whole number of
 // plaintext blocks (rsa_plaintext_block) unless `pad_last` allows a short final block (encrypted secrets).
 // Writes (plaintext blocks) x key bytes into `out`; false on failure.
-[[nodiscard]] bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key, std::span<const uint8_t> plaintext,
-                                      std::vector<uint8_t>& out);
+[[nodiscard]] bool asymmetric_encrypt(const Policy& p, EVP_PKEY* public_key,
+                                      std::span<const uint8_t> plaintext, std::vector<uint8_t>& out);
 // How long each decrypted block must be. OpenSecureChannel messages are padded to whole plaintext blocks
 // (Part 6 §6.7.2.5); an encrypted secret's last block may be short (Part 4 §7.41.2.2).
 enum class PlaintextBlocks : uint8_t { Whole, LastMayBeShort };
@@ -54,12 +54,13 @@ enum class PlaintextBlocks : uint8_t { Whole, LastMayBeShort };
 // and a per-process secret (the implicit rejection of OpenSSL 3.2 and
 // draft-irtf-cfrg-rsa-guidance): the caller's next check (the OPN signature, the secret's length and
 // nonce) refuses it the same way, after the same work, as any other wrong plaintext.
-[[nodiscard]] bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key, std::span<const uint8_t> ciphertext,
-                                      std::vector<uint8_t>& out,
+[[nodiscard]] bool asymmetric_decrypt(const Policy& p, EVP_PKEY* private_key,
+                                      std::span<const uint8_t> ciphertext, std::vector<uint8_t>& out,
                                       PlaintextBlocks blocks = PlaintextBlocks::LastMayBeShort);
 
 // P_SHA1 / P_SHA256 (Part 6 §6.7.5, RFC 5246 §5): fills `out` from secret and seed.
-void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed, std::span<uint8_t> out);
+void p_hash(Digest digest, std::span<const uint8_t> secret, std::span<const uint8_t> seed,
+            std::span<uint8_t> out);
 
 struct SymmetricKeys {
   std::array<uint8_t, 32> signing{};

@@ -17,7 +17,7 @@
 namespace opcuad::security {
 
 struct ServerIdentity {
-  std::vector<uint8_t> certificate;     // DER
+  std::vector<uint8_t> certificate;      // DER
   std::array<uint8_t, 20> thumbprint{};  // SHA-1 of the DER (Part 6 §6.7.2.3)
   Pkey private_key;
   Pkey public_key;
@@ -25,6 +25,7 @@ struct ServerIdentity {
 
 // Validates a DER chain (leaf first, certificates concatenated: Part 6 §6.2.3) for use with a policy.
 // Called on handshake workers, so implementations are thread-safe.
-using CertificateValidator = std::function<CertificateVerdict(std::span<const uint8_t> chain, const Policy& policy)>;
+using CertificateValidator =
+    std::function<CertificateVerdict(std::span<const uint8_t> chain, const Policy& policy)>;
 
 }  // namespace opcuad::security

@@ -269,7 +269,8 @@ bool Pki::take_write_slot(std::string_view what) {
   const auto now = std::chrono::steady_clock::now();
   if (now - write_window_ >= std::chrono::minutes(1)) {
     if (refused_in_window_ > 0) {
-      warn(std::to_string(refused_in_window_) + " certificate file(s) not written in the last minute: more than " +
+      warn(std::to_string(refused_in_window_) +
+           " certificate file(s) not written in the last minute: more than " +
            std::to_string(kMaxCertificateWritesPerMinute) + " per minute");
     }
     write_window_ = now;
@@ -324,7 +325,8 @@ bool Pki::trust_first_use(std::span<const uint8_t> der, const std::string& thumb
   for (const auto& entry : fs::directory_iterator(paths_->trusted_certs, ec)) {
     const std::string name = entry.path().filename().string();
     // As the trust list counts them (pki_store.cpp): no hidden files or temporaries.
-    if (!name.empty() && name[0] != '.' && name.find(".tmp-") == std::string::npos && entry.is_regular_file(ec)) {
+    if (!name.empty() && name[0] != '.' && name.find(".tmp-") == std::string::npos &&
+        entry.is_regular_file(ec)) {
       ++present;
     }
   }
@@ -339,8 +341,8 @@ bool Pki::trust_first_use(std::span<const uint8_t> der, const std::string& thumb
     warn("trust on first use: cannot save the certificate: " + e);
     return false;
   }
-  warn("trust on first use: trusted the self-signed certificate " + thumbprint_hex + " (" + subject + ") as " +
-       file.string());
+  warn("trust on first use: trusted the self-signed certificate " + thumbprint_hex + " (" + subject +
+       ") as " + file.string());
   last_check_ns_.store(0, std::memory_order_relaxed);  // the next validation sees it in trusted/
   return true;
 }

@@ -154,7 +154,8 @@ class Pki {
   void maybe_reload();
   std::shared_ptr<const TrustStore> rebuild();
   bool save_rejected(std::span<const uint8_t> der, const std::string& thumbprint_hex);
-  bool trust_first_use(std::span<const uint8_t> der, const std::string& thumbprint_hex, const std::string& subject);
+  bool trust_first_use(std::span<const uint8_t> der, const std::string& thumbprint_hex,
+                       const std::string& subject);
   // One more certificate file written (rejected/ or first use) within the write rate; rejected_mutex_ held.
   bool take_write_slot(std::string_view what);
   void warn(std::string_view message) const;
@@ -173,8 +174,8 @@ class Pki {
   std::atomic<int64_t> last_check_ns_{0};    // steady_clock; 0 forces a check
   std::mutex rejected_mutex_;                // rejected/certs and first-use writes, trimming, the rate below
   std::chrono::steady_clock::time_point write_window_{};  // GUARDED_BY(rejected_mutex_)
-  uint32_t writes_in_window_ = 0;                          // GUARDED_BY(rejected_mutex_)
-  uint32_t refused_in_window_ = 0;                         // GUARDED_BY(rejected_mutex_)
+  uint32_t writes_in_window_ = 0;                         // GUARDED_BY(rejected_mutex_)
+  uint32_t refused_in_window_ = 0;                        // GUARDED_BY(rejected_mutex_)
 };
 
 }  // namespace opcuad::security

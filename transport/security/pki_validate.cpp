@@ -68,7 +68,8 @@ std::string issuer_key_problem(EVP_PKEY* key, int min_bits) {
            std::to_string(kMaxCaKeyBits) + " bits to verify a certificate's signature)";
   }
   BIGNUM* e = nullptr;
-  if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_E, &e) != 1 || e == nullptr) return "no readable exponent";
+  if (EVP_PKEY_get_bn_param(key, OSSL_PKEY_PARAM_RSA_E, &e) != 1 || e == nullptr)
+    return "no readable exponent";
   const int e_bits = BN_num_bits(e);
   BN_free(e);
   if (e_bits > kMaxPublicExponentBits) return "a " + std::to_string(e_bits) + "-bit public exponent";
@@ -238,8 +239,8 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
       }
       const Verified self = verify_within(cert, own_key, v.signature_checks);
       if (self == Verified::OverBudget) {
-        return fail(st::BadCertificateInvalid,
-                    who + ": more than " + std::to_string(kMaxSignatureChecks) + " signature checks to build the chain");
+        return fail(st::BadCertificateInvalid, who + ": more than " + std::to_string(kMaxSignatureChecks) +
+                                                   " signature checks to build the chain");
       }
       if (self == Verified::Yes) break;
       // Its own name as issuer but not its own signature: a forged or corrupted self-signed certificate
@@ -254,8 +255,8 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     X509* issuer = find_issuer(cert, candidates, req.min_key_bits, v.signature_checks, miss, why);
     if (!issuer) {
       if (miss == Miss::OverBudget) {
-        return fail(st::BadCertificateInvalid,
-                    who + ": more than " + std::to_string(kMaxSignatureChecks) + " signature checks to build the chain");
+        return fail(st::BadCertificateInvalid, who + ": more than " + std::to_string(kMaxSignatureChecks) +
+                                                   " signature checks to build the chain");
       }
       if (miss == Miss::RefusedKey) {
         return fail(st::BadCertificatePolicyCheckFailed, label(cert) + ": its issuer " + why);
@@ -360,13 +361,16 @@ CertificateVerdict Pki::validate(std::span<const uint8_t> der_chain, const Certi
     // it (self-issued ones excepted, none of which a chain built here has between leaf and root).
     const long path_len = X509_get_pathlen(ca);
     if (path_len >= 0 && static_cast<long>(i) - 1 > path_len) {
-      return fail(st::BadCertificateIssuerUseNotAllowed,
-                  label(ca) + ": its pathLenConstraint " + std::to_string(path_len) + " allows fewer CAs below it");
+      return fail(
+          st::BadCertificateIssuerUseNotAllowed,
+          label(ca) + ": its pathLenConstraint " + std::to_string(path_len) + " allows fewer CAs below it");
     }
     // RFC 5280 §4.2.1.10: the names of every certificate below a CA lie within its nameConstraints.
-    if (auto* nc = static_cast<NAME_CONSTRAINTS*>(X509_get_ext_d2i(ca, NID_name_constraints, nullptr, nullptr))) {
+    if (auto* nc =
+            static_cast<NAME_CONSTRAINTS*>(X509_get_ext_d2i(ca, NID_name_constraints, nullptr, nullptr))) {
       int violation = X509_V_OK;
-      for (size_t j = 0; j < i && violation == X509_V_OK; ++j) violation = NAME_CONSTRAINTS_check(chain[j], nc);
+      for (size_t j = 0; j < i && violation == X509_V_OK; ++j)
+        violation = NAME_CONSTRAINTS_check(chain[j], nc);
       NAME_CONSTRAINTS_free(nc);
       if (violation != X509_V_OK) {
         return fail(st::BadCertificateIssuerUseNotAllowed,

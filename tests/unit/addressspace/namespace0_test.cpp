@@ -62,7 +62,8 @@ TEST_CASE("addressspace: Root organizes Objects, Types and Views", "[addressspac
   CHECK(s.child(root, 0, "Types") == n.at(ua::id::TypesFolder));
   CHECK(s.child(root, 0, "Views") == n.at(ua::id::ViewsFolder));
   CHECK(s.parent(n.at(ua::id::ObjectsFolder)) == root);
-  CHECK(s.forward_target(n.at(ua::id::ObjectsFolder), n.at(ua::id::HasTypeDefinition)) == n.at(ua::id::FolderType));
+  CHECK(s.forward_target(n.at(ua::id::ObjectsFolder), n.at(ua::id::HasTypeDefinition)) ==
+        n.at(ua::id::FolderType));
   // Organizes is forward from Root, inverse at Objects.
   bool inverse_seen = false;
   for (const Reference& r : s.references(n.at(ua::id::ObjectsFolder))) {
@@ -80,9 +81,9 @@ TEST_CASE("addressspace: the Server object has its standard children", "[address
   const auto& s = *n.store;
   const NodeIndex server = s.child(n.at(ua::id::ObjectsFolder), 0, "Server");
   REQUIRE(server == n.at(ua::id::Server));
-  for (const char* name : {"ServerArray", "NamespaceArray", "ServerStatus", "ServiceLevel", "Auditing",
-                           "ServerCapabilities", "ServerDiagnostics", "VendorServerInfo", "ServerRedundancy",
-                           "Namespaces", "GetMonitoredItems"}) {
+  for (const char* name :
+       {"ServerArray", "NamespaceArray", "ServerStatus", "ServiceLevel", "Auditing", "ServerCapabilities",
+        "ServerDiagnostics", "VendorServerInfo", "ServerRedundancy", "Namespaces", "GetMonitoredItems"}) {
     INFO(name);
     CHECK(s.child(server, 0, name) != kNoNode);
   }
@@ -95,7 +96,8 @@ TEST_CASE("addressspace: the Server object has its standard children", "[address
   CHECK(s.record(server).event_notifier == 1);
 }
 
-TEST_CASE("addressspace: HasSubtype closure of the reference types is O(1) and complete", "[addressspace][ns0]") {
+TEST_CASE("addressspace: HasSubtype closure of the reference types is O(1) and complete",
+          "[addressspace][ns0]") {
   const auto& n = ns0();
   const auto& s = *n.store;
   const uint16_t refs = n.rt(ua::id::References), hier = n.rt(ua::id::HierarchicalReferences);
@@ -114,7 +116,8 @@ TEST_CASE("addressspace: HasSubtype closure of the reference types is O(1) and c
     for (NodeIndex j = 0; j < s.size(); ++j) {
       const int u = s.reference_type_index(j);
       if (u < 0) continue;
-      CHECK(s.is_reference_subtype(static_cast<uint16_t>(t), static_cast<uint16_t>(u)) == s.is_type_subtype(i, j));
+      CHECK(s.is_reference_subtype(static_cast<uint16_t>(t), static_cast<uint16_t>(u)) ==
+            s.is_type_subtype(i, j));
     }
   }
   CHECK(s.reference_type(n.at(ua::id::HasComponent)) != nullptr);
@@ -123,7 +126,8 @@ TEST_CASE("addressspace: HasSubtype closure of the reference types is O(1) and c
   CHECK(s.has_flag(n.at(ua::id::References), flag::kIsAbstract));
 }
 
-TEST_CASE("addressspace: object, variable and data type hierarchies close over HasSubtype", "[addressspace][ns0]") {
+TEST_CASE("addressspace: object, variable and data type hierarchies close over HasSubtype",
+          "[addressspace][ns0]") {
   const auto& n = ns0();
   const auto& s = *n.store;
   CHECK(s.is_type_subtype(n.at(ua::id::FolderType), n.at(ua::id::BaseObjectType)));
@@ -233,9 +237,10 @@ TEST_CASE("addressspace: live Server object values", "[addressspace][ns0]") {
   CHECK(st->start_time.to_unix_ms() == 1000);
   CHECK(st->build_info.product_name == ua::String("opcuad"));
   // Every written value fits its variable's DataType.
-  for (uint32_t id : {ua::id::Server_NamespaceArray, ua::id::Server_ServerStatus, ua::id::Server_ServiceLevel,
-                      ua::id::Server_ServerStatus_CurrentTime, ua::id::Server_ServerRedundancy_RedundancySupport,
-                      ua::id::Server_ServerCapabilities_MinSupportedSampleRate}) {
+  for (uint32_t id :
+       {ua::id::Server_NamespaceArray, ua::id::Server_ServerStatus, ua::id::Server_ServiceLevel,
+        ua::id::Server_ServerStatus_CurrentTime, ua::id::Server_ServerRedundancy_RedundancySupport,
+        ua::id::Server_ServerCapabilities_MinSupportedSampleRate}) {
     INFO(id);
     const auto* var = n.store->variable(n.at(id));
     CHECK(check_value(*n.store, *var, read(id)).is_good());

@@ -19,19 +19,20 @@ ua::DataValue dv(ua::Variant v, int64_t ts = 0) {
 }
 }  // namespace
 
-TEST_CASE("addressspace: value cell is one cache line and round-trips every kind of value", "[addressspace][values]") {
+TEST_CASE("addressspace: value cell is one cache line and round-trips every kind of value",
+          "[addressspace][values]") {
   STATIC_REQUIRE(sizeof(ValueCell) == 64);
   STATIC_REQUIRE(alignof(ValueCell) == 64);
   ValueStore store(4);
   auto* p = store.reclaimer().register_participant();
   ValueCell* cell = store.allocate(ua::NodeId(1, 7));
   REQUIRE(cell);
-  for (const ua::Variant& v :
-       {ua::Variant(true), ua::Variant(int8_t{-3}), ua::Variant(uint16_t{7}), ua::Variant(int64_t{-1} << 40),
-        ua::Variant(2.5f), ua::Variant(-1e300), ua::Variant(ua::DateTime{12345}),
-        ua::Variant(ua::StatusCode(0x80340000u)), ua::Variant(ua::String("text")), ua::Variant(std::vector<double>{1, 2}),
-        ua::Variant::matrix(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3}), ua::Variant(ua::LocalizedText{"en", "x"}),
-        ua::Variant()}) {
+  for (const ua::Variant& v : {ua::Variant(true), ua::Variant(int8_t{-3}), ua::Variant(uint16_t{7}),
+                               ua::Variant(int64_t{-1} << 40), ua::Variant(2.5f), ua::Variant(-1e300),
+                               ua::Variant(ua::DateTime{12345}), ua::Variant(ua::StatusCode(0x80340000u)),
+                               ua::Variant(ua::String("text")), ua::Variant(std::vector<double>{1, 2}),
+                               ua::Variant::matrix(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3}),
+                               ua::Variant(ua::LocalizedText{"en", "x"}), ua::Variant()}) {
     ua::DataValue in = dv(v, 99);
     in.status = ua::status::UncertainLastUsableValue;
     in.source_picoseconds = 5;

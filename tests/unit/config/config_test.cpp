@@ -73,7 +73,8 @@ TEST_CASE("config: the built-in default configuration", "[config]") {
   CHECK(c.endpoints[0].url == "opc.tcp://0.0.0.0:4840");
   CHECK(c.endpoints[0].security_policies == std::vector<std::string>{"None"});
   CHECK(c.security.allow_anonymous);
-  CHECK(c.namespaces == std::vector<std::string>{"http://opcfoundation.org/UA/", "urn:opcuad:server", "urn:opcuad:demo"});
+  CHECK(c.namespaces ==
+        std::vector<std::string>{"http://opcfoundation.org/UA/", "urn:opcuad:server", "urn:opcuad:demo"});
   // Every built-in type 1..21 and ExtensionObject has a writable demo variable.
   std::set<uint32_t> types;
   size_t simulated = 0;
@@ -96,7 +97,8 @@ TEST_CASE("config: the built-in default configuration", "[config]") {
   CHECK(s.find(ua::NodeId(2, "Demo.Sensors.Sensor100")) != addressspace::kNoNode);
   const auto temp = s.find(ua::NodeId(2, "Demo.Simulation.Temperature"));
   REQUIRE(temp != addressspace::kNoNode);
-  CHECK(s.forward_target(temp, s.find(ua::NodeId(0, ua::id::HasTypeDefinition))) == s.find(ua::NodeId(0, ua::id::AnalogItemType)));
+  CHECK(s.forward_target(temp, s.find(ua::NodeId(0, ua::id::HasTypeDefinition))) ==
+        s.find(ua::NodeId(0, ua::id::AnalogItemType)));
   CHECK(s.child(temp, 0, "EURange") != addressspace::kNoNode);
   CHECK(s.child(temp, 0, "EngineeringUnits") != addressspace::kNoNode);
   CHECK(s.parent(s.find(ua::NodeId(2, "Demo"))) == s.find(ua::NodeId(0, ua::id::ObjectsFolder)));
@@ -142,7 +144,9 @@ TEST_CASE("config: every example configuration loads and builds", "[config][exam
   // OperationLimits come from the configuration.
   ua::DataValue dv;
   addressspace::ValueStore::read(
-      *s.variable(s.find(ua::NodeId(0, ua::id::Server_ServerCapabilities_OperationLimits_MaxNodesPerRead)))->cell, dv);
+      *s.variable(s.find(ua::NodeId(0, ua::id::Server_ServerCapabilities_OperationLimits_MaxNodesPerRead)))
+           ->cell,
+      dv);
   CHECK(*dv.value.get_if<uint32_t>() == 5000);
 }
 
@@ -160,8 +164,10 @@ TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config]
     ++blocks;
     INFO(block);
     // A node file declares nodes or types; anything else is (part of) a server file.
-    const bool server = block.find("\"nodes\"") == std::string::npos && block.find("\"object_types\"") == std::string::npos;
-    LoadResult r = server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
+    const bool server =
+        block.find("\"nodes\"") == std::string::npos && block.find("\"object_types\"") == std::string::npos;
+    LoadResult r =
+        server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
     INFO(errors_of(r.errors));
     CHECK(r.ok());
     if (r.ok() && !server) build_and_check(r.config);
@@ -189,11 +195,13 @@ TEST_CASE("config: one message per validation rule", "[config][validation]") {
         "nodes.json: /nodes/0/value: value does not fit DataType Range: unknown key \"hihg\" (low, high)");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "variable", "name": "V", "data_type": "EUInformation", "value": {"unit_id": "C"}}]})")) ==
-        "nodes.json: /nodes/0/value: value does not fit DataType EUInformation: \"unit_id\" must be an integer");
+        "nodes.json: /nodes/0/value: value does not fit DataType EUInformation: \"unit_id\" must be an "
+        "integer");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "variable", "name": "V", "data_type": "LocalizedText", "value_rank": 1,
            "value": ["a", {"locale": "en", "txt": "b"}]}]})")) ==
-        "nodes.json: /nodes/0/value: element 1 does not fit DataType LocalizedText: unknown key \"txt\" (locale, text)");
+        "nodes.json: /nodes/0/value: element 1 does not fit DataType LocalizedText: unknown key \"txt\" "
+        "(locale, text)");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "folder", "name": "A", "namespace": "urn:nope"}]})")) ==
         "nodes.json: /nodes/0/namespace: unknown namespace \"urn:nope\"");
@@ -210,23 +218,28 @@ TEST_CASE("config: one message per validation rule", "[config][validation]") {
         "nodes.json: /nodes/0/value: value must be a scalar: ValueRank is -1");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "variable", "name": "V", "data_type": "Double", "simulation": {"kind": "saw"}}]})")) ==
-        "nodes.json: /nodes/0/simulation/kind: unknown simulation kind \"saw\" (counter, ramp, sine, square, random)");
+        "nodes.json: /nodes/0/simulation/kind: unknown simulation kind \"saw\" (counter, ramp, sine, square, "
+        "random)");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "variable", "name": "V", "data_type": "Byte", "value": 300}]})")) ==
         "nodes.json: /nodes/0/value: value does not fit DataType Byte");
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [
           {"kind": "variable", "name": "Sensor", "count": 3, "data_type": "Double"}]})")) ==
         "nodes.json: /nodes/0/name: a bulk declaration's name must contain {n}");
-  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "A",)")).starts_with(
-      "nodes.json: /: invalid JSON: "));
+  CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "A",)"))
+            .starts_with("nodes.json: /: invalid JSON: "));
   CHECK(only_error(load_nodes(R"({"namespaces": ["urn:t"],
     "nodes": [{"kind": "folder", "name": "A",}]})")) ==
-        "nodes.json: /: invalid JSON: parse error at line 2, column 46: syntax error while parsing object key - "
+        "nodes.json: /: invalid JSON: parse error at line 2, column 46: syntax error while parsing object "
+        "key - "
         "unexpected '}'; expected string literal");
   CHECK(only_error(load_config_text(R"({"endpoints": [{"url": "http://x"}]})", "s.json", ".")) ==
         "s.json: /endpoints/0/url: invalid endpoint URL: the URL must start with opc.tcp://");
-  CHECK(only_error(load_config_text(R"({"users": [{"name": "a", "password": "x", "password_hash": "pbkdf2-sha256$1$YQ==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}]})", "s.json", ".")) ==
-        "s.json: /users/0/password: clear-text passwords are not accepted: use password_hash");
+  CHECK(
+      only_error(load_config_text(
+          R"({"users": [{"name": "a", "password": "x", "password_hash": "pbkdf2-sha256$1$YQ==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="}]})",
+          "s.json", ".")) ==
+      "s.json: /users/0/password: clear-text passwords are not accepted: use password_hash");
   CHECK(only_error(load_config_text(R"({"threads": -1})", "s.json", ".")) ==
         "s.json: /threads: out of range: must be between 0 and 4294967295");
   CHECK(only_error(load_config_text(R"({"node_files": ["missing.json"]})", "s.json", ".")) ==
@@ -534,7 +547,8 @@ TEST_CASE("a node file that is not JSON is one error: references into it are not
   const auto r = load_config_text(R"({"node_files": ["a.json", "b.json"]})", "s.json", dir);
   INFO(errors_of(r.errors));
   REQUIRE(r.errors.size() == 1);
-  CHECK(r.errors[0].to_string().starts_with((dir / "a.json").string() + ": /: invalid JSON: parse error at line 1"));
+  CHECK(r.errors[0].to_string().starts_with((dir / "a.json").string() +
+                                            ": /: invalid JSON: parse error at line 1"));
   CHECK(r.unparsed_files);
   std::filesystem::remove_all(dir);
 }
@@ -606,20 +620,32 @@ void check_table(const SettingsTable<Section>& table, Section& (*section_of)(Ser
 
 }  // namespace
 
-TEST_CASE("config: every key of the settings tables is read, range-checked and named by a reload", "[config][reload]") {
-  check_table(top_level_settings(), +[](ServerConfig& c) -> ServerConfig& { return c; });
-  check_table(limit_settings(), +[](ServerConfig& c) -> Limits& { return c.limits; });
-  check_table(operation_limit_settings(),
-              +[](ServerConfig& c) -> addressspace::OperationLimits& { return c.limits.operations; });
-  check_table(connection_settings(), +[](ServerConfig& c) -> Connections& { return c.connections; });
-  check_table(security_settings(), +[](ServerConfig& c) -> Security& { return c.security; });
-  check_table(pki_settings_table(), +[](ServerConfig& c) -> PkiConfig& { return c.pki; });
-  check_table(logging_settings(), +[](ServerConfig& c) -> Logging& { return c.logging; });
-  check_table(shutdown_settings(), +[](ServerConfig& c) -> Shutdown& { return c.shutdown; });
-  check_table(scheduling_settings(), +[](ServerConfig& c) -> Scheduling& { return c.scheduling; });
-  check_table(diagnostics_settings(), +[](ServerConfig& c) -> Diagnostics& { return c.diagnostics; });
-  check_table(http_settings(), +[](ServerConfig& c) -> Http& {
-    if (!c.http) c.http.emplace();
-    return *c.http;
-  });
+TEST_CASE("config: every key of the settings tables is read, range-checked and named by a reload",
+          "[config][reload]") {
+  check_table(
+      top_level_settings(), +[](ServerConfig& c) -> ServerConfig& { return c; });
+  check_table(
+      limit_settings(), +[](ServerConfig& c) -> Limits& { return c.limits; });
+  check_table(
+      operation_limit_settings(),
+      +[](ServerConfig& c) -> addressspace::OperationLimits& { return c.limits.operations; });
+  check_table(
+      connection_settings(), +[](ServerConfig& c) -> Connections& { return c.connections; });
+  check_table(
+      security_settings(), +[](ServerConfig& c) -> Security& { return c.security; });
+  check_table(
+      pki_settings_table(), +[](ServerConfig& c) -> PkiConfig& { return c.pki; });
+  check_table(
+      logging_settings(), +[](ServerConfig& c) -> Logging& { return c.logging; });
+  check_table(
+      shutdown_settings(), +[](ServerConfig& c) -> Shutdown& { return c.shutdown; });
+  check_table(
+      scheduling_settings(), +[](ServerConfig& c) -> Scheduling& { return c.scheduling; });
+  check_table(
+      diagnostics_settings(), +[](ServerConfig& c) -> Diagnostics& { return c.diagnostics; });
+  check_table(
+      http_settings(), +[](ServerConfig& c) -> Http& {
+        if (!c.http) c.http.emplace();
+        return *c.http;
+      });
 }

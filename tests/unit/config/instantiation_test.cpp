@@ -47,7 +47,9 @@ struct Built {
     errors = build_address_space(r.config, space, *p);
     space.reclaimer().go_offline(*p);
   }
-  addressspace::NodeIndex find(const std::string& id) const { return space.current()->find(ua::NodeId(ns, ua::String(id))); }
+  addressspace::NodeIndex find(const std::string& id) const {
+    return space.current()->find(ua::NodeId(ns, ua::String(id)));
+  }
   ua::Variant value(const std::string& id) const {
     const auto* v = space.current()->variable(find(id));
     REQUIRE(v != nullptr);
@@ -58,7 +60,9 @@ struct Built {
   bool refers(const std::string& from, uint32_t ref_type, addressspace::NodeIndex to) const {
     const auto& s = *space.current();
     for (const auto& r : s.references(find(from))) {
-      if (!r.is_inverse && r.target == to && s.node_id(s.reference_type_node(r.type)) == ua::NodeId(0, ref_type)) return true;
+      if (!r.is_inverse && r.target == to &&
+          s.node_id(s.reference_type_node(r.type)) == ua::NodeId(0, ref_type))
+        return true;
     }
     return false;
   }

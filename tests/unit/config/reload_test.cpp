@@ -273,7 +273,8 @@ TEST_CASE("reload: cells of removed or re-typed variables are taken again, not a
     CHECK(r.space.values().orphan_count() == 1);
   }
   SECTION("a DataType that flips back and forth uses two cells in all") {
-    const std::string int_d = replaced(kBefore, R"("data_type": "String", "value": "d")", R"("data_type": "Int32", "value": 4)");
+    const std::string int_d =
+        replaced(kBefore, R"("data_type": "String", "value": "d")", R"("data_type": "Int32", "value": 4)");
     REQUIRE(r.reload(load(int_d)).errors.empty());
     const size_t cells = r.space.values().cell_count();
     for (int i = 0; i < 5; ++i) {

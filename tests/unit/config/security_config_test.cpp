@@ -137,13 +137,18 @@ TEST_CASE("config: users with roles and certificates", "[config][security][roles
   CHECK((*r.config.users[1].certificate_thumbprint)[10] == 0xAA);
   CHECK(r.config.users[1].password_hash.empty());
 
-  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
+  CHECK(
+      only_error(load(
+          R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Root"]}]})")) ==
-        "s.json: /users/0/roles: unknown role \"Root\" (Anonymous, AuthenticatedUser, Observer, Operator, Engineer, Supervisor, "
-        "ConfigureAdmin, SecurityAdmin: the well-known roles of Part 3 §4.8.2)");
-  CHECK(only_error(load(R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
+      "s.json: /users/0/roles: unknown role \"Root\" (Anonymous, AuthenticatedUser, Observer, Operator, "
+      "Engineer, Supervisor, "
+      "ConfigureAdmin, SecurityAdmin: the well-known roles of Part 3 §4.8.2)");
+  CHECK(
+      only_error(load(
+          R"({"users": [{"name": "x", "password_hash": "pbkdf2-sha256$600000$c2FsdHNhbHRzYWx0c2FsdA==$qVlsnRRU7TXi8jRSxjJNuzfiXntfl2RrSjfGOecD1lk=",
       "roles": ["Anonymous"]}]})")) ==
-        "s.json: /users/0/roles: the Anonymous role belongs to anonymous sessions, not to users");
+      "s.json: /users/0/roles: the Anonymous role belongs to anonymous sessions, not to users");
   CHECK(only_error(load(R"({"users": [{"name": "x", "certificate_thumbprint": "0011"}]})")) ==
         "s.json: /users/0/certificate_thumbprint: not a SHA-1 thumbprint (40 hexadecimal digits, optionally "
         "separated by ':')");
@@ -190,7 +195,8 @@ TEST_CASE("config: node files give variables read_roles and write_roles", "[conf
                       "nodes.json", bad);
   REQUIRE(bad.errors.size() == 3);
   CHECK(bad.errors[0].to_string() ==
-        "nodes.json: /nodes/0/write_roles: unknown role \"Janitor\" (Anonymous, AuthenticatedUser, Observer, Operator, Engineer, Supervisor, "
+        "nodes.json: /nodes/0/write_roles: unknown role \"Janitor\" (Anonymous, AuthenticatedUser, Observer, "
+        "Operator, Engineer, Supervisor, "
         "ConfigureAdmin, SecurityAdmin: the well-known roles of Part 3 §4.8.2)");
   CHECK(bad.errors[1].to_string() ==
         "nodes.json: /nodes/1/read_roles: an empty list would lock everyone out: omit the key instead");

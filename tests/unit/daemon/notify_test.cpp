@@ -112,4 +112,3 @@ TEST_CASE("notify: the watchdog interval from WATCHDOG_USEC and WATCHDOG_PID", "
   CHECK_FALSE(watchdog_interval("99999999999999999999999", nullptr, 42));
   CHECK_FALSE(watchdog_interval("3000000", "42x", 42));
 }
-

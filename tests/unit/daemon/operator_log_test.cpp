@@ -16,8 +16,8 @@
 #include "daemon/event_log.hpp"
 #include "daemon/log.hpp"
 #include "daemon/rate_limiter.hpp"
-#include "transport/events.hpp"
 #include "tests/unit/daemon/text_file.hpp"
+#include "transport/events.hpp"
 
 using namespace opcuad;
 using opcuad::test::count;

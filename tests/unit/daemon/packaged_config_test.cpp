@@ -100,8 +100,9 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(r.config.application_name == ds.application_name);
 }
 
-TEST_CASE("packaged config: None and anonymous on loopback only, a secured endpoint for the network, no users",
-          "[daemon][packaged_config]") {
+TEST_CASE(
+    "packaged config: None and anonymous on loopback only, a secured endpoint for the network, no users",
+    "[daemon][packaged_config]") {
   const config::LoadResult r = load_packaged();
   REQUIRE(r.ok());
   REQUIRE(r.config.endpoints.size() == 2);

@@ -23,10 +23,13 @@ config::LoadResult load(const std::string& nodes) {
 
 // Counters every 5 ms: each tick adds one.
 std::string nodes(bool a, bool b, bool c) {
-  const std::string sim = R"(, "simulation": {"kind": "counter", "interval_ms": 5, "step": 1, "min": 0, "max": 1000000})";
+  const std::string sim =
+      R"(, "simulation": {"kind": "counter", "interval_ms": 5, "step": 1, "min": 0, "max": 1000000})";
   std::string s = R"({"namespaces": ["urn:t"], "nodes": [{"kind": "folder", "name": "P", "children": [
-    {"kind": "variable", "name": "A", "data_type": "Int32", "value": 0)" + (a ? sim : "") + R"(},
-    {"kind": "variable", "name": "B", "data_type": "Int32", "value": 0)" + (b ? sim : "") + "}";
+    {"kind": "variable", "name": "A", "data_type": "Int32", "value": 0)" +
+                  (a ? sim : "") + R"(},
+    {"kind": "variable", "name": "B", "data_type": "Int32", "value": 0)" +
+                  (b ? sim : "") + "}";
   if (c) s += R"(, {"kind": "variable", "name": "C", "data_type": "Int32", "value": 0)" + sim + "}";
   return s + "]}]}";
 }

@@ -44,8 +44,8 @@ struct CertSpec {
   std::string key_usage = "critical,digitalSignature,nonRepudiation,keyEncipherment,dataEncipherment";
   std::string ext_key_usage = "serverAuth,clientAuth";  // empty: none
   const EVP_MD* md = EVP_sha256();
-  bool pss = false;  // sign with RSA-PSS (salt as long as the digest) instead of PKCS#1 v1.5
-  long serial = 0;   // 0: a fresh one
+  bool pss = false;               // sign with RSA-PSS (salt as long as the digest) instead of PKCS#1 v1.5
+  long serial = 0;                // 0: a fresh one
   std::string basic_constraints;  // empty: critical,CA:TRUE or critical,CA:FALSE as `ca` says
   std::string san;                // empty: URI:<uri> (when uri is set)
   // Further extensions, by name or OID, in openssl x509v3_config(5) syntax.
@@ -71,8 +71,9 @@ inline X509Ptr make_cert(const CertSpec& s) {
     X509_add_ext(cert.get(), ext, -1);
     X509_EXTENSION_free(ext);
   };
-  add(NID_basic_constraints,
-      !s.basic_constraints.empty() ? s.basic_constraints : s.ca ? "critical,CA:TRUE" : "critical,CA:FALSE");
+  add(NID_basic_constraints, !s.basic_constraints.empty() ? s.basic_constraints
+                             : s.ca                       ? "critical,CA:TRUE"
+                                                          : "critical,CA:FALSE");
   if (s.ca) {
     add(NID_key_usage, "critical,keyCertSign,cRLSign");
   } else if (!s.key_usage.empty()) {

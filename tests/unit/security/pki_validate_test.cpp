@@ -249,9 +249,11 @@ TEST_CASE("overlapping CRLs of one CA: any of them revokes, the newest decides c
       Hierarchy h;
       h.install_ca(true, false);
       const fs::path dir = h.pki.paths().issuers_crl;
-      test::write_crl(dir / older, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -10, 30).get());
-      test::write_crl(dir / newer,
-                      test::make_crl(h.intermediate.get(), test::shared_key(1), {h.leaf.get()}, -1, 30).get());
+      test::write_crl(dir / older,
+                      test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -10, 30).get());
+      test::write_crl(
+          dir / newer,
+          test::make_crl(h.intermediate.get(), test::shared_key(1), {h.leaf.get()}, -1, 30).get());
       h.pki.reload();
       INFO("older list in " << older);
       CHECK(h.check(h.leaf.get()).status == st::BadCertificateRevoked);
@@ -264,8 +266,10 @@ TEST_CASE("overlapping CRLs of one CA: any of them revokes, the newest decides c
       Hierarchy h;
       h.install_ca(true, false);
       const fs::path dir = h.pki.paths().issuers_crl;
-      test::write_crl(dir / older, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -20, 30).get());
-      test::write_crl(dir / newer, test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -5, -1).get());
+      test::write_crl(dir / older,
+                      test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -20, 30).get());
+      test::write_crl(dir / newer,
+                      test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -5, -1).get());
       h.pki.reload();
       INFO("older list in " << older);
       const auto v = h.check(h.leaf.get());
@@ -277,8 +281,10 @@ TEST_CASE("overlapping CRLs of one CA: any of them revokes, the newest decides c
     Hierarchy h;
     h.install_ca(true, false);
     const fs::path dir = h.pki.paths().issuers_crl;
-    test::write_crl(dir / "a.crl", test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -40, -10).get());
-    test::write_crl(dir / "b.crl", test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -1, 30).get());
+    test::write_crl(dir / "a.crl",
+                    test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -40, -10).get());
+    test::write_crl(dir / "b.crl",
+                    test::make_crl(h.intermediate.get(), test::shared_key(1), {}, -1, 30).get());
     h.pki.reload();
     CHECK(h.check(h.leaf.get()).status == st::Good);
   }
@@ -511,9 +517,11 @@ TEST_CASE("names below a CA must lie within its nameConstraints", "[pki]") {
 
 TEST_CASE("a critical extension opcuad does not know refuses the certificate", "[pki]") {
   Hierarchy h;
-  auto critical = self_signed({.cn = "critical",
-                               .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
-  auto optional = self_signed({.cn = "optional", .extensions = {{"1.3.6.1.4.1.55555.1", "ASN1:UTF8String:may skip"}}});
+  auto critical =
+      self_signed({.cn = "critical",
+                   .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
+  auto optional =
+      self_signed({.cn = "optional", .extensions = {{"1.3.6.1.4.1.55555.1", "ASN1:UTF8String:may skip"}}});
   test::write_der(h.pki.paths().trusted_certs / "critical.der", critical.get());
   test::write_der(h.pki.paths().trusted_certs / "optional.der", optional.get());
   h.pki.reload();
@@ -522,13 +530,14 @@ TEST_CASE("a critical extension opcuad does not know refuses the certificate", "
   CHECK(v.reason.find("critical extension") != std::string::npos);
   CHECK(h.check(optional.get()).status == st::Good);
   // On a CA of the chain.
-  h.intermediate = make_cert({.cn = "Test Intermediate CA",
-                              .uri = "",
-                              .key = test::shared_key(1),
-                              .issuer = h.root.get(),
-                              .issuer_key = test::shared_key(0),
-                              .ca = true,
-                              .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
+  h.intermediate =
+      make_cert({.cn = "Test Intermediate CA",
+                 .uri = "",
+                 .key = test::shared_key(1),
+                 .issuer = h.root.get(),
+                 .issuer_key = test::shared_key(0),
+                 .ca = true,
+                 .extensions = {{"1.3.6.1.4.1.55555.1", "critical,ASN1:UTF8String:must understand"}}});
   h.leaf = h.signed_leaf({});
   h.install_ca();
   CHECK(h.check(h.leaf.get()).status == st::BadCertificateIssuerUseNotAllowed);
@@ -591,8 +600,9 @@ TEST_CASE("trust on first use trusts an otherwise valid self-signed certificate,
   CHECK_FALSE(h.recorded);
 }
 
-TEST_CASE("validation writes nothing: a certificate is kept in rejected/ or trusted on first use only after proof",
-          "[pki][hostile]") {
+TEST_CASE(
+    "validation writes nothing: a certificate is kept in rejected/ or trusted on first use only after proof",
+    "[pki][hostile]") {
   // A client may send anybody's certificate; only one that signs its OpenSecureChannel request with the
   // certificate's key is recorded (the channel calls record_after_proof then).
   for (const bool tofu : {false, true}) {
@@ -602,7 +612,8 @@ TEST_CASE("validation writes nothing: a certificate is kept in rejected/ or trus
     CHECK(v.status == (tofu ? st::Good : st::BadCertificateUntrusted));
     REQUIRE(v.record_after_proof);
     REQUIRE(v.public_key);  // to verify the signature with, also when untrusted
-    const fs::path file = (tofu ? h.pki.paths().trusted_certs : h.pki.paths().rejected_certs) / (v.thumbprint_hex + ".der");
+    const fs::path file =
+        (tofu ? h.pki.paths().trusted_certs : h.pki.paths().rejected_certs) / (v.thumbprint_hex + ".der");
     CHECK_FALSE(fs::exists(file));
     CHECK(v.record_after_proof());
     CHECK(fs::exists(file));
@@ -695,7 +706,8 @@ EVP_PKEY* large_exponent_key() {
     BIGNUM* e = BN_new();
     BN_set_word(e, (uint64_t{1} << 40) + 1);  // 41 bits
     EVP_PKEY* k = nullptr;
-    const bool made = ctx && e && EVP_PKEY_keygen_init(ctx) == 1 && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) == 1 &&
+    const bool made = ctx && e && EVP_PKEY_keygen_init(ctx) == 1 &&
+                      EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) == 1 &&
                       EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx, e) == 1 && EVP_PKEY_keygen(ctx, &k) == 1;
     BN_free(e);
     EVP_PKEY_CTX_free(ctx);
@@ -727,7 +739,8 @@ TEST_CASE("a look-alike issuer chain costs at most 16 signature checks", "[pki][
                           .issuer_key = test::shared_key(i == 0 ? 0 : i - 1),
                           .ca = true});
   }
-  X509Ptr leaf = make_cert({.key = test::shared_key(7), .issuer = fakes.back().get(),
+  X509Ptr leaf = make_cert({.key = test::shared_key(7),
+                            .issuer = fakes.back().get(),
                             .issuer_key = test::shared_key(kLookAlikes - 1)});
   std::vector<X509*> sent{leaf.get()};
   for (auto& f : fakes) sent.push_back(f.get());
@@ -750,7 +763,8 @@ TEST_CASE("an issuer's key is refused before it verifies a signature", "[pki][ho
   SECTION("an RSA key with a public exponent over 32 bits") {
     REQUIRE(large_exponent_key() != nullptr);
     X509Ptr ca = make_cert({.cn = "Slow CA", .uri = "", .key = large_exponent_key(), .ca = true});
-    X509Ptr leaf = make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = large_exponent_key()});
+    X509Ptr leaf =
+        make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = large_exponent_key()});
     const auto v = h.pki.validate(chain_der({leaf.get(), ca.get()}), {});
     CHECK(v.status == st::BadCertificatePolicyCheckFailed);
     CHECK_THAT(v.reason, Catch::Contains("41-bit public exponent"));
@@ -758,7 +772,8 @@ TEST_CASE("an issuer's key is refused before it verifies a signature", "[pki][ho
   }
   SECTION("a key below the policy's minimum") {
     X509Ptr ca = make_cert({.cn = "Small CA", .uri = "", .key = test::shared_key(0, 1024), .ca = true});
-    X509Ptr leaf = make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = test::shared_key(0, 1024)});
+    X509Ptr leaf =
+        make_cert({.key = test::shared_key(2), .issuer = ca.get(), .issuer_key = test::shared_key(0, 1024)});
     const auto v = h.pki.validate(chain_der({leaf.get(), ca.get()}), {});
     CHECK(v.status == st::BadCertificatePolicyCheckFailed);
     CHECK_THAT(v.reason, Catch::Contains("1024-bit key"));

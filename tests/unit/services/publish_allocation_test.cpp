@@ -1,9 +1,9 @@
 // Publish encodes notifications straight from the item queues into the response buffer: a message with
-// more notifications costs no more heap allocations than one with fewer (no allocation per request, docs/ARCHITECTURE.md). Counted by
-// replacing the global allocation functions for this test program; they count only while a test says so,
-// and pair malloc with free so ASan sees matching calls.
-// ThreadSanitizer brings its own replacements of these functions, which a program may not define twice; the
-// TSan build (threaded tests only) leaves this file out.
+// more notifications costs no more heap allocations than one with fewer (no allocation per request,
+// docs/ARCHITECTURE.md). Counted by replacing the global allocation functions for this test program; they
+// count only while a test says so, and pair malloc with free so ASan sees matching calls. ThreadSanitizer
+// brings its own replacements of these functions, which a program may not define twice; the TSan build
+// (threaded tests only) leaves this file out.
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
 #define OPCUAD_PUBLISH_ALLOCATION_TEST_OFF 1
@@ -29,16 +29,36 @@ void* counted(size_t n) {
 }
 }  // namespace
 
-void* operator new(size_t n) { return counted(n); }
-void* operator new[](size_t n) { return counted(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept { return std::malloc(n ? n : 1); }
-void* operator new[](size_t n, const std::nothrow_t&) noexcept { return std::malloc(n ? n : 1); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void* operator new(size_t n) {
+  return counted(n);
+}
+void* operator new[](size_t n) {
+  return counted(n);
+}
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+  return std::malloc(n ? n : 1);
+}
+void* operator new[](size_t n, const std::nothrow_t&) noexcept {
+  return std::malloc(n ? n : 1);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+  std::free(p);
+}
 
 using namespace opcuad;
 using namespace opcuad::services::test;

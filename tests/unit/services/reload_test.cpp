@@ -175,8 +175,9 @@ TEST_CASE("reload: browse continuation points into the old store become invalid"
   CHECK(fresh.results[0].references.size() == 4);
 }
 
-TEST_CASE("reload: an item on a node the session may no longer read reports it once and resumes with the right",
-          "[services][reload][roles]") {
+TEST_CASE(
+    "reload: an item on a node the session may no longer read reports it once and resumes with the right",
+    "[services][reload][roles]") {
   ServiceHarness h("", "", R"("users": [{"name": "olga", "password_hash": "HASH", "roles": ["Observer"]}])");
   REQUIRE(h.login(user("olga", "secret")).is_good());
   const uint32_t sub = subscribe(h, 20, 5).subscription_id;
@@ -186,8 +187,9 @@ TEST_CASE("reload: an item on a node the session may no longer read reports it o
   REQUIRE(of(changes_for(h, std::chrono::milliseconds(100)), 1).size() == 1);
 
   // Speed now only for Operators (olga is an Observer); Fixed no longer readable by anyone.
-  std::string nodes = replaced(kNodesJson, R"("name": "Speed", "data_type": "Double", "value": 10.0,)",
-                               R"("name": "Speed", "data_type": "Double", "value": 10.0, "read_roles": ["Operator"],)");
+  std::string nodes =
+      replaced(kNodesJson, R"("name": "Speed", "data_type": "Double", "value": 10.0,)",
+               R"("name": "Speed", "data_type": "Double", "value": 10.0, "read_roles": ["Operator"],)");
   nodes = replaced(nodes, R"("name": "Fixed", "data_type": "Double", "value": 1.0})",
                    R"("name": "Fixed", "data_type": "Double", "value": 1.0, "access": ["write"]})");
   Reloader r(h);
@@ -207,8 +209,8 @@ TEST_CASE("reload: an item on a node the session may no longer read reports it o
   h.space.reclaimer().go_online(*h.participant);
   ua::DataValue written;
   written.value = ua::Variant(77.0);
-  h.space.values().write(*h.space.current()->variable(h.space.current()->find(plant(".Speed")))->cell, written,
-                         *h.participant);
+  h.space.values().write(*h.space.current()->variable(h.space.current()->find(plant(".Speed")))->cell,
+                         written, *h.participant);
   h.space.reclaimer().go_offline(*h.participant);
   CHECK(of(changes_for(h, std::chrono::milliseconds(100)), 1).empty());
 

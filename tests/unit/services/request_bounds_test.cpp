@@ -23,7 +23,8 @@ ua::RelativePathElement step(uint32_t reference_type, bool inverse, std::string 
   return e;
 }
 
-ua::TranslateBrowsePathsToNodeIdsRequest translate(ua::NodeId start, std::vector<ua::RelativePathElement> elements) {
+ua::TranslateBrowsePathsToNodeIdsRequest translate(ua::NodeId start,
+                                                   std::vector<ua::RelativePathElement> elements) {
   ua::TranslateBrowsePathsToNodeIdsRequest req;
   ua::BrowsePath p;
   p.starting_node = std::move(start);
@@ -52,16 +53,18 @@ std::string twelve_pumps() {
     nodes += R"({"kind": "object", "name": "Pump)" + std::to_string(i) + R"(", "children": [
       {"kind": "variable", "name": "Speed", "data_type": "Double", "value": 1.0}]})";
   }
-  return R"({"namespaces": ["urn:test"], "nodes": [{"kind": "folder", "name": "Pumps", "children": [)" + nodes +
-         "]}]}";
+  return R"({"namespaces": ["urn:test"], "nodes": [{"kind": "folder", "name": "Pumps", "children": [)" +
+         nodes + "]}]}";
 }
 
 }  // namespace
 
-TEST_CASE("Translate: a path that fans out and back is deduplicated at every step", "[services][translate][hardening]") {
+TEST_CASE("Translate: a path that fans out and back is deduplicated at every step",
+          "[services][translate][hardening]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
-  auto resp = h.call<ua::TranslateBrowsePathsToNodeIdsResponse>(translate(ua::NodeId(0, 85), fan_out_path(40)));
+  auto resp =
+      h.call<ua::TranslateBrowsePathsToNodeIdsResponse>(translate(ua::NodeId(0, 85), fan_out_path(40)));
   REQUIRE(resp.results.size() == 1);
   CHECK(resp.results[0].status_code == ua::status::Good);
   REQUIRE(resp.results[0].targets.size() == 1);  // Server, once
@@ -71,13 +74,15 @@ TEST_CASE("Translate: a path that fans out and back is deduplicated at every ste
   CHECK_FALSE(t.translate.leased());
 }
 
-TEST_CASE("Translate: the reference budget ends a path with BadQueryTooComplex", "[services][translate][hardening]") {
+TEST_CASE("Translate: the reference budget ends a path with BadQueryTooComplex",
+          "[services][translate][hardening]") {
   ServiceHarness h("\"max_translate_references\": 200");
   REQUIRE(h.login().is_good());
   auto req = translate(ua::NodeId(0, 85), fan_out_path(40));
   req.browse_paths.push_back(req.browse_paths[0]);
   // A cheap path after the budget is spent fails too: the budget is the request's.
-  req.browse_paths.push_back(translate(ua::NodeId(0, 84), {step(kOrganizes, false, "Objects")}).browse_paths[0]);
+  req.browse_paths.push_back(
+      translate(ua::NodeId(0, 84), {step(kOrganizes, false, "Objects")}).browse_paths[0]);
   auto resp = h.call<ua::TranslateBrowsePathsToNodeIdsResponse>(req);
   REQUIRE(resp.results.size() == 3);
   for (const auto& r : resp.results) {
@@ -90,7 +95,8 @@ TEST_CASE("Translate: the reference budget ends a path with BadQueryTooComplex",
   CHECK(ok.results[0].status_code == ua::status::Good);
 }
 
-TEST_CASE("Translate: more targets than max_translate_matches is BadTooManyMatches", "[services][translate][hardening]") {
+TEST_CASE("Translate: more targets than max_translate_matches is BadTooManyMatches",
+          "[services][translate][hardening]") {
   ServiceHarness h("\"max_translate_matches\": 10", twelve_pumps());
   REQUIRE(h.login().is_good());
   const ua::NodeId pumps(2, ua::String("Pumps"));
@@ -122,7 +128,8 @@ TEST_CASE("Translate: only the last element must name its target", "[services][t
   CHECK(any_middle.results[0].targets.at(0).target_id.node_id == ua::NodeId(0, 2253));
 }
 
-TEST_CASE("Browse: references per response are capped; continuation points carry the rest", "[services][browse][hardening]") {
+TEST_CASE("Browse: references per response are capped; continuation points carry the rest",
+          "[services][browse][hardening]") {
   ServiceHarness h("\"max_references_per_browse\": 8", twelve_pumps());  // 2 continuation points
   REQUIRE(h.login().is_good());
   const ua::NodeId pumps(2, ua::String("Pumps"));
@@ -164,8 +171,9 @@ TEST_CASE("Browse: references per response are capped; continuation points carry
   }
 }
 
-TEST_CASE("Browse: a response past the client's maxResponseMessageSize stops encoding with BadResponseTooLarge",
-          "[services][browse][hardening]") {
+TEST_CASE(
+    "Browse: a response past the client's maxResponseMessageSize stops encoding with BadResponseTooLarge",
+    "[services][browse][hardening]") {
   ServiceHarness h("\"max_nodes_per_browse\": 1000");
   REQUIRE(h.login({}, 60000, 4096).is_good());
   ua::BrowseRequest req;
@@ -245,8 +253,8 @@ TEST_CASE("Shard scratch returns to its normal size after one large request", "[
   CHECK(resp.results.size() == 3000);
   // Nothing of the 3,000-element request and response stays on the shard.
   // (Reusable keeps the object only while it is within services::kScratchKeepOperations.)
-  auto small = h.call<ua::ReadResponse>(ua::ReadRequest{{}, 0, ua::TimestampsToReturn::Both,
-                                                        {ua::ReadValueId{ua::NodeId(0, 2258), 13, {}, {}}}});
+  auto small = h.call<ua::ReadResponse>(ua::ReadRequest{
+      {}, 0, ua::TimestampsToReturn::Both, {ua::ReadValueId{ua::NodeId(0, 2258), 13, {}, {}}}});
   CHECK(small.results.size() == 1);
   auto& scratch = const_cast<services::Scratch&>(h.server->shard_state(0).scratch);
   auto req = scratch.read_request.lease();
@@ -276,7 +284,8 @@ TEST_CASE("Reusable: a second lease while the first is held gets its own object"
   CHECK(c->capacity() == 0);  // grown past it: replaced
 }
 
-TEST_CASE("Write: timestamps only where the node allows them, never the server's (Part 4 §5.10.4)", "[services][write]") {
+TEST_CASE("Write: timestamps only where the node allows them, never the server's (Part 4 §5.10.4)",
+          "[services][write]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   const ua::NodeId speed = plant(".Speed");

@@ -105,7 +105,8 @@ TEST_CASE("roles: anonymous can be switched off", "[services][roles]") {
   CHECK(h.login(user("alice", "secret")).is_good());
 }
 
-TEST_CASE("roles: an activation as another user re-checks the session's monitored items", "[services][roles][session]") {
+TEST_CASE("roles: an activation as another user re-checks the session's monitored items",
+          "[services][roles][session]") {
   ServiceHarness h("", kGuarded, kUsers);
   REQUIRE(h.login(user("alice", "secret")).is_good());  // Operator: may read Setpoint
   const uint32_t sub = subscribe(h).subscription_id;

@@ -1,6 +1,7 @@
-// The Sampler's phases (the sampling-jitter target, docs/PERFORMANCE.md): sampling groups tick on the steady clock's grid of their
-// interval, publishing timers a microsecond after the grid of the fastest sampling interval, and periodic
-// writers half an interval off their grid, so none of them falls due together with a sampling tick.
+// The Sampler's phases (the sampling-jitter target, docs/PERFORMANCE.md): sampling groups tick on the steady
+// clock's grid of their interval, publishing timers a microsecond after the grid of the fastest sampling
+// interval, and periodic writers half an interval off their grid, so none of them falls due together with a
+// sampling tick.
 #include <catch2/catch.hpp>
 
 #include <chrono>

@@ -31,7 +31,8 @@ inline const char* kServerJson = R"({
 // covers the encrypted ones.
 inline const char* kDefaultEndpoints = R"("endpoints": [{"url": "opc.tcp://0.0.0.0:4840"}])";
 inline const char* kDefaultUsers = R"("users": [{"name": "alice", "password_hash": "HASH"}])";
-inline const char* kDefaultSecurity = R"("security": {"allow_plaintext_passwords": true, "anonymous_write": true})";
+inline const char* kDefaultSecurity =
+    R"("security": {"allow_plaintext_passwords": true, "anonymous_write": true})";
 
 inline const char* kNodesJson = R"({
   "namespaces": ["urn:test"],
@@ -50,7 +51,9 @@ inline const char* kNodesJson = R"({
   ]
 })";
 
-inline ua::NodeId plant(const std::string& path) { return ua::NodeId(2, ua::String("Plant" + path)); }
+inline ua::NodeId plant(const std::string& path) {
+  return ua::NodeId(2, ua::String("Plant" + path));
+}
 
 // A Write of one value (of the Value attribute unless said otherwise).
 inline ua::WriteRequest write_request(const ua::NodeId& id, ua::Variant v, std::string range = "",
@@ -58,7 +61,8 @@ inline ua::WriteRequest write_request(const ua::NodeId& id, ua::Variant v, std::
   ua::WriteRequest w;
   ua::DataValue dv;
   dv.value = std::move(v);
-  w.nodes_to_write.push_back(ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
+  w.nodes_to_write.push_back(
+      ua::WriteValue{id, attribute, range.empty() ? ua::String() : ua::String(range), dv});
   return w;
 }
 
@@ -209,7 +213,8 @@ struct ServiceHarness {
   }
 
   // CreateSession + ActivateSession with the given identity (anonymous when empty).
-  ua::StatusCode login(ua::ExtensionObject identity = {}, double timeout = 60000, uint32_t max_response_size = 0) {
+  ua::StatusCode login(ua::ExtensionObject identity = {}, double timeout = 60000,
+                       uint32_t max_response_size = 0) {
     ua::CreateSessionRequest create;
     create.session_name = ua::String("test");
     create.requested_session_timeout = timeout;
@@ -229,7 +234,8 @@ struct ServiceHarness {
   ua::DataValue read(const ua::NodeId& id, uint32_t attribute = 13, std::string range = "") {
     ua::ReadRequest r;
     r.timestamps_to_return = ua::TimestampsToReturn::Both;
-    r.nodes_to_read.push_back(ua::ReadValueId{id, attribute, range.empty() ? ua::String() : ua::String(range), {}});
+    r.nodes_to_read.push_back(
+        ua::ReadValueId{id, attribute, range.empty() ? ua::String() : ua::String(range), {}});
     auto resp = call<ua::ReadResponse>(r);
     REQUIRE(resp.results.size() == 1);
     return resp.results[0];

@@ -124,10 +124,10 @@ TEST_CASE("services: Read serves every attribute and its errors", "[services][re
   CHECK(h.read(plant(".Speed"), 14).value == ua::Variant(ua::NodeId(0, 11)));  // DataType Double
   CHECK(h.read(plant(".Speed"), 2).value == ua::Variant(int32_t{2}));          // NodeClass Variable
   CHECK(h.read(plant(".Speed"), 3).value == ua::Variant(ua::QualifiedName{2, ua::String("Speed")}));
-  CHECK(h.read(ua::NodeId(0, 84), 12).value == ua::Variant(uint8_t{0}));       // Root's EventNotifier
-  CHECK(h.read(ua::NodeId(0, 45), 9).value == ua::Variant(false));             // HasSubtype not symmetric
+  CHECK(h.read(ua::NodeId(0, 84), 12).value == ua::Variant(uint8_t{0}));         // Root's EventNotifier
+  CHECK(h.read(ua::NodeId(0, 45), 9).value == ua::Variant(false));               // HasSubtype not symmetric
   CHECK(h.read(ua::NodeId(0, 2258)).value.type() == ua::BuiltinType::DateTime);  // CurrentTime
-  CHECK(h.read(ua::NodeId(0, 884), 23).status.is_good());                       // Range's DataTypeDefinition
+  CHECK(h.read(ua::NodeId(0, 884), 23).status.is_good());                        // Range's DataTypeDefinition
 
   CHECK(h.read(ua::NodeId(2, 999999)).status == status::BadNodeIdUnknown);
   CHECK(h.read(plant(""), 13).status == status::BadAttributeIdInvalid);  // a folder has no Value
@@ -185,10 +185,10 @@ TEST_CASE("services: Write checks access, types and ranges", "[services][write]"
   REQUIRE(h.login().is_good());
   CHECK(h.write(plant(".Speed"), 42.5).is_good());
   CHECK(h.read(plant(".Speed")).value == ua::Variant(42.5));
-  CHECK(h.write(plant(".Speed"), 420.0) == status::BadOutOfRange);       // EURange 0..100
-  CHECK(h.write(plant(".Count"), 1.5) == status::BadTypeMismatch);       // an Int32 rejects a Double
+  CHECK(h.write(plant(".Speed"), 420.0) == status::BadOutOfRange);  // EURange 0..100
+  CHECK(h.write(plant(".Count"), 1.5) == status::BadTypeMismatch);  // an Int32 rejects a Double
   CHECK(h.write(plant(".Count"), int32_t{7}).is_good());
-  CHECK(h.write(plant(".Period"), 12.0).is_good());                      // a Duration is a Double
+  CHECK(h.write(plant(".Period"), 12.0).is_good());  // a Duration is a Double
   CHECK(h.write(plant(".Count"), std::vector<int32_t>{1}) == status::BadTypeMismatch);  // scalar only
   CHECK(h.write(plant(".Fixed"), 2.0) == status::BadNotWritable);
   CHECK(h.write(plant(".Speed"), 2.0, "", 4) == status::BadNotWritable);  // DisplayName: WriteMask 0
@@ -280,11 +280,13 @@ TEST_CASE("services: TranslateBrowsePathsToNodeIds follows multi-element paths",
   };
   ua::TranslateBrowsePathsToNodeIdsRequest t;
   t.browse_paths.push_back(ua::BrowsePath{
-      ua::NodeId(0, 85), ua::RelativePath{{element(0, "Server"), element(0, "ServerStatus"), element(0, "CurrentTime")}}});
+      ua::NodeId(0, 85),
+      ua::RelativePath{{element(0, "Server"), element(0, "ServerStatus"), element(0, "CurrentTime")}}});
   t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(0, "Nope")}}});
   t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(0, "")}}});
   t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(7, 7), ua::RelativePath{{element(0, "Server")}}});
-  t.browse_paths.push_back(ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(2, "Plant"), element(2, "Speed")}}});
+  t.browse_paths.push_back(
+      ua::BrowsePath{ua::NodeId(0, 85), ua::RelativePath{{element(2, "Plant"), element(2, "Speed")}}});
   auto r = h.call<ua::TranslateBrowsePathsToNodeIdsResponse>(t);
   REQUIRE(r.results.size() == 5);
   REQUIRE(r.results[0].targets.size() == 1);
@@ -312,8 +314,10 @@ TEST_CASE("services: RegisterNodes, Call, and unsupported services", "[services]
   ua::CallRequest c;
   c.methods_to_call.push_back(
       ua::CallMethodRequest{ua::NodeId(0, 2253), ua::NodeId(0, 11492), {}});  // GetMonitoredItems, no id
-  c.methods_to_call.push_back(ua::CallMethodRequest{ua::NodeId(0, 2253), ua::NodeId(0, 2255), {}});   // not a method
-  c.methods_to_call.push_back(ua::CallMethodRequest{ua::NodeId(2, 1), ua::NodeId(0, 11492), {}});     // no object
+  c.methods_to_call.push_back(
+      ua::CallMethodRequest{ua::NodeId(0, 2253), ua::NodeId(0, 2255), {}});  // not a method
+  c.methods_to_call.push_back(
+      ua::CallMethodRequest{ua::NodeId(2, 1), ua::NodeId(0, 11492), {}});  // no object
   auto called = h.call<ua::CallResponse>(c);
   REQUIRE(called.results.size() == 3);
   CHECK(called.results[0].status_code == status::BadArgumentsMissing);  // method_service_test.cpp has more
@@ -336,7 +340,8 @@ TEST_CASE("services: re-activation on a channel of another shard moves the sessi
   MemoryEvents events2;
   BufferPool pool2;
   TransportStats stats2;
-  auto ch2 = std::make_shared<SecureChannel>(ctx2, sink2, events2, pool2, stats2, h.tconfig, *h.server, h.ids);
+  auto ch2 =
+      std::make_shared<SecureChannel>(ctx2, sink2, events2, pool2, stats2, h.tconfig, *h.server, h.ids);
   ch2->start();
   auto run_both = [&] {
     for (int i = 0; i < 5; ++i) {
@@ -398,7 +403,8 @@ TEST_CASE("services: re-activation on a channel of another shard moves the sessi
   ch2->detach();
 }
 
-TEST_CASE("services: an advertised host name replaces a wildcard host, beside the dialled one", "[services]") {
+TEST_CASE("services: an advertised host name replaces a wildcard host, beside the dialled one",
+          "[services]") {
   ServiceHarness h;
   h.loaded.config.advertised_hostname = "gw.example";  // the server reads its configuration live
   ua::GetEndpointsRequest ge;
@@ -436,7 +442,8 @@ TEST_CASE("services: a reused response header is rewritten in place and cleared"
   fresh.timestamp = h.timestamp;
   CHECK(fresh == h);
   // An empty additional header that names a type is cleared too.
-  h.additional_header = ua::ExtensionObject::undecoded(ua::NodeId(2, 1), ua::ExtensionObject::Encoding::None, {});
+  h.additional_header =
+      ua::ExtensionObject::undecoded(ua::NodeId(2, 1), ua::ExtensionObject::Encoding::None, {});
   services::set_response_header(h, request);
   CHECK(h.additional_header.type_id().is_null());
 }

@@ -20,7 +20,8 @@ ua::CreateSessionRequest create_request() {
 
 }  // namespace
 
-TEST_CASE("Sessions not yet activated are capped per address and expire quickly", "[services][session][hardening]") {
+TEST_CASE("Sessions not yet activated are capped per address and expire quickly",
+          "[services][session][hardening]") {
   // No waiting here (max_session_wait_ms 0): the third is refused at once.
   ServiceHarness h(
       "\"max_unactivated_sessions_per_address\": 2, \"unactivated_session_timeout_ms\": 100, "
@@ -51,7 +52,8 @@ TEST_CASE("Sessions not yet activated are capped per address and expire quickly"
   CHECK(h.server->session_count() == 1);  // the activated one stays
 }
 
-TEST_CASE("A CreateSession past the unactivated limit waits for a slot, oldest first", "[services][session][hardening]") {
+TEST_CASE("A CreateSession past the unactivated limit waits for a slot, oldest first",
+          "[services][session][hardening]") {
   ServiceHarness h("\"max_unactivated_sessions_per_address\": 2");
   ua::StatusCode s;
   auto a = h.call<ua::CreateSessionResponse>(create_request(), &s);
@@ -94,7 +96,8 @@ TEST_CASE("A CreateSession past the unactivated limit waits for a slot, oldest f
   CHECK(h.server->session_count() == 3);
 }
 
-TEST_CASE("A waiting CreateSession is refused when max_session_wait_ms or its timeoutHint passes", "[services][session][hardening]") {
+TEST_CASE("A waiting CreateSession is refused when max_session_wait_ms or its timeoutHint passes",
+          "[services][session][hardening]") {
   ServiceHarness h("\"max_unactivated_sessions_per_address\": 1, \"max_session_wait_ms\": 300");
   ua::StatusCode s;
   h.call<ua::CreateSessionResponse>(create_request(), &s);
@@ -122,7 +125,8 @@ TEST_CASE("A waiting CreateSession is refused when max_session_wait_ms or its ti
   CHECK(h.server->unactivated_session_count() == 1);
 }
 
-TEST_CASE("Waiters are bounded per address and in total; other addresses do not queue behind them", "[services][session][hardening]") {
+TEST_CASE("Waiters are bounded per address and in total; other addresses do not queue behind them",
+          "[services][session][hardening]") {
   ServiceHarness h(
       "\"max_unactivated_sessions\": 4, \"max_unactivated_sessions_per_address\": 1, "
       "\"max_waiting_sessions_per_address\": 2, \"max_waiting_sessions\": 3");
@@ -153,7 +157,9 @@ TEST_CASE("Waiters are bounded per address and in total; other addresses do not 
   CHECK(s == ua::status::BadTooManySessions);
 }
 
-TEST_CASE("A waiting CreateSession leaves the queue with its channel, and the slot it would have had passes on", "[services][session][hardening]") {
+TEST_CASE(
+    "A waiting CreateSession leaves the queue with its channel, and the slot it would have had passes on",
+    "[services][session][hardening]") {
   ServiceHarness h("\"max_unactivated_sessions_per_address\": 1");
   ua::StatusCode s;
   auto first = h.call<ua::CreateSessionResponse>(create_request(), &s);
@@ -180,7 +186,8 @@ TEST_CASE("A waiting CreateSession leaves the queue with its channel, and the sl
   CHECK(h.server->unactivated_session_count() == 0);
 }
 
-TEST_CASE("The first ActivateSession and CloseSession must come on the session's channel", "[services][session][hardening]") {
+TEST_CASE("The first ActivateSession and CloseSession must come on the session's channel",
+          "[services][session][hardening]") {
   ServiceHarness h;
   SecondShard other(h, h.ctx);  // a second channel on the same shard
   ua::StatusCode s;
@@ -234,7 +241,8 @@ TEST_CASE("A session never activated is dropped when its channel closes", "[serv
   CHECK(h.server->unactivated_session_count() == 0);
 }
 
-TEST_CASE("A first activation from another shard is refused and moves nothing", "[services][session][hardening]") {
+TEST_CASE("A first activation from another shard is refused and moves nothing",
+          "[services][session][hardening]") {
   asio::io_context second_ctx;
   ServiceHarness h;
   SecondShard second(h, second_ctx);
@@ -249,7 +257,8 @@ TEST_CASE("A first activation from another shard is refused and moves nothing", 
   CHECK(s.is_good());
 }
 
-TEST_CASE("A re-activation with another user on another shard leaves the session in place", "[services][session][hardening]") {
+TEST_CASE("A re-activation with another user on another shard leaves the session in place",
+          "[services][session][hardening]") {
   asio::io_context second_ctx;
   ServiceHarness h;
   SecondShard second(h, second_ctx);
@@ -269,7 +278,8 @@ TEST_CASE("User-name logins: wrong password and unknown user look alike", "[serv
   CHECK(h.login(user("alice", "secret")).is_good());
 }
 
-TEST_CASE("User-name logins: an address with too many failures is refused without a check", "[services][session][login]") {
+TEST_CASE("User-name logins: an address with too many failures is refused without a check",
+          "[services][session][login]") {
   // The harness allows 3 sessions: two failed logins and one refused one.
   ServiceHarness h("\"max_failed_logins_per_address\": 2");
   for (int i = 0; i < 2; ++i) CHECK(h.login(user("alice", "wrong")) == ua::status::BadUserAccessDenied);
@@ -289,14 +299,17 @@ TEST_CASE("LoginVerifier: checks run off the caller's thread, the queue is bound
   asio::io_context ctx;
   std::atomic<int> good{0}, busy{0}, denied{0};
   auto done = [&](ua::StatusCode s, std::string) {
-    if (s.is_good()) ++good;
-    else if (s == ua::status::BadServerTooBusy) ++busy;
-    else if (s == ua::status::BadUserAccessDenied) ++denied;
+    if (s.is_good())
+      ++good;
+    else if (s == ua::status::BadServerTooBusy)
+      ++busy;
+    else if (s == ua::status::BadUserAccessDenied)
+      ++denied;
   };
   // Each check takes far longer than submitting ten.
   for (int i = 0; i < 10; ++i) v.submit("10.0.0.1", "bob", security::Secret("pw"), ctx, done);
   CHECK(v.checks_done() < 10);  // submit() returned before the checks were done
-  CHECK(busy >= 7);              // one being checked, two queued, the rest refused at once
+  CHECK(busy >= 7);             // one being checked, two queued, the rest refused at once
   CHECK(v.queued() <= 2);
   while (good + busy < 10) {
     ctx.restart();

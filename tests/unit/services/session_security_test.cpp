@@ -330,7 +330,8 @@ TEST_CASE("session security: encrypted passwords over a None endpoint, and every
           "[services][security][session]") {
   // Every refused token below counts as a failed login of this address: the lockout is raised so that the
   // good password at the end is still checked (the lockout has tests of its own).
-  SecureHarness s(std::string(kSecureEndpoints) + ", " + kNoPlaintext, "", R"("max_failed_logins_per_address": 100)");
+  SecureHarness s(std::string(kSecureEndpoints) + ", " + kNoPlaintext, "",
+                  R"("max_failed_logins_per_address": 100)");
   ua::StatusCode st;
   s.create(&st);
   REQUIRE(st.is_good());
@@ -404,9 +405,10 @@ TEST_CASE("session security: the legacy encrypted secret's bounds", "[services][
                                         out) == status::BadIdentityTokenInvalid);
 }
 
-TEST_CASE("session security: a session is activated on another channel only with its creator's certificate, in a "
-          "mode no weaker",
-          "[services][security][session][hostile]") {
+TEST_CASE(
+    "session security: a session is activated on another channel only with its creator's certificate, in a "
+    "mode no weaker",
+    "[services][security][session][hostile]") {
   // Anonymous is allowed on the secure endpoint here: whoever saw the authenticationToken (in clear on
   // None and Sign channels) could otherwise take the session over from a channel of its own.
   const std::string endpoints =
@@ -456,7 +458,8 @@ TEST_CASE("session security: a session is activated on another channel only with
   CHECK(old_channel == (other_shard ? status::BadSessionIdInvalid : status::BadSecureChannelIdInvalid));
 }
 
-TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption", "[services][security][hostile]") {
+TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption",
+          "[services][security][hostile]") {
   const auto id = test_identity();
   const ua::ByteString nonce(std::string(32, 'n'));
   const auto nb = nonce.bytes();
@@ -489,14 +492,15 @@ TEST_CASE("session security: a hostile encrypted secret costs one RSA decryption
 
 TEST_CASE("session security: encrypted-password tokens that do not decrypt count as failed logins",
           "[services][security][login][hostile]") {
-  SecureHarness s(std::string(kSecureEndpoints) + ", " + kNoPlaintext, "", "\"max_failed_logins_per_address\": 2");
+  SecureHarness s(std::string(kSecureEndpoints) + ", " + kNoPlaintext, "",
+                  "\"max_failed_logins_per_address\": 2");
   ua::StatusCode st;
   s.create(&st);
   REQUIRE(st.is_good());
   const std::string id = "username_Aes256_Sha256_RsaPss";
-  auto garbage = ua::ExtensionObject::make(ua::UserNameIdentityToken{
-      ua::String(id), ua::String("alice"), ua::ByteString(std::string(256, '\x11')),
-      ua::String(std::string(pss().asymmetric_encryption_uri))});
+  auto garbage = ua::ExtensionObject::make(
+      ua::UserNameIdentityToken{ua::String(id), ua::String("alice"), ua::ByteString(std::string(256, '\x11')),
+                                ua::String(std::string(pss().asymmetric_encryption_uri))});
   s.activate(garbage, &st);
   CHECK(st == status::BadIdentityTokenInvalid);
   s.activate(s.password(id, pss(), "secret", nullptr, +1), &st);  // decrypts, the length does not fit
@@ -530,7 +534,8 @@ TEST_CASE("LoginVerifier: checks in flight count against the lockout", "[service
   CHECK(v.checks_done() == 3);
   // Another address is not affected.
   bool good = false;
-  v.submit("10.0.0.2", "bob", security::Secret("pw"), ctx, [&](ua::StatusCode st, std::string) { good = st.is_good(); });
+  v.submit("10.0.0.2", "bob", security::Secret("pw"), ctx,
+           [&](ua::StatusCode st, std::string) { good = st.is_good(); });
   while (v.checks_done() < 4) std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ctx.restart();
   ctx.run_for(std::chrono::milliseconds(50));
@@ -539,7 +544,8 @@ TEST_CASE("LoginVerifier: checks in flight count against the lockout", "[service
 
 TEST_CASE("LoginVerifier: an IPv6 client counts by its /64", "[services][login]") {
   using services::LoginVerifier;
-  CHECK(LoginVerifier::failure_key("2001:db8:1:2:aaaa::1") == LoginVerifier::failure_key("2001:db8:1:2:bbbb:1:2:3"));
+  CHECK(LoginVerifier::failure_key("2001:db8:1:2:aaaa::1") ==
+        LoginVerifier::failure_key("2001:db8:1:2:bbbb:1:2:3"));
   CHECK(LoginVerifier::failure_key("2001:db8:1:2::1") == "2001:db8:1:2::/64");
   CHECK(LoginVerifier::failure_key("2001:db8:1:3::1") != LoginVerifier::failure_key("2001:db8:1:2::1"));
   CHECK(LoginVerifier::failure_key("192.0.2.7") == "192.0.2.7");
@@ -577,7 +583,8 @@ TEST_CASE("session security: X509 user tokens", "[services][security][session]")
     ++validations;
     security::CertificateVerdict v;
     const auto leaf = security::leaf_certificate(chain);
-    const bool is_untrusted = std::equal(leaf.begin(), leaf.end(), untrusted.der.begin(), untrusted.der.end());
+    const bool is_untrusted =
+        std::equal(leaf.begin(), leaf.end(), untrusted.der.begin(), untrusted.der.end());
     v.status = is_untrusted ? status::BadCertificateUntrusted : status::Good;
     return v;
   });
@@ -675,8 +682,9 @@ TEST_CASE("session security: CreateSession's signature and encrypted passwords a
   CHECK(st == status::BadUserAccessDenied);
 }
 
-TEST_CASE("session security: a full crypto queue refuses CreateSession and ActivateSession with BadServerTooBusy",
-          "[services][security][session][limits]") {
+TEST_CASE(
+    "session security: a full crypto queue refuses CreateSession and ActivateSession with BadServerTooBusy",
+    "[services][security][session][limits]") {
   SecureHarness s;
   s.use_pool(1, 1);
   s.secure();
@@ -686,14 +694,15 @@ TEST_CASE("session security: a full crypto queue refuses CreateSession and Activ
   {
     PoolBlocker busy(*s.pool);
     REQUIRE(s.pool->submit([] {}));  // the queue's one place taken
-    s.create(&st);  // (h.token stays the first session's: create() keeps it on a failure)
+    s.create(&st);                   // (h.token stays the first session's: create() keeps it on a failure)
     CHECK(st == status::BadServerTooBusy);
     CHECK(s.h.server->session_count() == 1);  // the refused one released its reservation
     s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
     CHECK(st == status::BadServerTooBusy);
   }
   // Released: the pool runs the queued job, and then has room again.
-  for (int i = 0; i < 2000 && s.pool->queued() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && s.pool->queued() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   REQUIRE(s.pool->queued() == 0);
   s.activate(s.password("username_Basic256Sha256", b256(), "secret"), &st, s.client_signature());
   CHECK(st.is_good());

@@ -19,12 +19,15 @@ using services::ChangeFilter;
 
 namespace {
 
-ua::ExtensionObject change_filter(ua::DataChangeTrigger trigger, uint32_t deadband_type = 0, double value = 0) {
+ua::ExtensionObject change_filter(ua::DataChangeTrigger trigger, uint32_t deadband_type = 0,
+                                  double value = 0) {
   return ua::ExtensionObject::make(ua::DataChangeFilter{trigger, deadband_type, value});
 }
 
 // Lets the 10 ms samplers run well past one tick.
-void settle(ServiceHarness& h) { h.run_for(std::chrono::milliseconds(60)); }
+void settle(ServiceHarness& h) {
+  h.run_for(std::chrono::milliseconds(60));
+}
 
 ua::DataValue dv(double v, uint32_t status_code = 0, int64_t ts = 0) {
   ua::DataValue d;
@@ -36,7 +39,8 @@ ua::DataValue dv(double v, uint32_t status_code = 0, int64_t ts = 0) {
 
 }  // namespace
 
-TEST_CASE("subscription: the notification queue keeps its bound and flags overflow", "[services][subscription]") {
+TEST_CASE("subscription: the notification queue keeps its bound and flags overflow",
+          "[services][subscription]") {
   services::MonitoredItem q;
   q.configure_queue(3, true);
   for (int i = 1; i <= 5; ++i) q.enqueue(dv(i));
@@ -92,8 +96,8 @@ TEST_CASE("subscription: queued values encode like MonitoredItemNotifications", 
   text.source_picoseconds = 12;
   values.push_back(text);
   values.push_back(ua::DataValue{});
-  for (auto ts : {ua::TimestampsToReturn::Both, ua::TimestampsToReturn::Source, ua::TimestampsToReturn::Server,
-                  ua::TimestampsToReturn::Neither}) {
+  for (auto ts : {ua::TimestampsToReturn::Both, ua::TimestampsToReturn::Source,
+                  ua::TimestampsToReturn::Server, ua::TimestampsToReturn::Neither}) {
     for (const auto& v : values) {
       services::MonitoredItem item;
       item.client_handle = 42;
@@ -159,7 +163,8 @@ TEST_CASE("subscription: keep-alives when idle", "[services][subscription]") {
   CHECK(s == status::BadNoSubscription);
 }
 
-TEST_CASE("subscription: data changes are delivered, acknowledged and republished", "[services][subscription]") {
+TEST_CASE("subscription: data changes are delivered, acknowledged and republished",
+          "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   auto sub = subscribe(h);
@@ -188,7 +193,7 @@ TEST_CASE("subscription: data changes are delivered, acknowledged and republishe
   CHECK(h.write(plant(".Speed"), 43.0).is_good());
   auto r = publish(h, {{sub.subscription_id, 1}, {sub.subscription_id, 99}, {4242, 1}});
   CHECK(r.results == std::vector<ua::StatusCode>{status::Good, status::BadSequenceNumberUnknown,
-                                                  status::BadSubscriptionIdInvalid});
+                                                 status::BadSubscriptionIdInvalid});
   ua::StatusCode s;
   h.call<ua::RepublishResponse>(rep, &s);
   CHECK(s == status::BadMessageNotAvailable);
@@ -202,7 +207,8 @@ TEST_CASE("subscription: queue overflow sets the overflow bit end to end", "[ser
     ServiceHarness h;
     REQUIRE(h.login().is_good());
     auto sub = subscribe(h, 20, 100, 1000, 0, /*enabled=*/false);
-    REQUIRE(monitor(h, sub.subscription_id, {plant(".Count"), 1, 10, 3, discard_oldest}).revised_queue_size == 3);
+    REQUIRE(monitor(h, sub.subscription_id, {plant(".Count"), 1, 10, 3, discard_oldest}).revised_queue_size ==
+            3);
     for (int32_t v = 2; v <= 5; ++v) {
       settle(h);
       CHECK(h.write(plant(".Count"), v).is_good());
@@ -235,19 +241,22 @@ TEST_CASE("subscription: filters are checked per item and deadbands applied", "[
   auto sub = subscribe(h, 20, 5);
   const uint32_t id = sub.subscription_id;
   using T = ua::DataChangeTrigger;
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::StatusValue, 2, 10)}).status_code.is_good());
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::StatusValue, 2, 10)})
+            .status_code.is_good());
   CHECK(monitor(h, id, {plant(".Count"), 1, 10, 1, true, change_filter(T::StatusValue, 2, 10)}).status_code ==
         status::BadDeadbandFilterInvalid);  // no EURange
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::StatusValue, 2, 150)}).status_code ==
-        status::BadDeadbandFilterInvalid);
+  CHECK(
+      monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::StatusValue, 2, 150)}).status_code ==
+      status::BadDeadbandFilterInvalid);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::StatusValue, 1, -1)}).status_code ==
         status::BadDeadbandFilterInvalid);
   CHECK(monitor(h, id, {plant(".Name"), 1, 10, 1, true, change_filter(T::StatusValue, 1, 1)}).status_code ==
         status::BadFilterNotAllowed);  // a String has no deadband
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, change_filter(T::Status), ua::MonitoringMode::Reporting, 4})
+  CHECK(monitor(h, id,
+                {plant(".Speed"), 1, 10, 1, true, change_filter(T::Status), ua::MonitoringMode::Reporting, 4})
             .status_code == status::BadFilterNotAllowed);
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, ua::ExtensionObject::make(ua::EventFilter{})}).status_code ==
-        status::BadMonitoredItemFilterUnsupported);
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, ua::ExtensionObject::make(ua::EventFilter{})})
+            .status_code == status::BadMonitoredItemFilterUnsupported);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, ua::ExtensionObject::make(ua::AggregateFilter{})})
             .status_code == status::BadMonitoredItemFilterUnsupported);
   CHECK(monitor(h, id, {ua::NodeId(2, 4242)}).status_code == status::BadNodeIdUnknown);
@@ -258,7 +267,8 @@ TEST_CASE("subscription: filters are checked per item and deadbands applied", "[
   ServiceHarness h2;
   REQUIRE(h2.login().is_good());
   auto sub2 = subscribe(h2, 20, 5);
-  REQUIRE(monitor(h2, sub2.subscription_id, {plant(".Count"), 3, 10, 5, true, change_filter(T::StatusValue, 1, 5)})
+  REQUIRE(monitor(h2, sub2.subscription_id,
+                  {plant(".Count"), 3, 10, 5, true, change_filter(T::StatusValue, 1, 5)})
               .status_code.is_good());
   auto c = next_changes(h2);
   REQUIRE(c.size() == 1);
@@ -296,16 +306,19 @@ TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[serv
   auto sub = subscribe(h, 50);
   const uint32_t id = sub.subscription_id;
   CHECK(monitor(h, id, {plant(".Speed"), 1, -1}).revised_sampling_interval == 50);  // the publishing interval
-  CHECK(monitor(h, id, {plant(".Speed"), 1, std::numeric_limits<double>::quiet_NaN()}).revised_sampling_interval ==
-        50);
+  CHECK(monitor(h, id, {plant(".Speed"), 1, std::numeric_limits<double>::quiet_NaN()})
+            .revised_sampling_interval == 50);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 0}).revised_sampling_interval == 0);  // exception-based
   ItemSpec name{plant(".Speed"), 1, 0};
   name.attribute = 3;  // BrowseName: not changed by writes, so sampled at the fastest rate
   CHECK(monitor(h, id, name).revised_sampling_interval == services::kFastestSamplingIntervalMs);
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 1}).revised_sampling_interval == services::kFastestSamplingIntervalMs);
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 1}).revised_sampling_interval ==
+        services::kFastestSamplingIntervalMs);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 250}).revised_sampling_interval == 250);
-  CHECK(monitor(h, id, {plant(".Speed"), 1, 1e12}).revised_sampling_interval == services::kSlowestSamplingIntervalMs);
-  CHECK(monitor(h, id, {ua::NodeId(0, 2256), 1, 1}).revised_sampling_interval == 1000);  // its MinimumSamplingInterval
+  CHECK(monitor(h, id, {plant(".Speed"), 1, 1e12}).revised_sampling_interval ==
+        services::kSlowestSamplingIntervalMs);
+  CHECK(monitor(h, id, {ua::NodeId(0, 2256), 1, 1}).revised_sampling_interval ==
+        1000);  // its MinimumSamplingInterval
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 0}).revised_queue_size == 1);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1u << 30}).revised_queue_size ==
         h.loaded.config.limits.max_monitored_item_queue_size);
@@ -341,7 +354,8 @@ TEST_CASE("subscription: sampling intervals and queue sizes are revised", "[serv
   ServiceHarness h2;
   REQUIRE(h2.login().is_good());
   auto sub2 = subscribe(h2);
-  REQUIRE(monitor(h2, sub2.subscription_id, {plant(".Speed"), 5, 10, 1, true, {}, ua::MonitoringMode::Reporting, 3})
+  REQUIRE(monitor(h2, sub2.subscription_id,
+                  {plant(".Speed"), 5, 10, 1, true, {}, ua::MonitoringMode::Reporting, 3})
               .status_code.is_good());
   auto c = next_changes(h2);
   REQUIRE(c.size() == 1);
@@ -374,7 +388,8 @@ TEST_CASE("subscription: the Publish queue is bounded", "[services][subscription
   CHECK(h.server->subscription_count() == 0);
 }
 
-TEST_CASE("subscription: a Publish request dequeued after its timeoutHint gets BadTimeout", "[services][subscription]") {
+TEST_CASE("subscription: a Publish request dequeued after its timeoutHint gets BadTimeout",
+          "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   auto sub = subscribe(h, 100);
@@ -406,7 +421,8 @@ TEST_CASE("subscription: MoreNotifications when a message cannot hold them all",
   REQUIRE(h.login().is_good());
   auto sub = subscribe(h, 20, 100, 1000, 2);
   uint32_t handle = 0;
-  for (const char* name : {".Speed", ".Count", ".Period"}) monitor(h, sub.subscription_id, {plant(name), ++handle});
+  for (const char* name : {".Speed", ".Count", ".Period"})
+    monitor(h, sub.subscription_id, {plant(name), ++handle});
   auto first = publish(h);
   CHECK(changes(first).size() == 2);
   CHECK(first.more_notifications);
@@ -416,7 +432,8 @@ TEST_CASE("subscription: MoreNotifications when a message cannot hold them all",
   CHECK(second.notification_message.sequence_number == first.notification_message.sequence_number + 1);
 }
 
-TEST_CASE("subscription: lifetime expiry sends StatusChangeNotification BadTimeout", "[services][subscription]") {
+TEST_CASE("subscription: lifetime expiry sends StatusChangeNotification BadTimeout",
+          "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   auto sub = subscribe(h, 10, 1, 3);
@@ -477,12 +494,14 @@ TEST_CASE("subscription: SetMonitoringMode disables, samples and reports", "[ser
   CHECK(s == status::BadMonitoringModeInvalid);
 }
 
-TEST_CASE("subscription: SetTriggering reports sampling items with their trigger", "[services][subscription]") {
+TEST_CASE("subscription: SetTriggering reports sampling items with their trigger",
+          "[services][subscription]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   auto sub = subscribe(h, 10, 5);
   auto trigger = monitor(h, sub.subscription_id, {plant(".Count"), 1, 10, 5});
-  auto linked = monitor(h, sub.subscription_id, {plant(".Speed"), 2, 10, 5, true, {}, ua::MonitoringMode::Sampling});
+  auto linked =
+      monitor(h, sub.subscription_id, {plant(".Speed"), 2, 10, 5, true, {}, ua::MonitoringMode::Sampling});
   ua::SetTriggeringRequest st;
   st.subscription_id = sub.subscription_id;
   st.triggering_item_id = trigger.monitored_item_id;
@@ -540,7 +559,8 @@ TEST_CASE("subscription: deleting items, subscriptions and limits", "[services][
   ua::DeleteSubscriptionsRequest del;
   del.subscription_ids = {sub.subscription_id, second.subscription_id, 4242};
   auto r = h.call<ua::DeleteSubscriptionsResponse>(del);
-  CHECK(r.results == std::vector<ua::StatusCode>{status::Good, status::Good, status::BadSubscriptionIdInvalid});
+  CHECK(r.results ==
+        std::vector<ua::StatusCode>{status::Good, status::Good, status::BadSubscriptionIdInvalid});
   CHECK(h.server->subscription_count() == 0);
   CHECK(h.server->monitored_item_count() == 0);
   ServerMessage m;

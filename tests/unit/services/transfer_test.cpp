@@ -17,7 +17,9 @@ namespace {
 
 // The item every test here watches: the Value of `node` with client handle 7, a 10 ms sampler and a
 // queue of 10.
-ItemSpec watched(const ua::NodeId& node) { return {node, 7, 10, 10}; }
+ItemSpec watched(const ua::NodeId& node) {
+  return {node, 7, 10, 10};
+}
 
 ua::TransferSubscriptionsRequest transfer_request(std::vector<uint32_t> ids, bool initial) {
   ua::TransferSubscriptionsRequest r;
@@ -250,7 +252,8 @@ TEST_CASE("transfer: a kept subscription nobody takes over ends with its lifetim
   close.delete_subscriptions = false;
   h.call<ua::CloseSessionResponse>(close);
   CHECK(h.server->subscription_count() == 1);
-  for (int i = 0; i < 100 && h.server->subscription_count() != 0; ++i) h.run_for(std::chrono::milliseconds(10));
+  for (int i = 0; i < 100 && h.server->subscription_count() != 0; ++i)
+    h.run_for(std::chrono::milliseconds(10));
   CHECK(h.server->subscription_count() == 0);
   REQUIRE(h.login().is_good());
   auto resp = h.call<ua::TransferSubscriptionsResponse>(transfer_request({kept}, false));

@@ -91,7 +91,8 @@ TEST_CASE("services: BrowseNext pages encode like Browse", "[services][browse]")
   CHECK(bad.results[0].references.empty());
 }
 
-TEST_CASE("services: the hand-encoded Browse response is byte for byte the generated encoder's", "[services][browse]") {
+TEST_CASE("services: the hand-encoded Browse response is byte for byte the generated encoder's",
+          "[services][browse]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
   ua::BrowseRequest b;
@@ -99,7 +100,8 @@ TEST_CASE("services: the hand-encoded Browse response is byte for byte the gener
     b.nodes_to_browse.push_back(
         ua::BrowseDescription{ua::NodeId(0, 2253), ua::BrowseDirection::Both, {}, true, 0, mask});
   }
-  b.nodes_to_browse.push_back(ua::BrowseDescription{ua::NodeId(0, 1), ua::BrowseDirection::Forward, {}, true, 0, 63});
+  b.nodes_to_browse.push_back(
+      ua::BrowseDescription{ua::NodeId(0, 1), ua::BrowseDirection::Forward, {}, true, 0, 63});
   b.requested_max_references_per_node = 7;  // continuation points too
   const uint32_t id = h.send(b);
   ServerMessage m;

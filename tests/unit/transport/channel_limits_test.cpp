@@ -163,7 +163,7 @@ TEST_CASE("transport: after one 4 MiB request the buffers return to their restin
       CHECK(SecureChannelTestAccess::reassembly_capacity(*h.channel) >= 4 * chunk_body.size());
   }
   h.feed(h.msg(chunk_body, 'F', 90));
-  CHECK(peak_receive >= 65536);  // grown to hold a whole chunk
+  CHECK(peak_receive >= 65536);       // grown to hold a whole chunk
   REQUIRE(h.messages().size() == 1);  // the filler is no request type: BadDecodingError or unsupported
   // The reassembly buffer is given back with its request.
   CHECK(SecureChannelTestAccess::reassembly_capacity(*h.channel) <= 65536);

@@ -50,8 +50,8 @@ class SharedReadHandler : public ServiceHandler {
 
 struct Server {
   explicit Server(TransportConfig c = {}, uint32_t threads = 2) : config(c), shards(threads) {
-    listener = std::make_unique<Listener>(accept_ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0), shards,
-                                          config, handler, ids);
+    listener = std::make_unique<Listener>(accept_ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0),
+                                          shards, config, handler, ids);
     shards.start();
     listener->start();
     accept_thread = std::thread([this] { accept_ctx.run(); });
@@ -134,7 +134,8 @@ TEST_CASE("transport: many concurrent connections spread over the shards", "[tra
         c.open();
         for (uint32_t i = 0; i < 50; ++i) {
           auto r = c.read(i, 1 + t);
-          if (r.response_header.request_handle == i && r.results.size() == static_cast<size_t>(t) + 1) good.fetch_add(1);
+          if (r.response_header.request_handle == i && r.results.size() == static_cast<size_t>(t) + 1)
+            good.fetch_add(1);
         }
       } catch (const std::exception&) {
         failed.fetch_add(1);
@@ -188,7 +189,8 @@ TEST_CASE("transport: connections beyond the maximum get BadTcpNotEnoughResource
   CHECK(a.read(1, 1).results.size() == 1);
 }
 
-TEST_CASE("transport: a client that never reads costs bounded memory and is served once it reads", "[transport][live]") {
+TEST_CASE("transport: a client that never reads costs bounded memory and is served once it reads",
+          "[transport][live]") {
   TransportConfig c;
   c.max_owed_responses = 16;
   Server server(c, 1);
@@ -202,8 +204,8 @@ TEST_CASE("transport: a client that never reads costs bounded memory and is serv
   int stalls = 0;
   while (stalls < 50 && std::chrono::steady_clock::now() < deadline && sent_requests < 200000) {
     if (request.empty()) {
-      request = symmetric_chunk("MSG", 'F', client.channel_id, client.token_id, client.sequence++, client.request++,
-                                encode_request(read_request(uint32_t(sent_requests), 100)));
+      request = symmetric_chunk("MSG", 'F', client.channel_id, client.token_id, client.sequence++,
+                                client.request++, encode_request(read_request(uint32_t(sent_requests), 100)));
       ++sent_requests;
     }
     asio::error_code ec;
@@ -402,8 +404,8 @@ TEST_CASE("transport: out of descriptors the accept loop backs off, warns and re
   REQUIRE(client >= 0);
   REQUIRE(connected);
   INFO("accept attempts while out of descriptors: " << attempts);
-  CHECK(attempts >= 2);   // it kept trying...
-  CHECK(attempts <= 10);  // ...50, 100, 200, 400 ms apart, not in a loop
+  CHECK(attempts >= 2);       // it kept trying...
+  CHECK(attempts <= 10);      // ...50, 100, 200, 400 ms apart, not in a loop
   REQUIRE(seen.size() == 1);  // once, not once per attempt
   CHECK(seen[0].find("accept failed") != std::string::npos);
   // Descriptors are free again: the waiting client is accepted (within the 1 s back-off) and served.

@@ -1,6 +1,7 @@
 // OutputWriter, Ring and HandlerSlot: the pieces that let a channel send responses without allocating
-// in steady state (docs/ARCHITECTURE.md, "How a request flows"). The allocation count itself is checked end to end by the
-// bench_zero_alloc_* tests (opcuad-bench --max-allocs-per-op against the real daemon's counters).
+// in steady state (docs/ARCHITECTURE.md, "How a request flows"). The allocation count itself is checked end
+// to end by the bench_zero_alloc_* tests (opcuad-bench --max-allocs-per-op against the real daemon's
+// counters).
 #include <catch2/catch.hpp>
 
 #include <asio/io_context.hpp>

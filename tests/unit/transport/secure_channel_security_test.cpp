@@ -293,9 +293,10 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("secure channel: an untrusted certificate is kept in rejected/, or trusted on first use, only once "
-          "the OpenSecureChannel signature verifies with its key",
-          "[transport][security][hostile]") {
+TEST_CASE(
+    "secure channel: an untrusted certificate is kept in rejected/, or trusted on first use, only once "
+    "the OpenSecureChannel signature verifies with its key",
+    "[transport][security][hostile]") {
   const auto& p = security::policy(security::PolicyId::Basic256Sha256);
   const auto mode = ua::MessageSecurityMode::SignAndEncrypt;
   // A certificate and key nobody trusts yet, and a validating PKI of the test's own (its rejected/ and
@@ -323,8 +324,8 @@ TEST_CASE("secure channel: an untrusted certificate is kept in rejected/, or tru
                           (stranger.thumbprint_hex() + ".der");
     // The stranger's certificate, signed with another key (anybody can send a certificate they saw).
     SecureTestClient forged(p, mode,
-                            {keys().client_private.get(), stranger.certificate_der(), keys().server_public.get(),
-                             keys().identity.thumbprint});
+                            {keys().client_private.get(), stranger.certificate_der(),
+                             keys().server_public.get(), keys().identity.thumbprint});
     CHECK(refusal(config, issue_request(forged)) == status::BadSecurityChecksFailed);
     CHECK_FALSE(fs::exists(kept));
     // Signed with its own key: kept for the operator (still refused), or trusted on first use (opened).

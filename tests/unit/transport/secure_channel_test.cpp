@@ -124,7 +124,8 @@ TEST_CASE("transport: large responses are split into chunks within the client's 
   CHECK(r.results.size() == 2000);
 }
 
-TEST_CASE("transport: a response beyond the client's MaxChunkCount becomes BadResponseTooLarge", "[transport]") {
+TEST_CASE("transport: a response beyond the client's MaxChunkCount becomes BadResponseTooLarge",
+          "[transport]") {
   Harness h;
   h.open(600000, hello(8192, 65535, 0, 2));
   h.feed(h.msg(encode_request(read_request(31, 2000))));
@@ -238,11 +239,15 @@ ua::StatusCode error_after(const std::string& bytes, bool open, TransportConfig 
 
 }  // namespace
 
-TEST_CASE("transport: every protocol violation gets its ERR, then the connection closes", "[transport][errors]") {
-  CHECK(error_after("XYZF\x10\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s, false) == status::BadTcpMessageTypeInvalid);
-  CHECK(error_after("HELX\x10\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s, false) == status::BadTcpMessageTypeInvalid);
+TEST_CASE("transport: every protocol violation gets its ERR, then the connection closes",
+          "[transport][errors]") {
+  CHECK(error_after("XYZF\x10\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s, false) ==
+        status::BadTcpMessageTypeInvalid);
+  CHECK(error_after("HELX\x10\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s, false) ==
+        status::BadTcpMessageTypeInvalid);
   CHECK(error_after(hello(65535, 65535, 0, 0, "http://x"), false) == status::BadTcpEndpointUrlInvalid);
-  CHECK(error_after(hello(65535, 65535, 0, 0, std::string(5000, 'u')), false) == status::BadTcpMessageTooLarge);
+  CHECK(error_after(hello(65535, 65535, 0, 0, std::string(5000, 'u')), false) ==
+        status::BadTcpMessageTooLarge);
   CHECK(error_after(hello(1024, 65535), false) == status::BadConnectionRejected);
   CHECK(error_after(open_request(1, 1), false) == status::BadTcpMessageTypeInvalid);  // OPN before HEL
   CHECK(error_after(hello(), true) == status::BadTcpMessageTypeInvalid);              // HEL twice
@@ -254,11 +259,13 @@ TEST_CASE("transport: every protocol violation gets its ERR, then the connection
                     false) == status::BadSecurityModeRejected);
   CHECK(error_after(hello() + open_request(1, 1, ua::SecurityTokenRequestType::Renew), false) ==
         status::BadRequestTypeInvalid);
-  CHECK(error_after(hello() + symmetric_chunk("MSG", 'F', 1, 1, 1, 1, "x"), false) == status::BadSecureChannelIdInvalid);
+  CHECK(error_after(hello() + symmetric_chunk("MSG", 'F', 1, 1, 1, 1, "x"), false) ==
+        status::BadSecureChannelIdInvalid);
   {
     Harness h;
     h.open();
-    h.feed(symmetric_chunk("MSG", 'F', h.channel_id + 1, h.token_id, 2, 2, encode_request(read_request(1, 1))));
+    h.feed(
+        symmetric_chunk("MSG", 'F', h.channel_id + 1, h.token_id, 2, 2, encode_request(read_request(1, 1))));
     CHECK(error_of(h.messages().back()) == status::BadSecureChannelIdInvalid);
   }
   {
@@ -270,7 +277,8 @@ TEST_CASE("transport: every protocol violation gets its ERR, then the connection
   {
     Harness h;
     h.open();
-    h.feed(symmetric_chunk("MSG", 'F', h.channel_id, h.token_id + 7, 2, 2, encode_request(read_request(1, 1))));
+    h.feed(
+        symmetric_chunk("MSG", 'F', h.channel_id, h.token_id + 7, 2, 2, encode_request(read_request(1, 1))));
     CHECK(error_of(h.messages().back()) == status::BadSecureChannelTokenUnknown);
   }
   {
@@ -305,7 +313,8 @@ TEST_CASE("transport: sequence numbers may wrap only near the top", "[transport]
 TEST_CASE("transport: CLO closes the channel without a response", "[transport]") {
   Harness h;
   h.open();
-  h.feed(symmetric_chunk("CLO", 'F', h.channel_id, h.token_id, h.next_sequence++, 9, encode_request(ua::CloseSecureChannelRequest{})));
+  h.feed(symmetric_chunk("CLO", 'F', h.channel_id, h.token_id, h.next_sequence++, 9,
+                         encode_request(ua::CloseSecureChannelRequest{})));
   h.run();
   CHECK(h.messages().empty());
   CHECK(h.events.closed);
@@ -342,7 +351,8 @@ TEST_CASE("transport: many responses in one loop turn go out in few writes", "[t
   CHECK(h.stats.messages_sent.load() >= 50);
 }
 
-TEST_CASE("transport: a client that stops reading stops the server reading, then resumes", "[transport][writer]") {
+TEST_CASE("transport: a client that stops reading stops the server reading, then resumes",
+          "[transport][writer]") {
   TransportConfig c;
   c.max_owed_responses = 8;
   Harness h(c);
@@ -440,7 +450,8 @@ TEST_CASE("transport: a token that expires unrenewed closes the channel", "[tran
   CHECK(h.handler.closed == 1);
 }
 
-TEST_CASE("transport: a peer that accepts no bytes is dropped after the send timeout", "[transport][writer]") {
+TEST_CASE("transport: a peer that accepts no bytes is dropped after the send timeout",
+          "[transport][writer]") {
   TransportConfig c;
   c.send_timeout = std::chrono::milliseconds(40);
   c.tick = std::chrono::milliseconds(10);

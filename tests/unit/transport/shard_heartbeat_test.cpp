@@ -51,7 +51,8 @@ TEST_CASE("ShardPool: every shard's heartbeat stays young while its loop turns, 
   pool.stop();  // returns: the heartbeat timers are cancelled with the rest
 }
 
-TEST_CASE("ShardPool: set_heartbeat_interval sets every shard's beat, at least 1 ms", "[transport][heartbeat]") {
+TEST_CASE("ShardPool: set_heartbeat_interval sets every shard's beat, at least 1 ms",
+          "[transport][heartbeat]") {
   // A watchdog with a short ping interval asks for faster beats (at least four per interval, daemon.cpp).
   ShardPool pool(2);
   CHECK(pool.shard(1).heartbeat_interval() == kHeartbeatInterval);

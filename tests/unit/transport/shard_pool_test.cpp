@@ -1,8 +1,8 @@
 // ShardPool scheduling: shards pinned to the CPUs the process may use, and SCHED_FIFO when asked for
 // (or one line saying why not).
-#include <catch2/catch.hpp>
 #include <pthread.h>
 #include <sched.h>
+#include <catch2/catch.hpp>
 
 #include <asio/post.hpp>
 #include <future>

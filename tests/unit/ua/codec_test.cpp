@@ -54,7 +54,8 @@ TEST_CASE("String keeps null apart from empty and counts bytes, not characters",
   CHECK(encoded(String()) == hex("ff ff ff ff"));
   CHECK(encoded(String("")) == hex("00 00 00 00"));
   // Part 6 §5.2.2.4: "水Boy" is 6 bytes of UTF-8.
-  CHECK(encoded(String("\xE6\xB0\xB4" "Boy")) == hex("06 00 00 00 e6 b0 b4 42 6f 79"));
+  CHECK(encoded(String("\xE6\xB0\xB4"
+                       "Boy")) == hex("06 00 00 00 e6 b0 b4 42 6f 79"));
   CHECK(round_trip(String()).is_null());
   CHECK(!round_trip(String("")).is_null());
   CHECK(round_trip(ByteString(std::string("\0\1\2", 3))).size() == 3);
@@ -116,8 +117,7 @@ TEST_CASE("QualifiedName and LocalizedText", "[ua][codec]") {
   // Part 6 §5.2.2.14: the mask says which of locale and text follow.
   CHECK(encoded(LocalizedText{}) == hex("00"));
   CHECK(encoded(LocalizedText{String(), String("Hi")}) == hex("02 02 00 00 00 48 69"));
-  CHECK(encoded(LocalizedText{String("en"), String("Hi")}) ==
-        hex("03 02 00 00 00 65 6e 02 00 00 00 48 69"));
+  CHECK(encoded(LocalizedText{String("en"), String("Hi")}) == hex("03 02 00 00 00 65 6e 02 00 00 00 48 69"));
   LocalizedText only_locale{String("de"), String()};
   CHECK(round_trip(only_locale) == only_locale);
   CHECK(decode_status<LocalizedText>(hex("04")) == status::BadDecodingError);
@@ -129,15 +129,31 @@ TEST_CASE("Variant scalars of every built-in type round-trip", "[ua][codec][vari
   inner.value = Variant(1.5);
   DiagnosticInfo diag;
   diag.symbolic_id = 4;
-  const Variant scalars[] = {
-      Variant(true), Variant(int8_t{-1}), Variant(uint8_t{2}), Variant(int16_t{-3}), Variant(uint16_t{4}),
-      Variant(int32_t{-5}), Variant(uint32_t{6}), Variant(int64_t{-7}), Variant(uint64_t{8}), Variant(9.5f),
-      Variant(10.25), Variant(String("s")), Variant(DateTime{12}), Variant(g), Variant(ByteString("b")),
-      Variant(XmlElement("<x/>")), Variant(NodeId(2, 17)), Variant(ExpandedNodeId{NodeId(0, 18), String("u"), 1}),
-      Variant(status::BadTimeout), Variant(QualifiedName{1, String("q")}),
-      Variant(LocalizedText{String("en"), String("t")}),
-      Variant(ExtensionObject::undecoded(NodeId(3, 99), ExtensionObject::Encoding::ByteString, ByteString("xyz"))),
-      Variant(inner), Variant(diag)};
+  const Variant scalars[] = {Variant(true),
+                             Variant(int8_t{-1}),
+                             Variant(uint8_t{2}),
+                             Variant(int16_t{-3}),
+                             Variant(uint16_t{4}),
+                             Variant(int32_t{-5}),
+                             Variant(uint32_t{6}),
+                             Variant(int64_t{-7}),
+                             Variant(uint64_t{8}),
+                             Variant(9.5f),
+                             Variant(10.25),
+                             Variant(String("s")),
+                             Variant(DateTime{12}),
+                             Variant(g),
+                             Variant(ByteString("b")),
+                             Variant(XmlElement("<x/>")),
+                             Variant(NodeId(2, 17)),
+                             Variant(ExpandedNodeId{NodeId(0, 18), String("u"), 1}),
+                             Variant(status::BadTimeout),
+                             Variant(QualifiedName{1, String("q")}),
+                             Variant(LocalizedText{String("en"), String("t")}),
+                             Variant(ExtensionObject::undecoded(
+                                 NodeId(3, 99), ExtensionObject::Encoding::ByteString, ByteString("xyz"))),
+                             Variant(inner),
+                             Variant(diag)};
   for (const Variant& v : scalars) {
     INFO(builtin_type_name(v.type()));
     CHECK(v.is_scalar());
@@ -152,20 +168,31 @@ TEST_CASE("Variant scalars of every built-in type round-trip", "[ua][codec][vari
 }
 
 TEST_CASE("Variant arrays of every built-in type round-trip", "[ua][codec][variant]") {
-  const Variant arrays[] = {
-      Variant(std::vector<bool>{true, false}), Variant(std::vector<int8_t>{1, -1}),
-      Variant(std::vector<uint8_t>{1, 2}), Variant(std::vector<int16_t>{-1}), Variant(std::vector<uint16_t>{1}),
-      Variant(std::vector<int32_t>{1, 2, 3}), Variant(std::vector<uint32_t>{}), Variant(std::vector<int64_t>{-9}),
-      Variant(std::vector<uint64_t>{9}), Variant(std::vector<float>{1.5f}), Variant(std::vector<double>{2.5, 3}),
-      Variant(std::vector<String>{String("a"), String()}), Variant(std::vector<DateTime>{DateTime{1}}),
-      Variant(std::vector<Guid>{Guid{}}), Variant(std::vector<ByteString>{ByteString("z")}),
-      Variant(std::vector<XmlElement>{XmlElement("<a/>")}), Variant(std::vector<NodeId>{NodeId(1, 2)}),
-      Variant(std::vector<ExpandedNodeId>{ExpandedNodeId{}}), Variant(std::vector<StatusCode>{status::Good}),
-      Variant(std::vector<QualifiedName>{QualifiedName{1, String("n")}}),
-      Variant(std::vector<LocalizedText>{LocalizedText{String(), String("t")}}),
-      Variant(std::vector<ExtensionObject>{ExtensionObject()}), Variant(std::vector<DataValue>{DataValue{}}),
-      Variant(std::vector<Variant>{Variant(1.0), Variant(String("mixed"))}),
-      Variant(std::vector<DiagnosticInfo>{DiagnosticInfo{}})};
+  const Variant arrays[] = {Variant(std::vector<bool>{true, false}),
+                            Variant(std::vector<int8_t>{1, -1}),
+                            Variant(std::vector<uint8_t>{1, 2}),
+                            Variant(std::vector<int16_t>{-1}),
+                            Variant(std::vector<uint16_t>{1}),
+                            Variant(std::vector<int32_t>{1, 2, 3}),
+                            Variant(std::vector<uint32_t>{}),
+                            Variant(std::vector<int64_t>{-9}),
+                            Variant(std::vector<uint64_t>{9}),
+                            Variant(std::vector<float>{1.5f}),
+                            Variant(std::vector<double>{2.5, 3}),
+                            Variant(std::vector<String>{String("a"), String()}),
+                            Variant(std::vector<DateTime>{DateTime{1}}),
+                            Variant(std::vector<Guid>{Guid{}}),
+                            Variant(std::vector<ByteString>{ByteString("z")}),
+                            Variant(std::vector<XmlElement>{XmlElement("<a/>")}),
+                            Variant(std::vector<NodeId>{NodeId(1, 2)}),
+                            Variant(std::vector<ExpandedNodeId>{ExpandedNodeId{}}),
+                            Variant(std::vector<StatusCode>{status::Good}),
+                            Variant(std::vector<QualifiedName>{QualifiedName{1, String("n")}}),
+                            Variant(std::vector<LocalizedText>{LocalizedText{String(), String("t")}}),
+                            Variant(std::vector<ExtensionObject>{ExtensionObject()}),
+                            Variant(std::vector<DataValue>{DataValue{}}),
+                            Variant(std::vector<Variant>{Variant(1.0), Variant(String("mixed"))}),
+                            Variant(std::vector<DiagnosticInfo>{DiagnosticInfo{}})};
   CHECK(std::size(arrays) == 25);
   for (const Variant& v : arrays) {
     INFO(builtin_type_name(v.type()));
@@ -179,12 +206,14 @@ TEST_CASE("Variant arrays of every built-in type round-trip", "[ua][codec][varia
 TEST_CASE("Variant matrices carry their dimensions", "[ua][codec][variant]") {
   Variant m = Variant::matrix(std::vector<int32_t>{1, 2, 3, 4, 5, 6}, {2, 3});
   // Mask 0xC6: Int32, array, dimensions; 6 elements; then 2 dimensions [2, 3].
-  CHECK(encoded(m) == hex("c6 06 00 00 00 01 00 00 00 02 00 00 00 03 00 00 00 04 00 00 00 05 00 00 00 06 00 00 00"
-                          " 02 00 00 00 02 00 00 00 03 00 00 00"));
+  CHECK(encoded(m) ==
+        hex("c6 06 00 00 00 01 00 00 00 02 00 00 00 03 00 00 00 04 00 00 00 05 00 00 00 06 00 00 00"
+            " 02 00 00 00 02 00 00 00 03 00 00 00"));
   Variant back = round_trip(m);
   CHECK(back.dimensions() == std::vector<int32_t>{2, 3});
   // Dimensions that do not multiply to the length are a decoding error.
-  CHECK(decode_status<Variant>(hex("c6 02 00 00 00 01 00 00 00 02 00 00 00 02 00 00 00 02 00 00 00 02 00 00 00")) ==
+  CHECK(decode_status<Variant>(
+            hex("c6 02 00 00 00 01 00 00 00 02 00 00 00 02 00 00 00 02 00 00 00 02 00 00 00")) ==
         status::BadDecodingError);
   // A zero or negative dimension is an error.
   CHECK(decode_status<Variant>(hex("c6 00 00 00 00 01 00 00 00 00 00 00 00")) == status::BadDecodingError);
@@ -193,8 +222,8 @@ TEST_CASE("Variant matrices carry their dimensions", "[ua][codec][variant]") {
 }
 
 TEST_CASE("Variant rejects bad type ids", "[ua][codec][variant]") {
-  CHECK(decode_status<Variant>(hex("1a")) == status::BadDecodingError);           // type 26
-  CHECK(decode_status<Variant>(hex("18 00")) == status::BadDecodingError);        // scalar Variant in Variant
+  CHECK(decode_status<Variant>(hex("1a")) == status::BadDecodingError);     // type 26
+  CHECK(decode_status<Variant>(hex("18 00")) == status::BadDecodingError);  // scalar Variant in Variant
   CHECK(decode_status<Variant>(hex("80 00 00 00 00")) == status::BadDecodingError);  // array of Null
 }
 
@@ -245,7 +274,8 @@ TEST_CASE("DiagnosticInfo nests and encodes its mask", "[ua][codec][diagnostic]"
 }
 
 TEST_CASE("ExtensionObject keeps unknown bodies byte for byte", "[ua][codec][extobj]") {
-  auto x = ExtensionObject::undecoded(NodeId(2, 5001), ExtensionObject::Encoding::ByteString, ByteString("\x01\x02"));
+  auto x = ExtensionObject::undecoded(NodeId(2, 5001), ExtensionObject::Encoding::ByteString,
+                                      ByteString("\x01\x02"));
   CHECK(encoded(x) == hex("01 02 89 13 01 02 00 00 00 01 02"));
   CHECK(round_trip(x) == x);
   auto xml = ExtensionObject::undecoded(NodeId(2, 5002), ExtensionObject::Encoding::Xml, ByteString("<a/>"));

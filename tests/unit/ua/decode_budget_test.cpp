@@ -20,7 +20,8 @@ std::vector<uint8_t> small_reads(size_t n) {
 
 }  // namespace
 
-TEST_CASE("decoded memory budget: charged at the elements' C++ size, before allocating", "[ua][codec][hardening]") {
+TEST_CASE("decoded memory budget: charged at the elements' C++ size, before allocating",
+          "[ua][codec][hardening]") {
   const auto bytes = small_reads(20000);
   // 20,000 ReadValueIds in about 300 KB: far more than that once decoded.
   REQUIRE(20000 * sizeof(ReadValueId) > 4 * bytes.size());
@@ -51,10 +52,12 @@ TEST_CASE("decoded memory budget: scales with the input, so a small request cann
   CHECK(d.decoded_budget() == 1024 + 2 * bytes.size());
 }
 
-TEST_CASE("decoded memory budget: ExtensionObject bodies draw on their parent's budget", "[ua][codec][hardening]") {
+TEST_CASE("decoded memory budget: ExtensionObject bodies draw on their parent's budget",
+          "[ua][codec][hardening]") {
   // A Variant array of 4,000 ExtensionObjects, each a decoded ReadValueId.
   std::vector<ExtensionObject> objects;
-  for (int i = 0; i < 4000; ++i) objects.push_back(ExtensionObject::make(ReadValueId{NodeId(0, 85), 13, String(), {}}));
+  for (int i = 0; i < 4000; ++i)
+    objects.push_back(ExtensionObject::make(ReadValueId{NodeId(0, 85), 13, String(), {}}));
   Variant v(std::move(objects));
   ByteBuffer buf;
   REQUIRE(encode_to(buf, v).is_good());

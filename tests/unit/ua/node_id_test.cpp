@@ -8,8 +8,10 @@
 using namespace opcuad::ua;
 
 TEST_CASE("NodeId text forms parse and print back", "[ua][nodeid]") {
-  const char* forms[] = {"i=2258", "ns=2;s=Line1.Temp", "ns=1;g=72962b91-fa75-4ae6-8d28-b404dc7daf63",
-                         "ns=3;b=SGVsbG8=", "ns=65535;i=4294967295", "s=with;semicolons=inside", "ns=1;s="};
+  const char* forms[] = {
+      "i=2258",          "ns=2;s=Line1.Temp",     "ns=1;g=72962b91-fa75-4ae6-8d28-b404dc7daf63",
+      "ns=3;b=SGVsbG8=", "ns=65535;i=4294967295", "s=with;semicolons=inside",
+      "ns=1;s="};
   for (const char* text : forms) {
     auto parsed = NodeId::parse(text);
     INFO(text << ": " << parsed.error);

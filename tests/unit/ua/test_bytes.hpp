@@ -18,10 +18,14 @@ inline std::vector<uint8_t> hex(std::string_view text) {
   int nibble = -1;
   for (char c : text) {
     int v;
-    if (c >= '0' && c <= '9') v = c - '0';
-    else if (c >= 'a' && c <= 'f') v = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F') v = c - 'A' + 10;
-    else continue;
+    if (c >= '0' && c <= '9')
+      v = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      v = c - 'A' + 10;
+    else
+      continue;
     if (nibble < 0) {
       nibble = v;
     } else {
@@ -52,7 +56,8 @@ T round_trip(const T& v) {
 }
 
 template <class T>
-StatusCode decode_status(const std::vector<uint8_t>& bytes, const DecodeLimits& limits = Decoder::default_limits()) {
+StatusCode decode_status(const std::vector<uint8_t>& bytes,
+                         const DecodeLimits& limits = Decoder::default_limits()) {
   T v{};
   return decode_from(bytes, v, limits);
 }
