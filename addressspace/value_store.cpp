@@ -58,43 +58,43 @@ void decode_inline(uint8_t kind, uint64_t payload, ua::Variant& out) {
   using B = ua::BuiltinType;
   switch (static_cast<B>(kind)) {
     case B::Boolean:
-      out = from_bits<bool>(payload);
+      out.set_scalar(from_bits<bool>(payload));
       return;
     case B::SByte:
-      out = from_bits<int8_t>(payload);
+      out.set_scalar(from_bits<int8_t>(payload));
       return;
     case B::Byte:
-      out = from_bits<uint8_t>(payload);
+      out.set_scalar(from_bits<uint8_t>(payload));
       return;
     case B::Int16:
-      out = from_bits<int16_t>(payload);
+      out.set_scalar(from_bits<int16_t>(payload));
       return;
     case B::UInt16:
-      out = from_bits<uint16_t>(payload);
+      out.set_scalar(from_bits<uint16_t>(payload));
       return;
     case B::Int32:
-      out = from_bits<int32_t>(payload);
+      out.set_scalar(from_bits<int32_t>(payload));
       return;
     case B::UInt32:
-      out = from_bits<uint32_t>(payload);
+      out.set_scalar(from_bits<uint32_t>(payload));
       return;
     case B::Int64:
-      out = from_bits<int64_t>(payload);
+      out.set_scalar(from_bits<int64_t>(payload));
       return;
     case B::UInt64:
-      out = from_bits<uint64_t>(payload);
+      out.set_scalar(from_bits<uint64_t>(payload));
       return;
     case B::Float:
-      out = from_bits<float>(payload);
+      out.set_scalar(from_bits<float>(payload));
       return;
     case B::Double:
-      out = from_bits<double>(payload);
+      out.set_scalar(from_bits<double>(payload));
       return;
     case B::DateTime:
-      out = ua::DateTime{from_bits<int64_t>(payload)};
+      out.set_scalar(ua::DateTime{from_bits<int64_t>(payload)});
       return;
     case B::StatusCode:
-      out = ua::StatusCode(static_cast<uint32_t>(payload));
+      out.set_scalar(ua::StatusCode(static_cast<uint32_t>(payload)));
       return;
     default:
       out.clear();
@@ -164,6 +164,14 @@ size_t ValueStore::bytes() const noexcept {
 }
 
 void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaimer::Participant& p) {
+  write(cell, value.value,
+        {value.status, value.source_timestamp, value.server_timestamp, value.source_picoseconds,
+         value.server_picoseconds},
+        p);
+}
+
+void ValueStore::write(ValueCell& cell, const ua::Variant& v, const ValueStamp& stamp,
+                       EpochReclaimer::Participant& p) {
   uint8_t kind = 0;
   uint64_t payload = 0;
   const ua::Variant* fresh = nullptr;
@@ -173,10 +181,10 @@ void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaim
   if (is_computed) {
     kind = ValueCell::kComputed;
     payload = cell.payload_.load(std::memory_order_acquire);
-    fresh = new ua::Variant(value.value);
-  } else if (!encode_inline(value.value, kind, payload)) {
+    fresh = new ua::Variant(v);
+  } else if (!encode_inline(v, kind, payload)) {
     kind = ValueCell::kBoxed;
-    fresh = new ua::Variant(value.value);  // built before the critical section: it may allocate
+    fresh = new ua::Variant(v);  // built before the critical section: it may allocate
   }
 
   // Enter: even -> odd. A CAS lets several writers of one cell take turns.
@@ -196,12 +204,15 @@ void ValueStore::write(ValueCell& cell, const ua::DataValue& value, EpochReclaim
   // re-check.
   cell.kind_.store(kind, std::memory_order_release);
   cell.payload_.store(payload, std::memory_order_release);
-  cell.source_ts_.store(value.source_timestamp.ticks, std::memory_order_release);
-  cell.server_ts_.store(value.server_timestamp.ticks, std::memory_order_release);
-  cell.status_.store(value.status.value(), std::memory_order_release);
-  cell.picoseconds_.store(uint32_t{value.source_picoseconds} << 16 | value.server_picoseconds,
+  cell.source_ts_.store(stamp.source_timestamp.ticks, std::memory_order_release);
+  cell.server_ts_.store(stamp.server_timestamp.ticks, std::memory_order_release);
+  cell.status_.store(stamp.status.value(), std::memory_order_release);
+  cell.picoseconds_.store(uint32_t{stamp.source_picoseconds} << 16 | stamp.server_picoseconds,
                           std::memory_order_release);
-  const ua::Variant* old = cell.boxed_.exchange(fresh, std::memory_order_acq_rel);
+  // Writers take turns on the sequence, so `boxed_` only changes here: an inline value replacing an
+  // inline value (the common write) stores nothing there, saving a locked exchange.
+  const ua::Variant* old = cell.boxed_.load(std::memory_order_acquire);
+  if (old || fresh) cell.boxed_.store(fresh, std::memory_order_release);
   cell.version_.store(cell.version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 
   cell.sequence_.store(seq + 2, std::memory_order_release);  // leave: odd -> even
@@ -266,9 +277,9 @@ uint64_t ValueStore::computed_version() noexcept {
 
 // The template (s.boxed) stays valid during the call: it is retired only through the epoch reclaimer,
 // and the reading thread is between quiescent points.
-void ValueStore::compute(ValueSnapshot& s, ua::Variant& out) {
+void ValueStore::compute(ValueSnapshot& s, ua::Variant& out, ua::DateTime now) {
   const auto* source = from_bits<const ValueSource*>(s.payload);
-  const ua::DateTime now = ua::DateTime::now();
+  if (now.is_null()) now = ua::DateTime::now();
   source->compute(s.boxed, now, out);
   s.version = kComputedVersion | static_cast<uint64_t>(now.ticks);
   s.source_timestamp = now;
@@ -282,7 +293,7 @@ ValueSnapshot ValueStore::snapshot(const ValueCell& cell) {
   if (s.kind == ValueCell::kComputed) [[unlikely]] {
     // The per-thread scratch of the header's contract: one computed boxed value per thread at a time.
     thread_local ua::Variant scratch;
-    compute(s, scratch);
+    compute(s, scratch, ua::DateTime{});
     if (encode_inline(scratch, s.kind, s.payload)) {
       s.boxed = nullptr;
     } else {
@@ -293,10 +304,10 @@ ValueSnapshot ValueStore::snapshot(const ValueCell& cell) {
   return s;
 }
 
-uint64_t ValueStore::read_versioned(const ValueCell& cell, ua::DataValue& out) {
+uint64_t ValueStore::read_versioned(const ValueCell& cell, ua::DataValue& out, ua::DateTime now) {
   ValueSnapshot s = load(cell);
   if (s.kind == ValueCell::kComputed) [[unlikely]] {
-    compute(s, out.value);  // straight into the caller's value: no scratch, no second copy
+    compute(s, out.value, now);  // straight into the caller's value: no scratch, no second copy
     out.status = s.status;
     out.source_timestamp = s.source_timestamp;
     out.server_timestamp = s.server_timestamp;
@@ -310,7 +321,7 @@ uint64_t ValueStore::read_versioned(const ValueCell& cell, ua::DataValue& out) {
 
 bool ValueStore::read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out) {
   if (version(cell) == last_version) return false;
-  last_version = read_versioned(cell, out);
+  last_version = read_versioned(cell, out, ua::DateTime{});
   return true;
 }
 

@@ -119,6 +119,16 @@ class ValueStore {
   // Any thread that is a participant of `reclaimer`. On a computed cell, write() replaces the template
   // and the cell stays computed.
   void write(ValueCell& cell, const ua::DataValue& value, EpochReclaimer::Participant& p);
+  // The same from a value and its status and timestamps, with no DataValue to build (the Write service).
+  struct ValueStamp {
+    ua::StatusCode status;
+    ua::DateTime source_timestamp;
+    ua::DateTime server_timestamp;
+    uint16_t source_picoseconds = 0;
+    uint16_t server_picoseconds = 0;
+  };
+  void write(ValueCell& cell, const ua::Variant& value, const ValueStamp& stamp,
+             EpochReclaimer::Participant& p);
   // Makes `cell` computed by `source`; its current value becomes the template. Idempotent.
   void set_source(ValueCell& cell, const ValueSource& source, EpochReclaimer::Participant& p);
   static bool computed(const ValueCell& cell) noexcept {
@@ -129,7 +139,12 @@ class ValueStore {
   // to a per-thread scratch Variant that is valid only until the calling thread's next snapshot of a
   // computed cell (REQUIRES: a caller copies or drops it before taking another snapshot).
   static ValueSnapshot snapshot(const ValueCell& cell);
-  static void read(const ValueCell& cell, ua::DataValue& out) { read_versioned(cell, out); }
+  static void read(const ValueCell& cell, ua::DataValue& out) { read_versioned(cell, out, ua::DateTime{}); }
+  // The same with the caller's clock reading: a computed cell takes `now` as its read time instead of
+  // reading the clock itself, so all the values of one request share the request's one clock read.
+  static void read(const ValueCell& cell, ua::DataValue& out, ua::DateTime now) {
+    read_versioned(cell, out, now);
+  }
   static uint64_t version(const ValueCell& cell) noexcept {
     const uint64_t v = cell.version_.load(std::memory_order_acquire);
     if (v & kComputedVersion) [[unlikely]]
@@ -148,8 +163,9 @@ class ValueStore {
  private:
   static ValueSnapshot load(const ValueCell& cell) noexcept;  // the seqlock copy, computed or not
   static uint64_t computed_version() noexcept;
-  static uint64_t read_versioned(const ValueCell& cell, ua::DataValue& out);  // returns the version read
-  static void compute(ValueSnapshot& s, ua::Variant& out);                    // REQUIRES: s.kind == kComputed
+  // Returns the version read. `now` is the read time of a computed cell; null: the clock's.
+  static uint64_t read_versioned(const ValueCell& cell, ua::DataValue& out, ua::DateTime now);
+  static void compute(ValueSnapshot& s, ua::Variant& out, ua::DateTime now);  // REQUIRES: s.kind == kComputed
 
   static constexpr size_t kChunkCells = 4096;
   static constexpr size_t kMaxChunks = 4096;

@@ -21,34 +21,31 @@ using addressspace::NodeStore;
 
 using namespace addressspace::attr;
 
-// `now` is the request's server timestamp: one clock read per Read, shared by all its values.
+// A failed operation's result: the status alone (Part 4 §5.10.2.2), whatever the reused `out` held.
+void fail(ua::DataValue& out, ua::StatusCode s) noexcept {
+  out.value.clear();
+  out.status = s;
+  out.source_timestamp = out.server_timestamp = {};
+  out.source_picoseconds = out.server_picoseconds = 0;
+}
+
+// `now` is the request's server timestamp: one clock read per Read, shared by all its values, a
+// computed value's (CurrentTime) included. `out` is a reused result: every path sets all its fields.
 void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::TimestampsToReturn timestamps,
               ua::DateTime now, const Session& session, ua::DataValue& out) {
   const UserAccess& user = session.access;
-  out = ua::DataValue{};
   const NodeIndex n = store.find(item.node_id);
-  if (n == addressspace::kNoNode) {
-    out.status = status::BadNodeIdUnknown;
-    return;
-  }
+  if (n == addressspace::kNoNode) return fail(out, status::BadNodeIdUnknown);
   const NodeClass cls = store.node_class(n);
-  if (!has_attribute(cls, item.attribute_id)) {
-    out.status = status::BadAttributeIdInvalid;
-    return;
-  }
+  if (!has_attribute(cls, item.attribute_id)) return fail(out, status::BadAttributeIdInvalid);
   bool range_ok = true;
   auto range = IndexRange::parse(item.index_range.view(), range_ok);
-  if (!range_ok) {
-    out.status = status::BadIndexRangeInvalid;
-    return;
-  }
+  if (!range_ok) return fail(out, status::BadIndexRangeInvalid);
   const bool wants_encoding = !item.data_encoding.name.empty() || item.data_encoding.namespace_index != 0;
   if (item.attribute_id != kValue) {
     // Part 4 §5.10.2: DataEncoding is only for Value; other attributes have no source timestamp.
-    if (wants_encoding) {
-      out.status = status::BadDataEncodingInvalid;
-      return;
-    }
+    if (wants_encoding) return fail(out, status::BadDataEncodingInvalid);
+    fail(out, status::Good);
     out.status = read_plain_attribute(store, n, item.attribute_id, out.value, user);
     if (out.status.is_good() && range) out.status = read_range(ua::Variant(out.value), *range, out.value);
     if (!out.status.is_good()) out.value.clear();
@@ -59,40 +56,29 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
   }
   const auto* var = store.variable(n);
   if (cls == NodeClass::Variable) {
-    if (!(var->access_level & addressspace::access::kCurrentRead)) {
-      out.status = status::BadNotReadable;
-      return;
-    }
-    if (!access_control::may_read_value(store, n, *var, user)) {
-      out.status = status::BadUserAccessDenied;
-      return;
-    }
+    if (!(var->access_level & addressspace::access::kCurrentRead)) return fail(out, status::BadNotReadable);
+    if (!access_control::may_read_value(store, n, *var, user)) return fail(out, status::BadUserAccessDenied);
   }
-  if (var && var->cell) addressspace::ValueStore::read(*var->cell, out);
+  if (var && var->cell) {
+    addressspace::ValueStore::read(*var->cell, out, now);
+  } else {
+    fail(out, status::Good);
+  }
   // The diagnostics arrays show each session its own entries (Part 5 §8.2.10, diagnostics.hpp); the
   // record's flags are in the cache line node_class() loaded.
   if (store.has_flag(n, addressspace::flag::kSessionScoped)) [[unlikely]]
     scope_to_reader(&session, out.value);
   if (wants_encoding) {
-    if (out.value.type() != ua::BuiltinType::ExtensionObject) {
-      out = ua::DataValue{};
-      out.status = status::BadDataEncodingInvalid;
-      return;
-    }
+    if (out.value.type() != ua::BuiltinType::ExtensionObject)
+      return fail(out, status::BadDataEncodingInvalid);
     if (item.data_encoding.namespace_index != 0 || item.data_encoding.name.view() != "Default Binary") {
-      out = ua::DataValue{};
-      out.status = status::BadDataEncodingUnsupported;
-      return;
+      return fail(out, status::BadDataEncodingUnsupported);
     }
   }
   if (range) {
     ua::Variant whole = std::move(out.value);
     ua::StatusCode s = read_range(whole, *range, out.value);
-    if (!s.is_good()) {
-      out = ua::DataValue{};
-      out.status = s;
-      return;
-    }
+    if (!s.is_good()) return fail(out, s);
   }
   switch (timestamps) {
     case ua::TimestampsToReturn::Source:
@@ -169,24 +155,27 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   auto range = IndexRange::parse(item.index_range.view(), range_ok);
   if (!range_ok) return status::BadIndexRangeInvalid;
 
-  ua::DataValue next;
+  // Without an IndexRange the written value is the request's own: checked and stored from there, with no
+  // copy; with one, the cell's current value with the range replaced.
+  std::optional<ua::DataValue> ranged;
   if (range) {
-    addressspace::ValueStore::read(*var->cell, next);
-    ua::StatusCode s = write_range(next.value, *range, in.value);
+    addressspace::ValueStore::read(*var->cell, ranged.emplace(), now);
+    ua::StatusCode s = write_range(ranged->value, *range, in.value);
     if (!s.is_good()) return s;
-  } else {
-    next.value = in.value;
   }
-  ua::StatusCode typed = addressspace::check_value(store, *var, next.value);
+  const ua::Variant& value = ranged ? ranged->value : in.value;
+  ua::StatusCode typed = addressspace::check_value(store, *var, value);
   if (!typed.is_good()) return typed;
-  ua::StatusCode bounded = check_eu_range(store, n, next.value);
+  ua::StatusCode bounded = check_eu_range(store, n, value);
   if (!bounded.is_good()) return bounded;
-  next.status = in.status;
-  next.source_timestamp = in.source_timestamp.is_null() ? now : in.source_timestamp;
-  next.source_picoseconds = in.source_timestamp.is_null() ? 0 : in.source_picoseconds;
-  next.server_timestamp = now;
-  next.server_picoseconds = 0;
-  space.values().write(*var->cell, next, *call.shard.participant);
+  const bool own_source = !in.source_timestamp.is_null();
+  space.values().write(*var->cell, value,
+                       {.status = in.status,
+                        .source_timestamp = own_source ? in.source_timestamp : now,
+                        .server_timestamp = now,
+                        .source_picoseconds = own_source ? in.source_picoseconds : uint16_t{0},
+                        .server_picoseconds = 0},
+                       *call.shard.participant);
   written = var->cell;
   return status::Good;
 }

@@ -295,6 +295,33 @@ void encode_variant_value(Encoder& e, const T& x) {
 }  // namespace
 
 void encode(Encoder& e, const Variant& v) {
+  // The scalars a value cell holds inline, written without the visit's indirect call: what every value
+  // of a Read response and a data-change notification usually is.
+  switch (v.type()) {
+    case BuiltinType::Double:
+      if (const double* x = v.get_if<double>()) {
+        e.write_u8(static_cast<uint8_t>(BuiltinType::Double));
+        e.write_f64(*x);
+        return;
+      }
+      break;
+    case BuiltinType::Int32:
+      if (const int32_t* x = v.get_if<int32_t>()) {
+        e.write_u8(static_cast<uint8_t>(BuiltinType::Int32));
+        e.write_i32(*x);
+        return;
+      }
+      break;
+    case BuiltinType::DateTime:
+      if (const DateTime* x = v.get_if<DateTime>()) {
+        e.write_u8(static_cast<uint8_t>(BuiltinType::DateTime));
+        e.write_u64(static_cast<uint64_t>(x->ticks));
+        return;
+      }
+      break;
+    default:
+      break;
+  }
   uint8_t mask = static_cast<uint8_t>(v.type());
   if (v.is_array()) mask |= kVariantArray;
   if (v.is_array() && !v.dimensions().empty()) mask |= kVariantArrayDims;

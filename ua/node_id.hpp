@@ -66,7 +66,12 @@ class NodeId {
   std::string to_string() const;
 
   size_t hash() const noexcept;
-  friend bool operator==(const NodeId& a, const NodeId& b) noexcept;
+  friend bool operator==(const NodeId& a, const NodeId& b) noexcept {
+    if (a.ns_ != b.ns_ || a.type_ != b.type_) return false;
+    if (a.type_ == IdType::Numeric) return a.numeric_ == b.numeric_;
+    if (a.type_ == IdType::Guid) return a.guid_ == b.guid_;
+    return a.text_ == b.text_;
+  }
   friend std::strong_ordering operator<=>(const NodeId& a, const NodeId& b) noexcept;
 
   // Decoder access: assigns in place, keeping the string buffer's capacity.

@@ -115,6 +115,18 @@ class Variant {
   const Storage& storage() const noexcept { return storage_; }
   Storage& storage() noexcept { return storage_; }
   void clear() noexcept;
+  // Makes this the scalar `v`: a plain store when it already holds a T (no destruction, no temporary
+  // Variant), what the value-cell reads of the request path do.
+  template <class T>
+  requires(std::is_trivially_copyable_v<T>) void set_scalar(T v) noexcept {
+    if (T* p = std::get_if<T>(&storage_)) [[likely]] {
+      *p = v;
+    } else {
+      storage_.template emplace<T>(v);
+    }
+    if (!dims_.empty()) [[unlikely]]
+      dims_.clear();
+  }
 
   friend bool operator==(const Variant& a, const Variant& b);
 

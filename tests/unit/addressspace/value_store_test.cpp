@@ -27,6 +27,7 @@ TEST_CASE("addressspace: value cell is one cache line and round-trips every kind
   auto* p = store.reclaimer().register_participant();
   ValueCell* cell = store.allocate(ua::NodeId(1, 7));
   REQUIRE(cell);
+  ua::DataValue out;  // reused, as a Read response's results are: each read replaces all of it
   for (const ua::Variant& v : {ua::Variant(true), ua::Variant(int8_t{-3}), ua::Variant(uint16_t{7}),
                                ua::Variant(int64_t{-1} << 40), ua::Variant(2.5f), ua::Variant(-1e300),
                                ua::Variant(ua::DateTime{12345}), ua::Variant(ua::StatusCode(0x80340000u)),
@@ -38,10 +39,15 @@ TEST_CASE("addressspace: value cell is one cache line and round-trips every kind
     in.source_picoseconds = 5;
     in.server_picoseconds = 6;
     store.write(*cell, in, *p);
-    ua::DataValue out;
     ValueStore::read(*cell, out);
     CHECK(out == in);
+    // The same through the Write service's form (value and stamp apart), inline after boxed and back.
+    store.write(*cell, v, {in.status, in.source_timestamp, in.server_timestamp, 5, 6}, *p);
+    ua::DataValue again;
+    ValueStore::read(*cell, again);
+    CHECK(again == in);
   }
+  CHECK(ValueStore::version(*cell) == 26);
   store.reclaimer().quiescent(*p);
 }
 
@@ -251,6 +257,15 @@ TEST_CASE("addressspace: a computed cell reads as its source at the time of the 
   CHECK(out.status == ua::status::UncertainLastUsableValue);  // the stored status
   CHECK(out.source_timestamp.to_unix_ms() >= before);
   CHECK(out.source_timestamp == out.server_timestamp);
+
+  // With the caller's clock reading (one per Read request) the value and both timestamps are that time.
+  const ua::DateTime given = ua::DateTime::from_unix_ms(1'700'000'000'000);
+  ValueStore::read(*cell, out, given);
+  CHECK(*out.value.get_if<double>() - 1000.0 == 1'700'000'000'000.0);
+  CHECK(out.source_timestamp == given);
+  CHECK(out.server_timestamp == given);
+  ValueStore::read(*plain, out, given);  // an ordinary cell keeps its own timestamps
+  CHECK(out.source_timestamp == ua::DateTime{7});
 
   // The snapshot path (sampling) computes too, inline when the value fits, and its version moves on
   // every read, so change detection never skips a computed cell.

@@ -80,3 +80,65 @@ TEST_CASE("current time: a monitored item at 100 ms gets a change at every sampl
     CHECK(ms_between(time_of(got[i - 1].value), time_of(got[i].value)) > 0);  // each one a new time
   }
 }
+
+TEST_CASE("current time: every CurrentTime of one Read is the request's one clock reading",
+          "[services][current_time]") {
+  ServiceHarness h("\"max_nodes_per_read\": 100");
+  REQUIRE(h.login().is_good());
+  ua::ReadRequest r;
+  r.timestamps_to_return = ua::TimestampsToReturn::Both;
+  for (int i = 0; i < 100; ++i) r.nodes_to_read.push_back(ua::ReadValueId{kCurrentTime, 13, {}, {}});
+  const auto resp = h.call<ua::ReadResponse>(r);
+  REQUIRE(resp.results.size() == 100);
+  const ua::DateTime header = resp.response_header.timestamp;
+  CHECK(std::abs(ms_between(header, ua::DateTime::now())) < 5);
+  for (const auto& dv : resp.results) {
+    // The value, its source and its server timestamp are all the time of the request (Part 4 §5.10.2).
+    CHECK(time_of(dv).ticks == header.ticks);
+    CHECK(dv.source_timestamp.ticks == header.ticks);
+    CHECK(dv.server_timestamp.ticks == header.ticks);
+  }
+}
+
+TEST_CASE("read: a reused result slot keeps nothing of the previous request's value",
+          "[services][read]") {
+  // The shard's Read response is reused from request to request; a failed operation must not show the
+  // value, timestamps or picoseconds that its slot held for the previous request.
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  ua::ReadRequest good;
+  good.timestamps_to_return = ua::TimestampsToReturn::Both;
+  good.nodes_to_read.push_back(ua::ReadValueId{kCurrentTime, 13, {}, {}});
+  good.nodes_to_read.push_back(ua::ReadValueId{kServerStatus, 13, {}, {}});
+  auto first = h.call<ua::ReadResponse>(good);
+  REQUIRE(first.results.size() == 2);
+  CHECK(first.results[0].status.is_good());
+  CHECK(!first.results[1].value.is_empty());
+
+  ua::ReadRequest bad;
+  bad.timestamps_to_return = ua::TimestampsToReturn::Both;
+  bad.nodes_to_read.push_back(ua::ReadValueId{ua::NodeId(7, 123456), 13, {}, {}});       // no such node
+  bad.nodes_to_read.push_back(ua::ReadValueId{kServerStatus, 13, ua::String("0:1"), {}});  // not an array
+  auto second = h.call<ua::ReadResponse>(bad);
+  REQUIRE(second.results.size() == 2);
+  CHECK(second.results[0].status == ua::status::BadNodeIdUnknown);
+  CHECK(second.results[1].status == ua::status::BadIndexRangeNoData);
+  for (const auto& dv : second.results) {
+    CHECK(dv.value.is_empty());
+    CHECK(dv.source_timestamp.is_null());
+    CHECK(dv.server_timestamp.is_null());
+    CHECK(dv.source_picoseconds == 0);
+    CHECK(dv.server_picoseconds == 0);
+  }
+
+  // A non-Value attribute after a Value: no source timestamp left over.
+  ua::ReadRequest attr;
+  attr.timestamps_to_return = ua::TimestampsToReturn::Both;
+  attr.nodes_to_read.push_back(ua::ReadValueId{kCurrentTime, 3, {}, {}});  // BrowseName
+  auto third = h.call<ua::ReadResponse>(attr);
+  REQUIRE(third.results.size() == 1);
+  CHECK(third.results[0].status.is_good());
+  CHECK(third.results[0].source_timestamp.is_null());
+  CHECK(!third.results[0].server_timestamp.is_null());
+  CHECK(third.results[0].value.get_if<ua::QualifiedName>() != nullptr);
+}

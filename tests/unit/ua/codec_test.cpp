@@ -388,3 +388,26 @@ TEST_CASE("decoding into a used object replaces every field", "[ua][codec]") {
   REQUIRE(decode_from(hex("00"), t).is_good());
   CHECK(t == LocalizedText{});
 }
+
+TEST_CASE("variant: set_scalar stores in place, changes the type, and drops array dimensions",
+          "[ua][variant]") {
+  Variant v(2.5);
+  v.set_scalar(3.5);
+  CHECK(v == Variant(3.5));
+  v.set_scalar(int32_t{-7});
+  CHECK(v.type() == BuiltinType::Int32);
+  CHECK(v == Variant(int32_t{-7}));
+  Variant m = Variant::matrix(std::vector<int32_t>{1, 2, 3, 4}, {2, 2});
+  REQUIRE(!m.dimensions().empty());
+  m.set_scalar(DateTime{42});
+  CHECK(m.is_scalar());
+  CHECK(m.dimensions().empty());
+  CHECK(m == Variant(DateTime{42}));
+  Variant s(String("text"));
+  s.set_scalar(StatusCode(0x80340000u));
+  CHECK(s == Variant(StatusCode(0x80340000u)));
+  // The fast encodings write what the general path writes.
+  CHECK(encoded(Variant(1.0)) == hex("0b 00 00 00 00 00 00 f0 3f"));
+  CHECK(encoded(Variant(int32_t{-2})) == hex("06 fe ff ff ff"));
+  CHECK(encoded(Variant(DateTime{1})) == hex("0d 01 00 00 00 00 00 00 00"));
+}

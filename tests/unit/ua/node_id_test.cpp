@@ -97,3 +97,29 @@ TEST_CASE("NodeId equality, order and hash", "[ua][nodeid]") {
   std::unordered_set<NodeId> set{NodeId(1, 1), NodeId(1, String("1")), NodeId(1, 1)};
   CHECK(set.size() == 2);
 }
+
+TEST_CASE("node id: string identifiers hash by every byte and spread", "[ua][node_id]") {
+  // Identifiers that differ in one byte anywhere (the 8-byte words and the tail alike) hash apart, and
+  // names with a common prefix and a counter, as integrators write them, spread over a power-of-two table.
+  const std::string base = "Plant.Line1.Cell04.Temperature";  // 30 bytes: three words and a tail
+  const size_t h = NodeId(2, String(base)).hash();
+  for (size_t i = 0; i < base.size(); ++i) {
+    std::string other = base;
+    other[i] ^= 0x01;
+    CHECK(NodeId(2, String(other)).hash() != h);
+  }
+  CHECK(NodeId(2, String(base + "x")).hash() != h);
+  CHECK(NodeId(2, String(base.substr(0, 29))).hash() != h);
+  CHECK(NodeId(3, String(base)).hash() != h);
+  CHECK(NodeId::opaque(2, ByteString(base)).hash() != h);
+  for (size_t n = 0; n <= 17; ++n) {  // every length around the word size, the empty one included
+    const std::string s(n, 'a');
+    CHECK(NodeId(1, String(s)).hash() == NodeId(1, String(std::string(n, 'a'))).hash());
+    if (n > 0) CHECK(NodeId(1, String(s)).hash() != NodeId(1, String(std::string(n - 1, 'a'))).hash());
+  }
+  std::unordered_set<size_t> buckets;
+  for (uint32_t i = 0; i < 10000; ++i) {
+    buckets.insert(NodeId(2, String("Bench.V" + std::to_string(i))).hash() & 0xFFFF);
+  }
+  CHECK(buckets.size() > 8500);
+}
