@@ -100,8 +100,7 @@ TEST_CASE("current time: every CurrentTime of one Read is the request's one cloc
   }
 }
 
-TEST_CASE("read: a reused result slot keeps nothing of the previous request's value",
-          "[services][read]") {
+TEST_CASE("read: a reused result slot keeps nothing of the previous request's value", "[services][read]") {
   // The shard's Read response is reused from request to request; a failed operation must not show the
   // value, timestamps or picoseconds that its slot held for the previous request.
   ServiceHarness h;
@@ -117,7 +116,7 @@ TEST_CASE("read: a reused result slot keeps nothing of the previous request's va
 
   ua::ReadRequest bad;
   bad.timestamps_to_return = ua::TimestampsToReturn::Both;
-  bad.nodes_to_read.push_back(ua::ReadValueId{ua::NodeId(7, 123456), 13, {}, {}});       // no such node
+  bad.nodes_to_read.push_back(ua::ReadValueId{ua::NodeId(7, 123456), 13, {}, {}});         // no such node
   bad.nodes_to_read.push_back(ua::ReadValueId{kServerStatus, 13, ua::String("0:1"), {}});  // not an array
   auto second = h.call<ua::ReadResponse>(bad);
   REQUIRE(second.results.size() == 2);
