@@ -15,6 +15,7 @@
 #include "bench/server_counters.hpp"
 #include "bench/sub_scenario.hpp"
 #include "bench/workload.hpp"
+#include "ua/node_id.hpp"
 
 namespace opcuad::bench {
 
@@ -29,12 +30,15 @@ struct Options {
   uint32_t inflight = 10;
   uint32_t nodes = 1;
   bool nodes_given = false;
+  std::optional<ua::NodeId> read_node;  // --read-node: read this node N times instead of Bench.V1 .. VN
   double duration = 5;
   double warmup = 1;
   uint32_t threads = 1;
   std::vector<int> server_cpus;
   std::vector<int> client_cpus;
   uint32_t server_threads = 1;
+  bool server_threads_given = false;
+  std::vector<int> handshake_cpus;        // storm: every server thread but the shards (--handshake-cpus)
   uint32_t server_realtime_priority = 0;  // generated config: scheduling.realtime_priority
   bool compare_canned = false;
   std::string compare;  // --compare: "node-opcua" or a loopback URL of another server

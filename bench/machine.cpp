@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
 
 #include "bench/server_process.hpp"
 
@@ -121,6 +124,47 @@ std::string cores_text(double cores) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f cores", cores);
   return buf;
+}
+
+namespace {
+
+// The inode of the socket listening on `port` in one /proc/net/tcp* table; 0 when none. Each line is
+// "sl local_address rem_address st ... inode", the address as hex "ADDR:PORT", state 0A = LISTEN.
+uint64_t listening_inode(const char* table, uint16_t port) {
+  std::ifstream in(table);
+  std::string line;
+  std::getline(in, line);  // the heading
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout;
+    uint64_t inode = 0;
+    if (!(f >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode))
+      continue;
+    const auto colon = local.rfind(':');
+    if (state != "0A" || colon == std::string::npos) continue;
+    if (std::stoul(local.substr(colon + 1), nullptr, 16) == port) return inode;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int listener_pid(uint16_t port) {
+  uint64_t inode = listening_inode("/proc/net/tcp", port);
+  if (inode == 0) inode = listening_inode("/proc/net/tcp6", port);
+  if (inode == 0) return -1;
+  const std::string wanted = "socket:[" + std::to_string(inode) + "]";
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      if (std::filesystem::read_symlink(fd.path(), link_ec).string() == wanted) return std::stoi(name);
+    }
+  }
+  return -1;
 }
 
 }  // namespace opcuad::bench

@@ -42,6 +42,12 @@ struct CpuSnapshot {
 // `server` <= 0: a server the harness did not start (--url, --compare URL).
 CpuSnapshot cpu_snapshot(int server);
 
+// The process that listens on TCP `port` of this machine (/proc/net/tcp and tcp6 name the listening
+// socket's inode, /proc/PID/fd the process holding it): how the harness measures the CPU time of a server
+// it did not start (--url, --compare URL). -1 when no readable process holds it (another user's, without
+// the right to read its /proc/PID/fd).
+int listener_pid(uint16_t port);
+
 // A round above this share of steal is marked in the text block and in --json ("high_steal").
 inline constexpr double kHighStealPercent = 5;
 

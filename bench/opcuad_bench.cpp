@@ -55,6 +55,8 @@ constexpr const char* kUsage =
     "  --sessions S          sessions, each on its own connection (default 10)\n"
     "  --inflight K          outstanding requests per session (default 10)\n"
     "  --nodes N             values per Read/Write, paths per Translate (default 1; browse: i=2253)\n"
+    "  --read-node NODEID    read: every value is this node (e.g. i=2258, CurrentTime) instead of\n"
+    "                        ns=2;s=Bench.V1 .. VN\n"
     "  --duration SECONDS    measured time (default 5)\n"
     "  --warmup SECONDS      load before measuring (default 1)\n"
     "  --threads T           client threads, one io_context each (default 1)\n"
@@ -74,7 +76,9 @@ constexpr const char* kUsage =
     "Storm (--scenario storm): --sessions Read-1 sessions, one request per --read-interval-ms (default 1),\n"
     "                        measured in --rounds pairs of --duration windows without and with a storm of\n"
     "                        --storm-clients closed loops opening channels + sessions (default 4); server\n"
-    "                        threads default to 2\n"
+    "                        threads default to 2 (--server-threads overrides)\n"
+    "  --handshake-cpus LIST  pin every server thread but the shards (the handshake pool, ...) here,\n"
+    "                        e.g. --server-threads 1 --server-cpus 0 --handshake-cpus 1 --client-cpus 1\n"
     "Security:\n"
     "  --security S          None (default) or POLICY:MODE, e.g. Basic256Sha256:SignAndEncrypt,\n"
     "                        Aes256_Sha256_RsaPss:Sign; comma-separated: one server per entry, rounds\n"
@@ -179,6 +183,11 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
     } else if (a == "--nodes") {
       ok = number(o.nodes) && o.nodes > 0;
       o.nodes_given = true;
+    } else if (a == "--read-node") {
+      auto v = value();
+      auto parsed = v ? ua::NodeId::parse(*v) : ua::Parsed<ua::NodeId>{};
+      ok = parsed.value.has_value();
+      if (ok) o.read_node = *parsed.value;
     } else if (a == "--duration") {
       ok = number(o.duration) && o.duration > 0;
     } else if (a == "--warmup") {
@@ -187,6 +196,12 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       ok = number(o.threads) && o.threads > 0;
     } else if (a == "--server-threads") {
       ok = number(o.server_threads) && o.server_threads > 0;
+      o.server_threads_given = true;
+    } else if (a == "--handshake-cpus") {
+      auto v = value();
+      auto cpus = v ? parse_cpu_list(*v) : std::nullopt;
+      ok = cpus.has_value() && !cpus->empty();
+      if (ok) o.handshake_cpus = *cpus;
     } else if (a == "--server-realtime-priority") {
       ok = number(o.server_realtime_priority) && o.server_realtime_priority <= 99;
     } else if (a == "--server-cpus" || a == "--client-cpus") {
@@ -422,6 +437,7 @@ struct Target {
   std::string name;
   Endpoint endpoint;
   std::shared_ptr<ChildServer> child;
+  int pid = -1;  // a server the harness did not start: the process listening on its port, when readable
   RunResult total;
 };
 
@@ -439,7 +455,7 @@ bool start_child(Target& t, const std::vector<std::string>& argv, const Options&
 }
 
 void run_round(Target& t, const Workload& w, const Options& o) {
-  RunResult r = run_load(t.endpoint, w, o, t.child ? t.child->pid() : -1, t.child.get());
+  RunResult r = run_load(t.endpoint, w, o, t.child ? t.child->pid() : t.pid, t.child.get());
   if (!r.server_problem.empty() && t.child) r.server_problem += "\n" + t.child->log_tail();
   t.total.merge(r);
 }
@@ -516,7 +532,8 @@ int run(const Options& o) {
   if (o.mode == "limits") return run_limits(o);
   if (o.mode == "storm") return run_storm(o);
   raise_fd_limit();
-  const Workload workload(o.scenario, o.nodes, 2);
+  Workload workload(o.scenario, o.nodes, 2);
+  if (o.read_node) workload.set_read_node(*o.read_node);
   if (o.serve_canned) {
     CannedResponse canned = synthesize_canned(workload);
     if (!o.canned_response.empty() && !load_canned(o.canned_response, canned)) {
@@ -561,6 +578,7 @@ int run(const Options& o) {
         std::filesystem::remove_all(dir);
         return 2;
       }
+      server.pid = listener_pid(server.endpoint.port);
     } else {
       server.name = "opcuad" + suffix;
       const auto server_dir = variants.size() > 1 ? dir / ("server-" + std::to_string(i)) : dir;
@@ -625,6 +643,9 @@ int run(const Options& o) {
           std::filesystem::remove_all(dir);
           return 2;
         }
+        // Its CPU time, as for a server the harness starts, when its process can be found.
+        p.pid = listener_pid(p.endpoint.port);
+        if (p.pid > 0) p.total.server_cpu = 0;
       }
     }
     for (size_t i = 0; started && i < peers.size(); ++i) {

@@ -191,6 +191,7 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
       std::string(scenario_name(o.scenario)).c_str(), o.sessions, o.inflight, w.operations_per_request(),
       o.scenario == Scenario::Browse      ? "node (i=2253, both directions)"
       : o.scenario == Scenario::Translate ? "path(s)"
+      : w.read_node()                     ? ("value(s) of " + w.read_node()->to_string()).c_str()
                                           : "value(s)",
       o.threads, o.rounds, o.duration, o.warmup, o.security.empty() ? "None" : o.security.c_str());
   std::printf("%s\n", machine_text(current_machine()).c_str());
@@ -285,12 +286,13 @@ static std::string json_escape(const std::string& s) {
 void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs) {
   std::printf(
       "{\"scenario\": \"%s\", \"security\": \"%s\", \"sessions\": %u, \"inflight\": %u, "
-      "\"operations_per_request\": %u, "
+      "\"operations_per_request\": %u, \"read_node\": %s, "
       "\"client_threads\": %u, \"duration_s\": %g, \"warmup_s\": %g, \"rounds\": %u, \"machine\": %s, "
       "\"high_steal_percent\": %g, \"runs\": [",
       std::string(scenario_name(o.scenario)).c_str(), o.security.empty() ? "None" : o.security.c_str(),
-      o.sessions, o.inflight, w.operations_per_request(), o.threads, o.duration, o.warmup, o.rounds,
-      machine_json(current_machine()).c_str(), kHighStealPercent);
+      o.sessions, o.inflight, w.operations_per_request(),
+      w.read_node() ? ("\"" + w.read_node()->to_string() + "\"").c_str() : "null", o.threads, o.duration,
+      o.warmup, o.rounds, machine_json(current_machine()).c_str(), kHighStealPercent);
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     std::printf(

@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -60,6 +61,24 @@ bool pin_current_thread(const std::vector<int>& cpus) {
   CPU_ZERO(&set);
   for (int c : cpus) CPU_SET(c, &set);
   return sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+int pin_threads_except(pid_t pid, std::string_view keep_prefix, const std::vector<int>& cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cpus) CPU_SET(c, &set);
+  int pinned = 0;
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name.starts_with(keep_prefix)) continue;
+    const pid_t tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    if (sched_setaffinity(tid, sizeof set, &set) != 0) return -1;
+    ++pinned;
+  }
+  return ec ? -1 : pinned;
 }
 
 double process_cpu_seconds(pid_t pid) {

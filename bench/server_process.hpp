@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,12 @@ namespace opcuad::bench {
 std::optional<std::vector<int>> parse_cpu_list(std::string_view text);
 // Pins the calling thread (and every thread it creates later) to `cpus`. Empty: no change.
 bool pin_current_thread(const std::vector<int>& cpus);
+
+// Pins every thread of process `pid` whose name (/proc/PID/task/TID/comm) does not start with `keep_prefix`
+// to `cpus`: the storm's split, with the shards ("opcuad-shard0", ...) on their CPU and the handshake
+// pool and every other thread of the server on the harness's. Returns the number of threads pinned, -1 on
+// an error.
+int pin_threads_except(pid_t pid, std::string_view keep_prefix, const std::vector<int>& cpus);
 
 // User + system CPU seconds of a process (all threads), from /proc/<pid>/stat; negative if unreadable.
 double process_cpu_seconds(pid_t pid);

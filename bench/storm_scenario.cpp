@@ -92,7 +92,7 @@ int run_storm(const Options& in) {
   raise_fd_limit();
   Options o = in;
   o.scenario = Scenario::Read;
-  if (o.server_threads == 1) o.server_threads = 2;  // the scenario is about a two-shard server
+  if (!o.server_threads_given) o.server_threads = 2;  // by default, a two-shard server
   if (!pin_current_thread(o.client_cpus)) {
     std::fprintf(stderr, "opcuad-bench: cannot pin the load generator to the CPUs given\n");
     return 2;
@@ -117,6 +117,13 @@ int run_storm(const Options& in) {
     }
     endpoint.port = child.port();
     endpoint.url = "opc.tcp://127.0.0.1:" + std::to_string(endpoint.port);
+    // The split of docs/PERFORMANCE.md ("Connection storm"): the shards keep --server-cpus, every other
+    // server thread (the handshake pool doing the RSA work, ...) goes to --handshake-cpus.
+    if (!o.handshake_cpus.empty() && pin_threads_except(child.pid(), "opcuad-shard", o.handshake_cpus) < 0) {
+      std::fprintf(stderr, "opcuad-bench: cannot pin the server's threads to --handshake-cpus\n");
+      child.stop();
+      return 1;
+    }
     if (!attach_security(endpoint, dir, error)) {
       std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
       child.stop();

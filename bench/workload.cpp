@@ -149,7 +149,7 @@ size_t Workload::encode_request(const ua::NodeId& authentication_token, ua::Byte
       r.timestamps_to_return = ua::TimestampsToReturn::Both;
       for (uint32_t k = 1; k <= nodes_; ++k) {
         ua::ReadValueId v;
-        v.node_id = bench_variable(ns_, k);
+        v.node_id = read_node_ ? *read_node_ : bench_variable(ns_, k);
         v.attribute_id = kValueAttribute;
         r.nodes_to_read.push_back(std::move(v));
       }

@@ -48,6 +48,10 @@ struct ResponseSummary {
 class Workload {
  public:
   Workload(Scenario scenario, uint32_t nodes, uint16_t namespace_index);
+  // Read: every one of the N ReadValueIds names `node` instead of ns=2;s=Bench.V1 .. VN (--read-node,
+  // e.g. i=2258, Server.ServerStatus.CurrentTime, computed at read time).
+  void set_read_node(ua::NodeId node) { read_node_ = std::move(node); }
+  const std::optional<ua::NodeId>& read_node() const noexcept { return read_node_; }
 
   Scenario scenario() const noexcept { return scenario_; }
   uint32_t nodes() const noexcept { return nodes_; }
@@ -68,6 +72,7 @@ class Workload {
   Scenario scenario_;
   uint32_t nodes_;
   uint16_t ns_;
+  std::optional<ua::NodeId> read_node_;
 };
 
 // The NodeId the harness's configuration gives variable k (1-based).

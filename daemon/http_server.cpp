@@ -1,5 +1,7 @@
 #include "daemon/http_server.hpp"
 
+#include <pthread.h>
+
 #include <asio/write.hpp>
 
 #include <memory>
@@ -167,7 +169,10 @@ std::optional<std::string> HttpServer::start(const std::string& host, uint16_t p
   }
   running_ = true;
   accept_next();
-  thread_ = std::thread([this] { ctx_.run(); });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "opcuad-http");  // what `top -H` and /proc/PID/task/TID/comm show
+    ctx_.run();
+  });
   return std::nullopt;
 }
 

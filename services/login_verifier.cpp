@@ -1,5 +1,7 @@
 #include "services/login_verifier.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 #include <asio/ip/address_v6.hpp>
@@ -169,6 +171,7 @@ void LoginVerifier::finish(const std::string& key, bool ok) {
 }
 
 void LoginVerifier::run() {
+  pthread_setname_np(pthread_self(), "opcuad-login");  // what `top -H` and /proc/PID/task/TID/comm show
   for (;;) {
     Job job;
     {

@@ -1,5 +1,6 @@
 #include "transport/handshake_pool.hpp"
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -48,6 +49,8 @@ void HandshakePool::run() {
   // preempts an RSA operation (1-3 ms) instead of waiting behind it (docs/SECURITY.md). Raising one's own
   // nice value needs no privilege; a refusal only leaves the thread at the default.
   setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), kNice);
+  // The name `top -H`, `ps -L` and /proc/PID/task/TID/comm show (at most 15 characters).
+  pthread_setname_np(pthread_self(), "opcuad-handshk");
   for (;;) {
     std::function<void()> job;
     {

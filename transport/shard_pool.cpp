@@ -92,6 +92,9 @@ std::vector<std::string> ShardPool::start() {
     Shard* shard = s.get();
     threads_.emplace_back([shard, &ready, &cpus, scheduling = scheduling_] {
       shard->thread_id_ = std::this_thread::get_id();
+      // "opcuad-shard0" ...: the name `top -H`, `ps -L` and /proc/PID/task/TID/comm show.
+      const std::string name = "opcuad-shard" + std::to_string(shard->index());
+      pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
       ready.set_value(apply_scheduling(scheduling, shard->index(), cpus));
       shard->arm_heartbeat();
       shard->context().run();
