@@ -227,8 +227,13 @@ struct Remote {
   std::vector<ServerMessage> stash;
 };
 
-// A client thread that keeps a shard busy with Writes of Speed (1, 2, 3, ...) and Reads until stopped;
-// counts the answers that were not Good.
+// A client thread that keeps a shard busy with Writes of Speed and Reads until stopped; counts the answers
+// that were not Good. Write n writes n / 1000 (value_of(n)): increasing, and inside Speed's EURange of 0..100
+// (a value past it is BadOutOfRange) for the 100,000 writes a fast shard may do before the test stops it.
+inline double value_of(uint64_t writes) {
+  return static_cast<double>(writes) / 1000;
+}
+
 class BusyClient {
  public:
   explicit BusyClient(Remote& r) : remote_(r) {
@@ -236,8 +241,9 @@ class BusyClient {
       double v = 0;
       while (!stop_.load()) {
         ua::WriteResponse w;
-        if (!remote_.try_call(write_request(plant(".Speed"), ++v), w) || w.results.size() != 1 ||
-            !w.results[0].is_good()) {
+        ++v;
+        if (!remote_.try_call(write_request(plant(".Speed"), value_of(static_cast<uint64_t>(v))), w) ||
+            w.results.size() != 1 || !w.results[0].is_good()) {
           ++failures_;
         }
         ua::ReadRequest read;
@@ -300,7 +306,7 @@ TEST_CASE("threads: a session re-activated on another shard moves while its old 
   const uint64_t later = busy.writes() + 3;
   wait_for_writes(busy, later);
   std::vector<double> seen;
-  CHECK(b.publish_until(static_cast<double>(later), &seen));
+  CHECK(b.publish_until(value_of(later), &seen));
   CHECK(std::is_sorted(seen.begin(), seen.end()));
   // The token no longer finds a session on shard A.
   a.call<ua::ReadResponse>(ua::ReadRequest{}, &s);
@@ -335,7 +341,7 @@ TEST_CASE("threads: TransferSubscriptions across shards while both are busy", "[
   CHECK(resp.results[0].status_code.is_good());
   const uint64_t later = busy.writes() + 3;
   wait_for_writes(busy, later);
-  CHECK(b.publish_until(static_cast<double>(later)));
+  CHECK(b.publish_until(value_of(later)));
   // The old session got its answers: data before the transfer or GoodSubscriptionTransferred after it.
   ServerMessage m;
   CHECK(a.wait_response(pending, m));
@@ -359,7 +365,7 @@ TEST_CASE("threads: writes on one shard wake exception-based items on the other"
   BusyClient busy(a);  // the writer, on shard A
   wait_for_writes(busy, 50);
   busy.stop();
-  const double last = static_cast<double>(busy.writes());
+  const double last = value_of(busy.writes());
   std::vector<double> seen;
   CHECK(b.publish_until(last, &seen));  // the last write always arrives; a burst may coalesce
   REQUIRE(!seen.empty());
