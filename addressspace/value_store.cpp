@@ -247,7 +247,8 @@ void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochRec
   if (old) reclaimer_.retire(p, old);
 }
 
-ValueSnapshot ValueStore::load(const ValueCell& cell) noexcept {
+// Inlined into its callers here (every read of a value takes it): no other file calls it.
+[[gnu::always_inline]] inline ValueSnapshot ValueStore::load(const ValueCell& cell) noexcept {
   ValueSnapshot s;
   for (;;) {
     const uint32_t before = cell.sequence_.load(std::memory_order_acquire);

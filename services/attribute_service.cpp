@@ -37,9 +37,13 @@ void read_one(const NodeStore& store, const ua::ReadValueId& item, ua::Timestamp
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return fail(out, status::BadNodeIdUnknown);
   const NodeClass cls = store.node_class(n);
-  if (!has_attribute(cls, item.attribute_id)) return fail(out, status::BadAttributeIdInvalid);
+  // The Value of a Variable, what nearly every operation reads, needs no look at the attribute table.
+  const bool variable_value = item.attribute_id == kValue && cls == NodeClass::Variable;
+  if (!variable_value && !has_attribute(cls, item.attribute_id))
+    return fail(out, status::BadAttributeIdInvalid);
   bool range_ok = true;
-  auto range = IndexRange::parse(item.index_range.view(), range_ok);
+  std::optional<IndexRange> range;
+  if (!item.index_range.empty()) range = IndexRange::parse(item.index_range.view(), range_ok);
   if (!range_ok) return fail(out, status::BadIndexRangeInvalid);
   const bool wants_encoding = !item.data_encoding.name.empty() || item.data_encoding.namespace_index != 0;
   if (item.attribute_id != kValue) {

@@ -1,6 +1,8 @@
 // Binary codec of the structured built-in types (Part 6 §5.2.2).
 #include "ua/codec.hpp"
 
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace opcuad::ua {
@@ -368,7 +370,15 @@ void decode(Decoder& d, Variant& v) {
 }
 
 // ---------------------------------------------------------------------------------------------- DataValue
-void encode(Encoder& e, const DataValue& v) {
+namespace {
+template <class T>
+uint8_t* put(uint8_t* p, T v) noexcept {
+  std::memcpy(p, &v, sizeof v);
+  return p + sizeof v;
+}
+
+// Any other DataValue, field by field. Apart from the fast path so that its frame does not burden it.
+[[gnu::noinline]] void encode_general(Encoder& e, const DataValue& v) {
   uint8_t mask = 0;
   if (!v.value.is_empty()) mask |= 0x01;
   if (v.status.value() != 0) mask |= 0x02;
@@ -383,6 +393,47 @@ void encode(Encoder& e, const DataValue& v) {
   if (mask & 0x10) e.write_u16(v.source_picoseconds);
   if (mask & 0x08) encode(e, v.server_timestamp);
   if (mask & 0x20) e.write_u16(v.server_picoseconds);
+}
+}  // namespace
+
+void encode(Encoder& e, const DataValue& v) {
+  // A Double, Int32 or DateTime value, or none, with its status and timestamps: the whole DataValue in
+  // one span (what a Read response and a data-change notification carry), byte for byte the general path.
+  const BuiltinType type = v.value.type();
+  const size_t value_size = v.value.is_empty()                                             ? 0
+                            : !v.value.is_scalar()                                         ? SIZE_MAX
+                            : type == BuiltinType::Double || type == BuiltinType::DateTime ? 9
+                            : type == BuiltinType::Int32                                   ? 5
+                                                                                           : SIZE_MAX;
+  if (value_size != SIZE_MAX) {
+    const bool status = v.status.value() != 0;
+    const bool source = !v.source_timestamp.is_null();
+    const bool server = !v.server_timestamp.is_null();
+    const uint8_t mask = (value_size ? 0x01 : 0) | (status ? 0x02 : 0) | (source ? 0x04 : 0) |
+                         (server ? 0x08 : 0) | (v.source_picoseconds ? 0x10 : 0) |
+                         (v.server_picoseconds ? 0x20 : 0);
+    const size_t size = 1 + value_size + (status ? 4 : 0) + (source ? 8 : 0) + (server ? 8 : 0) +
+                        (v.source_picoseconds ? 2 : 0) + (v.server_picoseconds ? 2 : 0);
+    uint8_t* p = e.write_span(size);
+    *p++ = mask;
+    if (value_size) {
+      *p++ = static_cast<uint8_t>(type);
+      if (type == BuiltinType::Double) {
+        p = put(p, *v.value.get_if<double>());
+      } else if (type == BuiltinType::DateTime) {
+        p = put(p, v.value.get_if<DateTime>()->ticks);
+      } else {
+        p = put(p, *v.value.get_if<int32_t>());
+      }
+    }
+    if (status) p = put(p, v.status.value());
+    if (source) p = put(p, v.source_timestamp.ticks);
+    if (v.source_picoseconds) p = put(p, v.source_picoseconds);
+    if (server) p = put(p, v.server_timestamp.ticks);
+    if (v.server_picoseconds) p = put(p, v.server_picoseconds);
+    return;
+  }
+  encode_general(e, v);
 }
 
 void decode(Decoder& d, DataValue& v) {

@@ -28,6 +28,9 @@ class Encoder {
   void write_f32(float v) { std::memcpy(out_->extend(4), &v, 4); }
   void write_f64(double v) { std::memcpy(out_->extend(8), &v, 8); }
   void write_raw(const void* p, size_t n) { out_->append(p, n); }
+  // `n` more bytes at the end, for the caller to fill at once (one growth check for a whole fixed-size
+  // encoding). REQUIRES: the caller writes all n.
+  uint8_t* write_span(size_t n) { return out_->extend(n); }
   // A length-prefixed byte string; null writes length -1.
   void write_bytes(bool is_null, std::string_view b) {
     if (is_null) return write_i32(-1);

@@ -21,25 +21,38 @@ constexpr uint64_t mix64(uint64_t x) noexcept {
   return x;
 }
 
-// A string or opaque identifier's bytes, 8 at a time: each word is folded in with a multiply and a shift,
-// the tail (under 8 bytes) as one more word. It is fast for the short identifiers a request names (a
-// Read-100 hashes 100 of them), and mix64 below spreads the result; the node table then compares the
-// full 32-bit hash before it compares identifiers.
+// A string or opaque identifier's bytes, 8 at a time: each word is folded in with a multiply and a shift.
+// The last word overlaps the one before it (and a short identifier is read as two overlapping halves), so
+// every byte counts and no byte loop runs; the length in the seed keeps strings whose overlapping words
+// coincide apart. mix64 below spreads the result, and the node table compares the full 32-bit hash before
+// it compares identifiers.
+inline uint64_t load64(const char* p) noexcept {
+  uint64_t w = 0;
+  std::memcpy(&w, p, 8);
+  return w;
+}
+inline uint64_t load32(const char* p) noexcept {
+  uint32_t w = 0;
+  std::memcpy(&w, p, 4);
+  return w;
+}
+inline uint64_t fold(uint64_t h, uint64_t w) noexcept {
+  h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+  return h ^ (h >> 32);
+}
 uint64_t hash_bytes(std::string_view s) noexcept {
   const char* p = s.data();
-  size_t n = s.size();
+  const size_t n = s.size();
   uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w = 0;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 32;
+  if (n >= 8) {
+    size_t i = 0;
+    for (; i + 8 < n; i += 8) h = fold(h, load64(p + i));
+    return fold(h, load64(p + n - 8));
   }
+  if (n >= 4) return fold(h, load32(p) | load32(p + n - 4) << 32);
   if (n > 0) {
-    uint64_t w = 0;
-    for (size_t i = 0; i < n; ++i) w |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
-    h = (h ^ w) * 0x94d049bb133111ebULL;
-    h ^= h >> 32;
+    const auto b = [p](size_t k) { return uint64_t{static_cast<uint8_t>(p[k])}; };
+    return fold(h, b(0) | b(n / 2) << 8 | b(n - 1) << 16);
   }
   return h;
 }

@@ -13,6 +13,7 @@
 //   svr=1;nsu=urn:x;i=5         server index (ExpandedNodeId only)
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <string>
@@ -88,7 +89,13 @@ class NodeId {
   void set_text(uint16_t ns, IdType type, const char* p, size_t n) {
     ns_ = ns;
     type_ = type;
-    text_.assign(p, n);
+    // A reused request names ids of the same length again and again: copied over in place, without
+    // std::string's general replace.
+    if (n == text_.size()) {
+      if (n > 0) std::memcpy(text_.data(), p, n);
+    } else {
+      text_.assign(p, n);
+    }
   }
 
  private:

@@ -411,3 +411,40 @@ TEST_CASE("variant: set_scalar stores in place, changes the type, and drops arra
   CHECK(encoded(Variant(int32_t{-2})) == hex("06 fe ff ff ff"));
   CHECK(encoded(Variant(DateTime{1})) == hex("0d 01 00 00 00 00 00 00 00"));
 }
+
+TEST_CASE("data value: every field combination encodes as Part 6 §5.2.2.17 lays it out", "[ua][codec]") {
+  // The one-span path (Double, Int32, DateTime or no value) and the general one (a String) against the
+  // layout written out field by field: mask, value, status, source timestamp and picoseconds, server
+  // timestamp and picoseconds.
+  const std::vector<Variant> values = {Variant(), Variant(-0.25), Variant(int32_t{7}), Variant(DateTime{99}),
+                                       Variant(String("s"))};
+  for (const Variant& value : values) {
+    for (int fields = 0; fields < 32; ++fields) {
+      DataValue dv;
+      dv.value = value;
+      if (fields & 1) dv.status = StatusCode(0x80340000u);
+      if (fields & 2) dv.source_timestamp = DateTime{1234};
+      if (fields & 4) dv.server_timestamp = DateTime{5678};
+      if (fields & 8) dv.source_picoseconds = 11;
+      if (fields & 16) dv.server_picoseconds = 22;
+      ByteBuffer expected;
+      Encoder x(expected);
+      x.write_u8((value.is_empty() ? 0 : 0x01) | (fields & 1 ? 0x02 : 0) | (fields & 2 ? 0x04 : 0) |
+                 (fields & 4 ? 0x08 : 0) | (fields & 8 ? 0x10 : 0) | (fields & 16 ? 0x20 : 0));
+      if (!value.is_empty()) {
+        ByteBuffer v;
+        Encoder ve(v);
+        encode(ve, value);
+        x.write_raw(v.data(), v.size());
+      }
+      if (fields & 1) x.write_u32(0x80340000u);
+      if (fields & 2) x.write_u64(1234);
+      if (fields & 8) x.write_u16(11);
+      if (fields & 4) x.write_u64(5678);
+      if (fields & 16) x.write_u16(22);
+      INFO("value type " << static_cast<int>(value.type()) << ", fields " << fields);
+      CHECK(encoded(dv) == std::vector<uint8_t>(expected.data(), expected.data() + expected.size()));
+      round_trip(dv);
+    }
+  }
+}
