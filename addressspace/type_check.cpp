@@ -4,6 +4,12 @@ namespace opcuad::addressspace {
 
 bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept {
   if (value.is_empty()) return true;
+  // The common write: a value of exactly the variable's built-in DataType (a Double to a Double), which the
+  // subtype walk below would accept too, decided without a lookup.
+  if (value.type() != ua::BuiltinType::ExtensionObject &&
+      store.node_id(data_type).is_ns0(static_cast<uint32_t>(value.type())) && store.data_type(data_type)) {
+    return true;
+  }
   const DataTypeAttributes* d = store.data_type(data_type);
   if (!d) return false;
   const auto t = static_cast<uint32_t>(value.type());
