@@ -181,6 +181,14 @@ bool ChannelCrypto::set_keys(std::span<const uint8_t> client_nonce, std::span<co
 
 size_t ChannelCrypto::seal(uint8_t* chunk, size_t size) noexcept {
   using transport::kSymmetricHeaderSize;
+  const size_t sealed = sign(chunk, size);
+  if (sealed == 0) return 0;
+  if (encrypt_ && !send_.encrypt({chunk + kSymmetricHeaderSize, sealed - kSymmetricHeaderSize})) return 0;
+  return sealed;
+}
+
+size_t ChannelCrypto::sign(uint8_t* chunk, size_t size) noexcept {
+  using transport::kSymmetricHeaderSize;
   size_t end = size;
   if (encrypt_) {
     // Part 6 §6.7.2.5: everything after the security header, with the padding and the signature, fills
@@ -194,7 +202,6 @@ size_t ChannelCrypto::seal(uint8_t* chunk, size_t size) noexcept {
   const auto n = static_cast<uint32_t>(sealed);
   std::memcpy(chunk + 4, &n, 4);
   if (!send_.sign({chunk, end}, chunk + end)) return 0;
-  if (encrypt_ && !send_.encrypt({chunk + kSymmetricHeaderSize, sealed - kSymmetricHeaderSize})) return 0;
   return sealed;
 }
 

@@ -94,6 +94,11 @@ class ChannelCrypto {
   // place: padding, MessageSize, signature, encryption. REQUIRES: max_overhead() bytes of room behind it.
   // Returns the sealed size, 0 on failure.
   size_t seal(uint8_t* chunk, size_t size) noexcept;
+  // seal() in the two steps of the server's output writer: sign() pads, sets the MessageSize and signs
+  // (returns the sealed size, 0 on failure); encrypt_each() then encrypts the parts after the security header
+  // of several sealed chunks, as independent CBC streams (SymmetricCipher::encrypt_each).
+  size_t sign(uint8_t* chunk, size_t size) noexcept;
+  bool encrypt_each(std::span<const std::span<uint8_t>> parts) noexcept { return send_.encrypt_each(parts); }
   // Decrypts and verifies a received symmetric chunk in place; `body` gets the bytes after the sequence
   // header, padding and signature removed. False when any check fails.
   bool unseal(std::span<uint8_t> chunk, std::span<const uint8_t>& body) noexcept;

@@ -115,6 +115,7 @@ void OutputWriter::drain() {
       ready_.push_back(id);
     }
   }
+  stamper_.seal_batch(in_flight_);  // a SignAndEncrypt channel encrypts the write's chunks together here
   iov_.clear();
   for (auto& c : in_flight_) iov_.emplace_back(c.buffer.data(), c.buffer.size());
   write_in_flight_ = true;

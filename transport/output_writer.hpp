@@ -6,8 +6,10 @@
 // intent to write. The first enqueue in a loop turn posts one drain (`drain_scheduled_`), so many
 // enqueues cost one drain. The drain is the only place that
 //   - assigns sequence numbers (Part 6 §6.7.2.4: exactly +1 per chunk, in send order) and token ids,
-//     through the ChunkStamper (which will also sign and encrypt in place);
-//   - gathers as many chunks as fit into one write, with one write outstanding per socket.
+//     through the ChunkStamper, which also pads and signs a secured chunk in place;
+//   - gathers as many chunks as fit into one write, with one write outstanding per socket;
+//   - hands the write's chunks to the ChunkStamper once more (seal_batch) before writing them, so a
+//     SignAndEncrypt channel encrypts them together (independent CBC streams, several at once).
 // Chunks of one message are never interleaved with another message's. Fairness is per message: each
 // producer has a stream, and the drain takes one whole message from each ready stream in turn.
 //
@@ -36,6 +38,10 @@
 #include "transport/stats.hpp"
 #include "ua/buffer.hpp"
 
+namespace opcuad::security {
+class SymmetricCipher;
+}
+
 namespace opcuad::transport {
 
 enum class ChunkKind : uint8_t {
@@ -50,13 +56,21 @@ struct OutboundChunk {
   uint32_t sequence_offset = 0;
   bool ends_message = true;  // last chunk of its message
   bool is_response = false;  // answers a request (counts against the owed responses)
+  // Set by ChunkStamper::stamp() when the chunk's encryption waits for seal_batch(): the cipher of the token
+  // it was signed with. Valid only within the drain that stamped it.
+  security::SymmetricCipher* encrypt_with = nullptr;
 };
 
-// Fills in what is known only at send time. Called by the drain in send order.
+// Fills in what is known only at send time. The drain calls stamp() for each chunk in send order, then
+// seal_batch() once with every chunk of the write (those stamped by this drain, and an OPN sent first)
+// before the write starts. Nothing else runs on the channel's shard between the two, so what stamp()
+// recorded in a chunk (its token's cipher) is still valid in seal_batch().
 class ChunkStamper {
  public:
   virtual ~ChunkStamper() = default;
   virtual void stamp(OutboundChunk& chunk) = 0;
+  // Finishes what stamp() deferred for the write's chunks (a SignAndEncrypt channel's encryption).
+  virtual void seal_batch(std::span<OutboundChunk> chunks) { (void)chunks; }
 };
 
 class OutputWriter;

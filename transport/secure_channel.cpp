@@ -12,6 +12,7 @@
 
 #include "transport/secure_channel_internal.hpp"
 #include "transport/security/asymmetric.hpp"
+#include "transport/security/secret.hpp"
 #include "ua/endpoint_url.hpp"
 #include "ua/generated/node_ids_object.hpp"
 
@@ -411,15 +412,18 @@ void SecureChannel::stamp(OutboundChunk& chunk) {
   const uint32_t seq = next_send_sequence_;
   next_send_sequence_ = seq > kWrapThreshold ? 1 : seq + 1;
   put_u32(chunk.buffer.data() + chunk.sequence_offset, seq);
-  if (chunk.kind == ChunkKind::Symmetric && tokens_.in_use().keys) seal_symmetric(chunk.buffer);
+  if (chunk.kind == ChunkKind::Symmetric && tokens_.in_use().keys) sign_symmetric(chunk);
 }
 
-void SecureChannel::seal_symmetric(ua::ByteBuffer& buf) {
-  // Part 6 §6.7.2.5, in place in the chunk's own buffer: padding (encrypted), the signature over
-  // everything before it, then AES-CBC over everything after the security header.
+void SecureChannel::sign_symmetric(OutboundChunk& chunk) {
+  // Part 6 §6.7.2.5, in place in the chunk's own buffer: padding (encrypted), the MessageSize, then the
+  // signature over everything before it. AES-CBC over everything after the security header follows in
+  // seal_batch(), for all chunks of the write together.
+  ua::ByteBuffer& buf = chunk.buffer;
   TokenKeys& keys = *tokens_.in_use().keys;
   const size_t signature = keys.send.signature_length();
-  if (mode_ == ua::MessageSecurityMode::SignAndEncrypt) {
+  const bool encrypt = mode_ == ua::MessageSecurityMode::SignAndEncrypt;
+  if (encrypt) {
     const security::Padding pad =
         security::compute_padding(buf.size() - kSymmetricHeaderSize, signature, policy_->block_size, false);
     security::write_padding(buf.extend(pad.total()), pad);
@@ -427,16 +431,45 @@ void SecureChannel::seal_symmetric(ua::ByteBuffer& buf) {
   const size_t signed_size = buf.size();
   uint8_t* sig = buf.extend(signature);
   put_u32(buf.data() + 4, static_cast<uint32_t>(buf.size()));
-  const bool ok = keys.send.sign({buf.data(), signed_size}, sig) &&
-                  (mode_ != ua::MessageSecurityMode::SignAndEncrypt ||
-                   keys.send.encrypt({buf.data() + kSymmetricHeaderSize, buf.size() - kSymmetricHeaderSize}));
-  // The contexts were set up and the sizes are right by construction: a failure here is OpenSSL's, and the
+  // The keys were set up and the sizes are right by construction: a failure here is OpenSSL's, and the
   // channel cannot go on (the chunk is already on its way to the writer).
-  if (!ok) {
-    asio::post(ctx_, [weak = weak_from_this()] {
-      if (auto self = weak.lock()) self->close(status::BadInternalError, "securing a chunk failed");
-    });
+  if (!keys.send.sign({buf.data(), signed_size}, sig)) sealing_failed();
+  // Encrypted even when signing failed: no plaintext leaves a SignAndEncrypt channel.
+  if (encrypt) chunk.encrypt_with = &keys.send;
+}
+
+void SecureChannel::seal_batch(std::span<OutboundChunk> chunks) {
+  // Each chunk's encrypted part is a CBC stream of its own from the token's IV (Part 6 §6.7.2.5), so the
+  // chunks of one write are encrypted together, up to AesCbcEncryptor::kLanes at a time. Chunks are grouped
+  // by the cipher stamp() recorded (one token's, unless the token in use changed between them).
+  std::array<std::span<uint8_t>, OutputWriter::kMaxChunksPerWrite> streams;
+  size_t n = 0;
+  security::SymmetricCipher* cipher = nullptr;
+  const auto encrypt = [&] {
+    if (n == 0) return;
+    if (!cipher->encrypt_each({streams.data(), n})) {
+      // Never send what failed to encrypt: the chunks go out zeroed, and the channel closes.
+      for (size_t i = 0; i < n; ++i) security::wipe(streams[i]);
+      sealing_failed();
+    }
+    n = 0;
+  };
+  for (OutboundChunk& c : chunks) {
+    if (c.encrypt_with == nullptr) continue;
+    if (c.encrypt_with != cipher || n == streams.size()) {
+      encrypt();
+      cipher = c.encrypt_with;
+    }
+    streams[n++] = {c.buffer.data() + kSymmetricHeaderSize, c.buffer.size() - kSymmetricHeaderSize};
+    c.encrypt_with = nullptr;
   }
+  encrypt();
+}
+
+void SecureChannel::sealing_failed() {
+  asio::post(ctx_, [weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->close(status::BadInternalError, "securing a chunk failed");
+  });
 }
 
 void SecureChannel::written(size_t responses) {

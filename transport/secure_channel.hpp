@@ -6,7 +6,8 @@
 //   MSG -> chunks reassembled, the request handed to the ServiceHandler
 //   CLO -> the channel closes             anything malformed -> ERR, then close
 // Responses go out through the channel's OutputWriter, which stamps token ids and sequence numbers at
-// send time (the ChunkStamper below), where a secured channel also signs and encrypts each chunk in place.
+// send time (the ChunkStamper below), where a secured channel also pads and signs each chunk in place;
+// a SignAndEncrypt channel then encrypts the chunks of one write together (seal_batch).
 //
 // The channel coordinates four parts, each a class of its own that is tested without a socket:
 //   ReceiveBuffer    (receive_buffer.hpp)    the bytes read so far, framing and the chunk size bound
@@ -107,8 +108,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   // The owner is going away: stop everything now, tell nobody.
   void detach() noexcept;
 
-  // ChunkStamper: the writer calls this in send order.
+  // ChunkStamper: the writer calls stamp() in send order (token id, sequence number, padding, signature),
+  // then seal_batch() once per write (the encryption of the SignAndEncrypt chunks, several at once).
   void stamp(OutboundChunk& chunk) override;
+  void seal_batch(std::span<OutboundChunk> chunks) override;
 
   State state() const noexcept { return state_; }
   uint32_t id() const noexcept { return id_; }
@@ -174,7 +177,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   void sealed(bool ok, std::vector<uint8_t> chunks);
   // MSG/CLO security (Part 6 §6.7.2.5): verify and decrypt in place; secure a chunk at send time.
   bool unseal_symmetric(std::span<uint8_t> chunk, const SecurityToken& token, size_t& body_end);
-  void seal_symmetric(ua::ByteBuffer& buf);
+  // Pads and signs with the token in use; a SignAndEncrypt chunk records the cipher for seal_batch().
+  void sign_symmetric(OutboundChunk& chunk);
+  // OpenSSL failed to sign or encrypt: close with BadInternalError (posted, the writer is mid-drain).
+  void sealing_failed();
   // The channel's security, for the chunk security and the chunker's body room.
   void set_security(const security::Policy& policy, ua::MessageSecurityMode mode) noexcept;
   SecurityPolicyId stats_policy() const noexcept;  // the per-policy counters' index of policy_

@@ -303,7 +303,7 @@ SymmetricCipher::~SymmetricCipher() {
 }
 
 SymmetricCipher::SymmetricCipher(SymmetricCipher&& o) noexcept
-    : policy_(o.policy_), keys_(o.keys_), mac_(o.mac_), enc_(o.enc_), dec_(o.dec_) {
+    : policy_(o.policy_), keys_(o.keys_), mac_(o.mac_), aes_(std::move(o.aes_)), enc_(o.enc_), dec_(o.dec_) {
   o.policy_ = nullptr;
   o.enc_ = o.dec_ = nullptr;
   OPENSSL_cleanse(&o.keys_, sizeof o.keys_);
@@ -319,6 +319,10 @@ SymmetricCipher& SymmetricCipher::operator=(SymmetricCipher&& o) noexcept {
 }
 
 bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys) {
+  return set_keys(p, keys, AesCbcEncryptor::available());
+}
+
+bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys, bool allow_aesni) {
   policy_ = &p;
   keys_ = keys;
   // HMAC (RFC 2104): the hash states after (key ^ ipad) and (key ^ opad), made once per token. The
@@ -344,14 +348,21 @@ bool SymmetricCipher::set_keys(const Policy& p, const SymmetricKeys& keys) {
     SHA256_Update(&mac_.outer256, block, sizeof block);
   }
   OPENSSL_cleanse(block, sizeof block);
-  if (enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
+  if (p.encrypting_key_length > keys_.encrypting.size()) return false;
+  // Encryption: AES-NI's multi-stream encryptor when the CPU has it (set_key clears the old schedule
+  // either way), else EVP. Decryption: EVP.
+  const bool aesni =
+      allow_aesni && aes_.set_key({keys_.encrypting.data(), p.encrypting_key_length}, keys_.iv);
+  if (!aesni) aes_.clear();
+  if (!aesni && enc_ == nullptr) enc_ = EVP_CIPHER_CTX_new();
   if (dec_ == nullptr) dec_ = EVP_CIPHER_CTX_new();
-  if (enc_ == nullptr || dec_ == nullptr) return false;
-  if (EVP_EncryptInit_ex(enc_, cipher_of(p), nullptr, keys_.encrypting.data(), keys_.iv.data()) != 1 ||
+  if ((!aesni && enc_ == nullptr) || dec_ == nullptr) return false;
+  if ((!aesni &&
+       EVP_EncryptInit_ex(enc_, cipher_of(p), nullptr, keys_.encrypting.data(), keys_.iv.data()) != 1) ||
       EVP_DecryptInit_ex(dec_, cipher_of(p), nullptr, keys_.encrypting.data(), keys_.iv.data()) != 1)
     return false;
   // Padding is the message's own (Part 6 §6.7.2.5), never the cipher's.
-  EVP_CIPHER_CTX_set_padding(enc_, 0);
+  if (!aesni) EVP_CIPHER_CTX_set_padding(enc_, 0);
   EVP_CIPHER_CTX_set_padding(dec_, 0);
   return true;
 }
@@ -388,7 +399,19 @@ bool SymmetricCipher::verify(std::span<const uint8_t> data, std::span<const uint
 }
 
 bool SymmetricCipher::encrypt(std::span<uint8_t> data) noexcept {
-  if (policy_ == nullptr || data.size() % policy_->block_size != 0) return false;
+  return encrypt_each({&data, 1});
+}
+
+bool SymmetricCipher::encrypt_each(std::span<const std::span<uint8_t>> buffers) noexcept {
+  if (policy_ == nullptr) return false;
+  if (aes_.ready()) return aes_.encrypt(buffers);
+  for (const auto& b : buffers)
+    if (!evp_encrypt(b)) return false;
+  return true;
+}
+
+bool SymmetricCipher::evp_encrypt(std::span<uint8_t> data) noexcept {
+  if (policy_ == nullptr || enc_ == nullptr || data.size() % policy_->block_size != 0) return false;
   int n = 0;
   // Every chunk starts from the derived IV (Part 6 §6.7.2.5); only the IV is reset, the key schedule stays.
   return EVP_EncryptInit_ex(enc_, nullptr, nullptr, nullptr, keys_.iv.data()) == 1 &&

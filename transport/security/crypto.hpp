@@ -4,7 +4,9 @@
 // Asymmetric operations (OpenSecureChannel, session signatures, encrypted user token secrets) cost
 // milliseconds and allocate; they run on the handshake workers, never on a shard's request path.
 // Symmetric operations (every MSG/CLO chunk of a secured channel) go through SymmetricCipher, which keeps
-// its OpenSSL contexts for the channel's life and works in place in the chunk buffer.
+// its contexts for the channel's life and works in place in the chunk buffer. Its AES-CBC encryption runs
+// on AesCbcEncryptor (aes_cbc_multi.hpp, AES-NI, several chunks at once) when the CPU has AES-NI, and on
+// OpenSSL's EVP otherwise; decryption is always EVP's (CBC decryption is parallel within a chunk already).
 
 #include <openssl/sha.h>
 #include <openssl/types.h>
@@ -15,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "transport/security/aes_cbc_multi.hpp"
 #include "transport/security/policy.hpp"
 
 namespace opcuad::security {
@@ -72,6 +75,10 @@ struct SymmetricKeys {
 // nonce as seed. Output order: signing key, encrypting key, initialization vector.
 SymmetricKeys derive_keys(const Policy& p, std::span<const uint8_t> secret, std::span<const uint8_t> seed);
 
+// Defined by the unit tests (tests/unit/security/crypto_test.cpp): keys set up for the EVP encryption path
+// on a CPU with AES-NI, so that path is tested too.
+struct SymmetricCipherTestAccess;
+
 // One direction's symmetric algorithms with its keys, reused for every chunk: HMAC over a span, AES-CBC in
 // place. Contexts are created once (set_keys); per chunk nothing is allocated.
 class SymmetricCipher {
@@ -91,9 +98,20 @@ class SymmetricCipher {
   [[nodiscard]] bool verify(std::span<const uint8_t> data, std::span<const uint8_t> signature) noexcept;
   // AES-CBC with the derived IV over whole blocks, in place.
   [[nodiscard]] bool encrypt(std::span<uint8_t> data) noexcept;
+  // The same for each buffer, every one its own CBC stream from the derived IV (Part 6 §6.7.2.5: each chunk
+  // is encrypted on its own). With AES-NI up to AesCbcEncryptor::kLanes buffers are encrypted together;
+  // without, one after another. False when a buffer is not whole blocks (then nothing is encrypted with
+  // AES-NI; with EVP the buffers before it are).
+  [[nodiscard]] bool encrypt_each(std::span<const std::span<uint8_t>> buffers) noexcept;
   [[nodiscard]] bool decrypt(std::span<uint8_t> data) noexcept;
+  // Whether encryption runs on AesCbcEncryptor (AES-NI) rather than EVP.
+  bool encrypts_with_aesni() const noexcept { return aes_.ready(); }
 
  private:
+  friend struct SymmetricCipherTestAccess;
+  [[nodiscard]] bool set_keys(const Policy& p, const SymmetricKeys& keys, bool allow_aesni);
+  [[nodiscard]] bool evp_encrypt(std::span<uint8_t> data) noexcept;
+
   const Policy* policy_ = nullptr;
   SymmetricKeys keys_{};
   // HMAC as two hash states keyed once per token (RFC 2104: key ^ ipad, key ^ opad); a chunk's signature
@@ -102,7 +120,8 @@ class SymmetricCipher {
     SHA256_CTX inner256{}, outer256{};
     SHA_CTX inner1{}, outer1{};
   } mac_;
-  EVP_CIPHER_CTX* enc_ = nullptr;
+  AesCbcEncryptor aes_;            // with AES-NI: the encryption (its key schedule is wiped with it)
+  EVP_CIPHER_CTX* enc_ = nullptr;  // without: EVP's (not allocated while aes_ is ready)
   EVP_CIPHER_CTX* dec_ = nullptr;
 };
 
