@@ -27,9 +27,8 @@ Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifet
       keep_alive == 0 ? kDefaultKeepAliveCount : std::min(keep_alive, kMaxKeepAliveCount);
   // The lifetime count shall be at least three times the keep-alive count.
   p.lifetime_count = std::clamp(lifetime, 3 * p.max_keep_alive_count, kMaxLifetimeCount);
-  p.max_notifications_per_publish = max_notifications == 0
-                                        ? kMaxNotificationsPerPublish
-                                        : std::min(max_notifications, kMaxNotificationsPerPublish);
+  // Honoured as given, 0 meaning no limit: what bounds a message is its size (respond()).
+  p.max_notifications_per_publish = max_notifications;
   p.priority = priority;
   return p;
 }
@@ -272,8 +271,9 @@ void Subscription::send_notifications(PendingPublish request) {
     const size_t count_at = e.position();
     e.write_u32(0);
     uint32_t count = 0;
-    size_t budget = params_.max_notifications_per_publish;
-    bool full = false;  // the next notification would pass the client's size limits
+    // Part 4 §5.13.2.2 maxNotificationsPerPublish: 0 is no limit.
+    size_t budget = params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
+    bool full = false;  // the next notification would pass the size limit
     size_t kept = 0;
     for (size_t i = 0; i < ready_.size(); ++i) {
       const ReadyEntry entry = ready_[i];
@@ -366,15 +366,16 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   const size_t message_at = e.position();
   e.write_u32(sequence_number);
   ua::encode(e, ua::DateTime::now());
-  // Where the notifications must end for the response to fit the client's limits: its
-  // maxResponseMessageSize (Part 4 §5.6.2, the body) and the channel's MaxMessageSize / MaxChunkCount
-  // (Part 6 §7.1.2.3). After them come the DataChangeNotification's diagnosticInfos, results and
-  // diagnosticInfos.
-  size_t max_body = ch ? ch->max_response_body() : SIZE_MAX;  // SIZE_MAX: no limit
+  // Where the notifications must end for the response body to fit: the server's own bound
+  // (limits.max_publish_response_size, so a client that accepts anything, 0 everywhere, still gets
+  // messages of bounded memory), the client's maxResponseMessageSize (Part 4 §5.6.2) and the channel's
+  // MaxMessageSize / MaxChunkCount (Part 6 §7.1.2.3). After the notifications come the
+  // DataChangeNotification's diagnosticInfos, the results and the diagnosticInfos.
+  size_t max_body = registry_.max_publish_response_size();
+  if (ch) max_body = std::min(max_body, ch->max_response_body());
   if (const uint32_t m = session_->max_response_message_size; m != 0 && m < max_body) max_body = m;
   const size_t trailer = 4 + 4 + 4 * request.ack_results.size() + 4;
-  const size_t limit =
-      max_body == SIZE_MAX ? SIZE_MAX : body_at + (max_body > trailer ? max_body - trailer : 0);
+  const size_t limit = body_at + (max_body > trailer ? max_body - trailer : 0);
   if (message(e, buf, limit)) buf.data()[more_at] = 1;
   if (retain) {
     if (drops_oldest) {

@@ -49,7 +49,6 @@ inline constexpr double kMaxPublishingIntervalMs = 3600000;
 inline constexpr uint32_t kDefaultKeepAliveCount = 10;
 inline constexpr uint32_t kMaxKeepAliveCount = 10000;
 inline constexpr uint32_t kMaxLifetimeCount = 100000;
-inline constexpr uint32_t kMaxNotificationsPerPublish = 10000;  // also what 0 ("no limit") becomes
 // NotificationMessages kept for Republish per subscription; the oldest is dropped beyond it.
 inline constexpr size_t kRetransmissionQueueSize = 16;
 class Subscription : public std::enable_shared_from_this<Subscription> {
@@ -59,10 +58,12 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
     double publishing_interval_ms = 0;
     uint32_t lifetime_count = 0;
     uint32_t max_keep_alive_count = 0;
-    uint32_t max_notifications_per_publish = 0;
+    uint32_t max_notifications_per_publish = 0;  // 0: no limit (Part 4 §5.13.2.2)
     uint8_t priority = 0;
   };
   // Part 4 §5.13.2.2: clamps a request into the server's bounds; lifetime >= 3 x keep-alive.
+  // maxNotificationsPerPublish is kept as the client gave it, 0 meaning no limit: a NotificationMessage
+  // is bounded in bytes instead, by the client's limits and limits.max_publish_response_size (respond()).
   static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
                            uint32_t max_notifications, uint8_t priority) noexcept;
 
@@ -153,7 +154,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void send_keep_alive(PendingPublish request);
   // Encodes a PublishResponse straight into a chunk buffer: the NotificationMessage is written by
   // `message(encoder, buffer, limit)` (data changes from the item queues, or nothing for a keep-alive),
-  // which keeps the buffer at most `limit` bytes long (the client's limits) and returns MoreNotifications;
+  // which keeps the buffer at most `limit` bytes long (the size bound) and returns MoreNotifications;
   // a data message is also kept, as bytes, for Republish.
   template <class F>
   void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
