@@ -274,8 +274,8 @@ void Subscription::send_notifications(PendingPublish request) {
     // Part 4 §5.13.2.2 maxNotificationsPerPublish: 0 is no limit.
     size_t budget = params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
     bool full = false;  // the next notification would pass the size limit
-    size_t kept = 0;
-    for (size_t i = 0; i < ready_.size(); ++i) {
+    size_t i = ready_head_;
+    for (; i < ready_.size(); ++i) {
       const ReadyEntry entry = ready_[i];
       MonitoredItem* item = entry.item;
       if (item->id != entry.id) continue;  // removed since it was listed
@@ -299,15 +299,12 @@ void Subscription::send_notifications(PendingPublish request) {
         ++count;
         --budget;
       }
-      if (item->queue_empty()) {
-        item->ready = false;
-        item->listed = false;
-        --ready_count_;
-      } else {
-        ready_[kept++] = entry;  // reported by the next message (MoreNotifications)
-      }
+      if (!item->queue_empty()) break;  // full or out of budget: the rest waits, this entry first
+      item->ready = false;
+      item->listed = false;
+      --ready_count_;
     }
-    ready_.resize(kept);
+    consume_ready(i);
     counters_.data_change_notifications += count;
     more_notifications_ = ready_count_ > 0;
     e.write_i32(0);  // diagnosticInfos
