@@ -340,10 +340,22 @@ template <class F>
 void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain,
                            F&& message) {
   auto ch = request.open_channel();
-  // Without a channel the message is still built: its notifications are consumed and kept for Republish.
+  // The queue as it will be once this message is kept (the oldest may then have been dropped).
+  const bool drops_oldest = retain && retained_count_ == retained_.size();
+  // A data message is encoded straight into the retransmission slot it will be kept in, whose buffer
+  // keeps its capacity: no copy for Republish, and no growing buffer per message however large (up to
+  // limits.max_publish_response_size). The channel sends copies of it as chunks. A keep-alive is encoded
+  // into a chunk buffer and sent as it is. Without a channel the message is still built: its
+  // notifications are consumed and a data message is kept for Republish.
   thread_local ua::ByteBuffer orphan;
-  ua::ByteBuffer buf = ch ? ch->acquire_buffer() : std::move(orphan);
-  if (!ch) buf.clear();
+  Retained* slot =
+      retain ? &retained_[(retained_head_ + (drops_oldest ? 0 : retained_count_)) % retained_.size()]
+             : nullptr;
+  ua::ByteBuffer buf = slot ? std::move(slot->bytes) : ch ? ch->acquire_buffer() : std::move(orphan);
+  if (slot || !ch) {
+    buf.clear();
+    buf.resize(transport::kSymmetricPrefix);  // the headroom of acquire_buffer()
+  }
   const size_t body_at = buf.size();
   ua::Encoder e(buf);
   ua::encode(e, ua::NodeId(0, ua::PublishResponse::binary_encoding_id));
@@ -352,8 +364,6 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   header.request_handle = request.request_handle();
   ua::encode(e, header);
   e.write_u32(id_);
-  // The queue as it will be once this message is kept (the oldest may then have been dropped).
-  const bool drops_oldest = retain && retained_count_ == retained_.size();
   const size_t available = retained_count_ - (drops_oldest ? 1 : 0) + (retain ? 1 : 0);
   e.write_i32(static_cast<int32_t>(available));
   for (size_t i = drops_oldest ? 1 : 0; i < retained_count_; ++i) e.write_u32(retained_at(i).sequence_number);
@@ -374,25 +384,28 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   const size_t trailer = 4 + 4 + 4 * request.ack_results.size() + 4;
   const size_t limit = body_at + (max_body > trailer ? max_body - trailer : 0);
   if (message(e, buf, limit)) buf.data()[more_at] = 1;
-  if (retain) {
+  const size_t message_size = e.position() - message_at;
+  request.ack_results.encode(e);
+  e.write_i32(0);  // diagnosticInfos
+  if (slot) {
     if (drops_oldest) {
       retained_head_ = (retained_head_ + 1) % retained_.size();
       --retained_count_;
       ++counters_.discarded;  // never acknowledged (Part 5 §12.15 DiscardedMessageCount)
     }
-    Retained& r = retained_at(retained_count_++);
-    r.sequence_number = sequence_number;
-    r.bytes.clear();
-    r.bytes.append(buf.data() + message_at, e.position() - message_at);
+    ++retained_count_;  // `slot` is now retained_at(retained_count_ - 1)
+    slot->sequence_number = sequence_number;
+    slot->message_at = message_at;
+    slot->message_size = message_size;
+    slot->bytes = std::move(buf);
   }
-  request.ack_results.encode(e);
-  e.write_i32(0);  // diagnosticInfos
   if (!ch) {
-    orphan = std::move(buf);
+    if (!slot) orphan = std::move(buf);
     request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
     return;
   }
   if (!e.status().is_good()) return request.fault(e.status());
+  if (slot) return request.send_copy(*ch, slot->bytes);
   request.send_encoded(*ch, std::move(buf));
 }
 
@@ -419,7 +432,7 @@ ua::StatusCode Subscription::republish(uint32_t sequence_number, std::span<const
   for (size_t i = 0; i < retained_count_; ++i) {
     const Retained& r = retained_at(i);
     if (r.sequence_number == sequence_number) {
-      out = {r.bytes.data(), r.bytes.size()};
+      out = {r.bytes.data() + r.message_at, r.message_size};
       return status::Good;
     }
   }

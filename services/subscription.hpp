@@ -152,10 +152,10 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   PendingPublish take_request();  // REQUIRES: has_request()
   void send_notifications(PendingPublish request);
   void send_keep_alive(PendingPublish request);
-  // Encodes a PublishResponse straight into a chunk buffer: the NotificationMessage is written by
-  // `message(encoder, buffer, limit)` (data changes from the item queues, or nothing for a keep-alive),
-  // which keeps the buffer at most `limit` bytes long (the size bound) and returns MoreNotifications;
-  // a data message is also kept, as bytes, for Republish.
+  // Encodes a PublishResponse: the NotificationMessage is written by `message(encoder, buffer, limit)`
+  // (data changes from the item queues, or nothing for a keep-alive), which keeps the buffer at most
+  // `limit` bytes long (the size bound) and returns MoreNotifications. A data message is encoded into its
+  // retransmission slot and kept there for Republish; a keep-alive into a chunk buffer.
   template <class F>
   void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
   static void encode_too_large(ua::Encoder& e, const MonitoredItem& item);
@@ -181,10 +181,14 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   bool more_notifications_ = false;
   std::chrono::steady_clock::time_point late_since_;
   uint32_t next_sequence_ = 1;
-  // Retransmission queue: encoded NotificationMessages, oldest first, in a ring whose buffers are reused
-  // (a ByteBuffer never shrinks), so keeping a message allocates nothing once the buffers are warm.
+  // Retransmission queue: NotificationMessages, oldest first, in a ring whose buffers are reused (a
+  // ByteBuffer never shrinks), so keeping a message allocates nothing once the buffers are warm. Each
+  // buffer holds the whole PublishResponse the message was sent in (respond() encodes into it); the
+  // message is bytes [message_at, message_at + message_size) of it.
   struct Retained {
     uint32_t sequence_number = 0;
+    size_t message_at = 0;
+    size_t message_size = 0;
     ua::ByteBuffer bytes;
   };
   std::array<Retained, kRetransmissionQueueSize> retained_;
