@@ -207,6 +207,8 @@ bool hello(asio::ip::tcp::socket& s, const std::string& url, SessionInfo& out, s
   transport::HelloMessage hello;
   hello.receive_buffer_size = kBufferSize;
   hello.send_buffer_size = kBufferSize;
+  hello.max_message_size = 0;  // 0: responses of any size and chunk count (Part 6 §7.1.2.3)
+  hello.max_chunk_count = 0;
   hello.endpoint_url = ua::String(url);
   std::string hel = transport::encode_hello(hello);
   if (!write_all(s, {reinterpret_cast<const uint8_t*>(hel.data()), hel.size()}, error)) return false;
@@ -277,6 +279,7 @@ bool open_session(asio::ip::tcp::socket& s, const Endpoint& endpoint, const std:
   create.session_name = ua::String(session_name);
   create.client_nonce = session_nonce();
   create.requested_session_timeout = session_timeout_ms;
+  create.max_response_message_size = 0;  // no limit (Part 4 §5.6.2): the server's bounds apply
   if (endpoint.security)
     create.client_certificate = ua::ByteString::from_bytes(endpoint.security->settings->certificate);
   ua::CreateSessionResponse created;

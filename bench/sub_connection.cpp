@@ -20,6 +20,9 @@ bool SubConnection::setup(const Endpoint& endpoint, const std::string& name, con
     cs.requested_publishing_interval = p.publishing_interval_ms;
     cs.requested_max_keep_alive_count = 10;
     cs.requested_lifetime_count = 1000;
+    // No count limit (Part 4 §5.13.2.2): with maxResponseMessageSize 0 (CreateSession) and MaxMessageSize /
+    // MaxChunkCount 0 (HEL, blocking_client.cpp) only the server's own bound splits a message, so a
+    // subscription's backlog of one publishing interval travels in as few responses as it allows.
     cs.max_notifications_per_publish = 0;
     cs.publishing_enabled = true;
     ua::CreateSubscriptionResponse created;
@@ -117,10 +120,11 @@ void SubConnection::handle_response(std::span<const uint8_t> body) {
   for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) d.read_u32();  // available sequence numbers
   d.read_u8();                                                               // more notifications
   const uint32_t sequence = d.read_u32();
-  d.read_u64();  // publish time
+  const int64_t publish_time = static_cast<int64_t>(d.read_u64());
   const int32_t data_count = d.read_i32();
   const int64_t begin = counters_.window_begin.load(std::memory_order_relaxed);
   const int64_t end = counters_.window_end.load(std::memory_order_relaxed);
+  const bool in_window = publish_time >= begin && publish_time < end;
   ua::DataValue dv;
   for (int32_t i = 0; i < data_count && d.ok(); ++i) {
     ua::NodeId body_type;
@@ -130,7 +134,12 @@ void SubConnection::handle_response(std::span<const uint8_t> body) {
     auto inner_bytes = d.take(len > 0 ? static_cast<size_t>(len) : 0);
     ua::Decoder inner(inner_bytes);
     if (body_type.is_ns0(ua::DataChangeNotification::binary_encoding_id)) {
-      for (int32_t k = 0, m = inner.read_i32(); k < m && inner.ok(); ++k) {
+      const int32_t m = inner.read_i32();
+      if (in_window && m > 0) {
+        ++window_messages_;
+        window_message_notifications_ += static_cast<uint64_t>(m);
+      }
+      for (int32_t k = 0; k < m && inner.ok(); ++k) {
         const uint32_t handle = inner.read_u32();
         ua::decode(inner, dv);
         if (handle >= counters_.count.size()) {

@@ -59,6 +59,9 @@ class SubConnection : private WireClient<SubConnection> {
   double revised_publishing_interval() const noexcept { return revised_publishing_; }
   uint32_t revised_queue_size() const noexcept { return revised_queue_; }
   uint64_t duplicates() const noexcept { return duplicates_; }
+  // PublishResponses with data whose publishTime fell inside the window, and their notifications.
+  uint64_t window_messages() const noexcept { return window_messages_; }
+  uint64_t window_message_notifications() const noexcept { return window_message_notifications_; }
   const std::map<std::string, uint64_t>& errors() const noexcept { return errors_; }
 
  private:
@@ -77,6 +80,8 @@ class SubConnection : private WireClient<SubConnection> {
   double revised_publishing_ = 0;
   uint32_t revised_queue_ = 0;
   uint64_t duplicates_ = 0;
+  uint64_t window_messages_ = 0;
+  uint64_t window_message_notifications_ = 0;
   std::map<std::string, uint64_t> errors_;
   std::map<uint32_t, uint32_t> last_sequence_;  // per subscription: the last data message's number
   std::vector<std::pair<uint32_t, uint32_t>> acks_;

@@ -130,6 +130,11 @@ struct StepResult {
   double notifications_per_s = 0;
   double server_cores = -1;
   double client_cores = 0;
+  // PublishResponses with data in the window (by their publishTime), per second, and the notifications
+  // each carried on average; the server's CPU time per notification received (-1: n/a).
+  double messages_per_s = 0;
+  double notifications_per_message = 0;
+  double server_us_per_notification = -1;
   RoundCpu cpu;  // the machine's steal and other processes during the window (machine.hpp)
   // From the server's own counters (opcuad only; -1: n/a): heap allocations per notification received by
   // the harness in the window, and gathered socket writes per message sent.
@@ -169,6 +174,12 @@ void print_step(const StepResult& r, const SubOptions& o) {
       r.bytes_per_item >= 0 ? (std::to_string(static_cast<long>(r.bytes_per_item)) + " B RSS/item").c_str()
                             : "RSS n/a",
       static_cast<unsigned long long>(r.errors), r.pass ? "PASS" : "FAIL");
+  char per_notification[48] = "n/a";
+  if (r.server_us_per_notification >= 0)
+    std::snprintf(per_notification, sizeof per_notification, "%.3f us per notification",
+                  r.server_us_per_notification);
+  std::printf("  publish: %.0f responses/s with data, %.0f notifications per response; server CPU %s\n",
+              r.messages_per_s, r.notifications_per_message, per_notification);
   if (r.allocs_per_notification >= 0 || r.writes_per_message >= 0)
     std::printf(
         "  server counters: %.3f heap allocations per notification, %.3f write syscalls per message\n",
@@ -339,10 +350,18 @@ StepResult run_sub_step(const SubOptions& o, uint32_t items, const SubTarget& ta
   }
   if (child.pid() > 0 && server0 >= 0 && server1 >= 0) r.server_cores = (server1 - server0) / o.duration;
   r.client_cores = (client1 - client0) / o.duration;
+  if (r.server_cores >= 0 && total > 0)
+    r.server_us_per_notification = r.server_cores * 1e6 / r.notifications_per_s;
+  uint64_t messages = 0, carried = 0;
   for (const auto& c : connections) {
+    messages += c->window_messages();
+    carried += c->window_message_notifications();
     r.duplicates += c->duplicates();
     for (const auto& [what, n] : c->errors()) r.error_kinds[what] += n;
   }
+  r.messages_per_s = static_cast<double>(messages) / o.duration;
+  if (messages > 0)
+    r.notifications_per_message = static_cast<double>(carried) / static_cast<double>(messages);
   if (counters.unknown_handles)
     r.error_kinds["notification for an unknown client handle"] += counters.unknown_handles;
   for (const auto& [what, n] : r.error_kinds) r.errors += n;
@@ -443,6 +462,9 @@ std::string step_json(const StepResult& r) {
                   ", \"items_passing_fraction\": " + json_number(r.passing_fraction) +
                   ", \"server_cpu_cores\": " + json_number(r.server_cores, true) +
                   ", \"client_cpu_cores\": " + json_number(r.client_cores) +
+                  ", \"server_cpu_us_per_notification\": " + json_number(r.server_us_per_notification, true) +
+                  ", \"publish_responses_per_s\": " + json_number(r.messages_per_s) +
+                  ", \"notifications_per_response\": " + json_number(r.notifications_per_message) +
                   ", \"steal_percent\": " + json_number(r.cpu.steal_percent, true) +
                   ", \"other_cpu_cores\": " + json_number(r.cpu.other_cores, true) +
                   ", \"high_steal\": " + (r.cpu.high_steal() ? "true" : "false") +

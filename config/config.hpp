@@ -94,6 +94,11 @@ struct Limits {
   uint32_t max_monitored_item_queue_size = 1000;      // queueSize revised down to it; 1..65535
   uint32_t max_publish_requests_per_session = 32;     // BadTooManyPublishRequests for the oldest
   uint32_t max_subscriptions_per_call = 1000;         // ids per SetPublishingMode/Delete/Transfer
+  // The largest PublishResponse body the server builds, whatever the client accepts (its
+  // maxResponseMessageSize, MaxMessageSize and MaxChunkCount may only lower it): what does not fit waits
+  // for the next message (MoreNotifications). It bounds the memory of one response: its encoding, its
+  // chunks while they are sent, its copy kept for Republish (docs/SECURITY.md).
+  uint32_t max_publish_response_size = 4u << 20;
   // Sessions closed with deleteSubscriptions FALSE (Part 4 §5.6.4) keep their subscriptions for a
   // TransferSubscriptions at most this long, and at most this many such sessions per shard.
   double parked_session_lifetime_ms = 300000;

@@ -33,6 +33,8 @@ const Setting<L> kLimits[] = {
     {"max_monitored_item_queue_size", &L::max_monitored_item_queue_size, 1, 65535},
     {"max_publish_requests_per_session", &L::max_publish_requests_per_session, 1, kU32},
     {"max_subscriptions_per_call", &L::max_subscriptions_per_call},
+    // Below one 64 KiB chunk a Publish response would save no memory, only split values.
+    {"max_publish_response_size", &L::max_publish_response_size, 65536, kU32},
     {"parked_session_lifetime_ms", &L::parked_session_lifetime_ms, 0, kMaxMs},
     {"max_parked_sessions", &L::max_parked_sessions},
     {"max_references_per_node", &L::max_references_per_node, 1, kU32},

@@ -20,4 +20,10 @@ void PendingPublish::send_encoded(transport::SecureChannel& channel, ua::ByteBuf
   channel.send_response(request_id_, std::move(encoded), stream_);
 }
 
+void PendingPublish::send_copy(transport::SecureChannel& channel, const ua::ByteBuffer& encoded) {
+  if (!owed_) return;
+  answered();
+  channel.send_response_copy(request_id_, encoded, stream_);
+}
+
 }  // namespace opcuad::services

@@ -92,6 +92,9 @@ class PendingPublish {
   void fault(ua::StatusCode result) noexcept;
   // Answers with an encoded response from the channel's acquire_buffer().
   void send_encoded(transport::SecureChannel& channel, ua::ByteBuffer encoded);
+  // Answers with a response encoded in a buffer the caller keeps (kSymmetricPrefix bytes of headroom,
+  // then the body): the channel sends copies of it (SecureChannel::send_response_copy).
+  void send_copy(transport::SecureChannel& channel, const ua::ByteBuffer& encoded);
   // Answers with a generated response structure.
   template <class T>
   void send(const T& response) {

@@ -31,7 +31,8 @@ Server::Server(addressspace::AddressSpace& space, const config::ServerConfig& co
       config_(config),
       instance_(g_next_instance.fetch_add(1, std::memory_order_relaxed)),
       sessions_(config.limits),
-      subscriptions_(space, config.limits.max_subscriptions, config.limits.max_monitored_items),
+      subscriptions_(space, config.limits.max_subscriptions, config.limits.max_monitored_items,
+                     config.limits.max_publish_response_size),
       dispatcher_(*this, space),
       logins_(std::make_unique<LoginVerifier>(config.users, login_limits(config.limits))) {}
 

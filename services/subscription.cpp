@@ -27,9 +27,8 @@ Subscription::Parameters Subscription::revise(double interval_ms, uint32_t lifet
       keep_alive == 0 ? kDefaultKeepAliveCount : std::min(keep_alive, kMaxKeepAliveCount);
   // The lifetime count shall be at least three times the keep-alive count.
   p.lifetime_count = std::clamp(lifetime, 3 * p.max_keep_alive_count, kMaxLifetimeCount);
-  p.max_notifications_per_publish = max_notifications == 0
-                                        ? kMaxNotificationsPerPublish
-                                        : std::min(max_notifications, kMaxNotificationsPerPublish);
+  // Honoured as given, 0 meaning no limit: what bounds a message is its size (respond()).
+  p.max_notifications_per_publish = max_notifications;
   p.priority = priority;
   return p;
 }
@@ -272,10 +271,11 @@ void Subscription::send_notifications(PendingPublish request) {
     const size_t count_at = e.position();
     e.write_u32(0);
     uint32_t count = 0;
-    size_t budget = params_.max_notifications_per_publish;
-    bool full = false;  // the next notification would pass the client's size limits
-    size_t kept = 0;
-    for (size_t i = 0; i < ready_.size(); ++i) {
+    // Part 4 §5.13.2.2 maxNotificationsPerPublish: 0 is no limit.
+    size_t budget = params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
+    bool full = false;  // the next notification would pass the size limit
+    size_t i = ready_head_;
+    for (; i < ready_.size(); ++i) {
       const ReadyEntry entry = ready_[i];
       MonitoredItem* item = entry.item;
       if (item->id != entry.id) continue;  // removed since it was listed
@@ -299,15 +299,12 @@ void Subscription::send_notifications(PendingPublish request) {
         ++count;
         --budget;
       }
-      if (item->queue_empty()) {
-        item->ready = false;
-        item->listed = false;
-        --ready_count_;
-      } else {
-        ready_[kept++] = entry;  // reported by the next message (MoreNotifications)
-      }
+      if (!item->queue_empty()) break;  // full or out of budget: the rest waits, this entry first
+      item->ready = false;
+      item->listed = false;
+      --ready_count_;
     }
-    ready_.resize(kept);
+    consume_ready(i);
     counters_.data_change_notifications += count;
     more_notifications_ = ready_count_ > 0;
     e.write_i32(0);  // diagnosticInfos
@@ -343,10 +340,22 @@ template <class F>
 void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain,
                            F&& message) {
   auto ch = request.open_channel();
-  // Without a channel the message is still built: its notifications are consumed and kept for Republish.
+  // The queue as it will be once this message is kept (the oldest may then have been dropped).
+  const bool drops_oldest = retain && retained_count_ == retained_.size();
+  // A data message is encoded straight into the retransmission slot it will be kept in, whose buffer
+  // keeps its capacity: no copy for Republish, and no growing buffer per message however large (up to
+  // limits.max_publish_response_size). The channel sends copies of it as chunks. A keep-alive is encoded
+  // into a chunk buffer and sent as it is. Without a channel the message is still built: its
+  // notifications are consumed and a data message is kept for Republish.
   thread_local ua::ByteBuffer orphan;
-  ua::ByteBuffer buf = ch ? ch->acquire_buffer() : std::move(orphan);
-  if (!ch) buf.clear();
+  Retained* slot =
+      retain ? &retained_[(retained_head_ + (drops_oldest ? 0 : retained_count_)) % retained_.size()]
+             : nullptr;
+  ua::ByteBuffer buf = slot ? std::move(slot->bytes) : ch ? ch->acquire_buffer() : std::move(orphan);
+  if (slot || !ch) {
+    buf.clear();
+    buf.resize(transport::kSymmetricPrefix);  // the headroom of acquire_buffer()
+  }
   const size_t body_at = buf.size();
   ua::Encoder e(buf);
   ua::encode(e, ua::NodeId(0, ua::PublishResponse::binary_encoding_id));
@@ -355,8 +364,6 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   header.request_handle = request.request_handle();
   ua::encode(e, header);
   e.write_u32(id_);
-  // The queue as it will be once this message is kept (the oldest may then have been dropped).
-  const bool drops_oldest = retain && retained_count_ == retained_.size();
   const size_t available = retained_count_ - (drops_oldest ? 1 : 0) + (retain ? 1 : 0);
   e.write_i32(static_cast<int32_t>(available));
   for (size_t i = drops_oldest ? 1 : 0; i < retained_count_; ++i) e.write_u32(retained_at(i).sequence_number);
@@ -366,35 +373,39 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
   const size_t message_at = e.position();
   e.write_u32(sequence_number);
   ua::encode(e, ua::DateTime::now());
-  // Where the notifications must end for the response to fit the client's limits: its
-  // maxResponseMessageSize (Part 4 §5.6.2, the body) and the channel's MaxMessageSize / MaxChunkCount
-  // (Part 6 §7.1.2.3). After them come the DataChangeNotification's diagnosticInfos, results and
-  // diagnosticInfos.
-  size_t max_body = ch ? ch->max_response_body() : SIZE_MAX;  // SIZE_MAX: no limit
+  // Where the notifications must end for the response body to fit: the server's own bound
+  // (limits.max_publish_response_size, so a client that accepts anything, 0 everywhere, still gets
+  // messages of bounded memory), the client's maxResponseMessageSize (Part 4 §5.6.2) and the channel's
+  // MaxMessageSize / MaxChunkCount (Part 6 §7.1.2.3). After the notifications come the
+  // DataChangeNotification's diagnosticInfos, the results and the diagnosticInfos.
+  size_t max_body = registry_.max_publish_response_size();
+  if (ch) max_body = std::min(max_body, ch->max_response_body());
   if (const uint32_t m = session_->max_response_message_size; m != 0 && m < max_body) max_body = m;
   const size_t trailer = 4 + 4 + 4 * request.ack_results.size() + 4;
-  const size_t limit =
-      max_body == SIZE_MAX ? SIZE_MAX : body_at + (max_body > trailer ? max_body - trailer : 0);
+  const size_t limit = body_at + (max_body > trailer ? max_body - trailer : 0);
   if (message(e, buf, limit)) buf.data()[more_at] = 1;
-  if (retain) {
+  const size_t message_size = e.position() - message_at;
+  request.ack_results.encode(e);
+  e.write_i32(0);  // diagnosticInfos
+  if (slot) {
     if (drops_oldest) {
       retained_head_ = (retained_head_ + 1) % retained_.size();
       --retained_count_;
       ++counters_.discarded;  // never acknowledged (Part 5 §12.15 DiscardedMessageCount)
     }
-    Retained& r = retained_at(retained_count_++);
-    r.sequence_number = sequence_number;
-    r.bytes.clear();
-    r.bytes.append(buf.data() + message_at, e.position() - message_at);
+    ++retained_count_;  // `slot` is now retained_at(retained_count_ - 1)
+    slot->sequence_number = sequence_number;
+    slot->message_at = message_at;
+    slot->message_size = message_size;
+    slot->bytes = std::move(buf);
   }
-  request.ack_results.encode(e);
-  e.write_i32(0);  // diagnosticInfos
   if (!ch) {
-    orphan = std::move(buf);
+    if (!slot) orphan = std::move(buf);
     request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
     return;
   }
   if (!e.status().is_good()) return request.fault(e.status());
+  if (slot) return request.send_copy(*ch, slot->bytes);
   request.send_encoded(*ch, std::move(buf));
 }
 
@@ -421,7 +432,7 @@ ua::StatusCode Subscription::republish(uint32_t sequence_number, std::span<const
   for (size_t i = 0; i < retained_count_; ++i) {
     const Retained& r = retained_at(i);
     if (r.sequence_number == sequence_number) {
-      out = {r.bytes.data(), r.bytes.size()};
+      out = {r.bytes.data() + r.message_at, r.message_size};
       return status::Good;
     }
   }

@@ -49,7 +49,6 @@ inline constexpr double kMaxPublishingIntervalMs = 3600000;
 inline constexpr uint32_t kDefaultKeepAliveCount = 10;
 inline constexpr uint32_t kMaxKeepAliveCount = 10000;
 inline constexpr uint32_t kMaxLifetimeCount = 100000;
-inline constexpr uint32_t kMaxNotificationsPerPublish = 10000;  // also what 0 ("no limit") becomes
 // NotificationMessages kept for Republish per subscription; the oldest is dropped beyond it.
 inline constexpr size_t kRetransmissionQueueSize = 16;
 class Subscription : public std::enable_shared_from_this<Subscription> {
@@ -59,10 +58,12 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
     double publishing_interval_ms = 0;
     uint32_t lifetime_count = 0;
     uint32_t max_keep_alive_count = 0;
-    uint32_t max_notifications_per_publish = 0;
+    uint32_t max_notifications_per_publish = 0;  // 0: no limit (Part 4 §5.13.2.2)
     uint8_t priority = 0;
   };
   // Part 4 §5.13.2.2: clamps a request into the server's bounds; lifetime >= 3 x keep-alive.
+  // maxNotificationsPerPublish is kept as the client gave it, 0 meaning no limit: a NotificationMessage
+  // is bounded in bytes instead, by the client's limits and limits.max_publish_response_size (respond()).
   static Parameters revise(double interval_ms, uint32_t lifetime, uint32_t keep_alive,
                            uint32_t max_notifications, uint8_t priority) noexcept;
 
@@ -151,10 +152,10 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   PendingPublish take_request();  // REQUIRES: has_request()
   void send_notifications(PendingPublish request);
   void send_keep_alive(PendingPublish request);
-  // Encodes a PublishResponse straight into a chunk buffer: the NotificationMessage is written by
-  // `message(encoder, buffer, limit)` (data changes from the item queues, or nothing for a keep-alive),
-  // which keeps the buffer at most `limit` bytes long (the client's limits) and returns MoreNotifications;
-  // a data message is also kept, as bytes, for Republish.
+  // Encodes a PublishResponse: the NotificationMessage is written by `message(encoder, buffer, limit)`
+  // (data changes from the item queues, or nothing for a keep-alive), which keeps the buffer at most
+  // `limit` bytes long (the size bound) and returns MoreNotifications. A data message is encoded into its
+  // retransmission slot and kept there for Republish; a keep-alive into a chunk buffer.
   template <class F>
   void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
   static void encode_too_large(ua::Encoder& e, const MonitoredItem& item);
@@ -162,6 +163,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   void make_ready(MonitoredItem& item);
   void unready(MonitoredItem& item) noexcept;
   void compact_ready() noexcept;
+  void consume_ready(size_t head) noexcept;  // the entries before `head` have been reported
   void index_in(ShardState& shard);
   void unindex() noexcept;
 
@@ -179,10 +181,14 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   bool more_notifications_ = false;
   std::chrono::steady_clock::time_point late_since_;
   uint32_t next_sequence_ = 1;
-  // Retransmission queue: encoded NotificationMessages, oldest first, in a ring whose buffers are reused
-  // (a ByteBuffer never shrinks), so keeping a message allocates nothing once the buffers are warm.
+  // Retransmission queue: NotificationMessages, oldest first, in a ring whose buffers are reused (a
+  // ByteBuffer never shrinks), so keeping a message allocates nothing once the buffers are warm. Each
+  // buffer holds the whole PublishResponse the message was sent in (respond() encodes into it); the
+  // message is bytes [message_at, message_at + message_size) of it.
   struct Retained {
     uint32_t sequence_number = 0;
+    size_t message_at = 0;
+    size_t message_size = 0;
     ua::ByteBuffer bytes;
   };
   std::array<Retained, kRetransmissionQueueSize> retained_;
@@ -199,12 +205,16 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   uint64_t tick_ = 0;
   // Items, and those with reportable values in the order they became reportable. An entry is stale when
   // its item was removed (the slot's id differs) or is no longer ready; ready_count_ counts the live ones.
+  // The list is ready_[ready_head_, end): a message that stops early (its size or count limit) leaves the
+  // rest where it is and the next one starts there, so splitting a large backlog over many messages
+  // costs O(1) per entry, not a walk of the whole list per message.
   ItemTable items_;
   struct ReadyEntry {
     MonitoredItem* item;
     uint32_t id;
   };
   std::vector<ReadyEntry> ready_;
+  size_t ready_head_ = 0;
   size_t ready_count_ = 0;
   uint32_t next_item_id_ = 1;
   size_t disabled_items_ = 0;  // items in MonitoringMode Disabled (kept by add_item, remove_item, set_mode)

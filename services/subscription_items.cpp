@@ -102,9 +102,10 @@ void Subscription::unready(MonitoredItem& item) noexcept {
 // Drops the stale entries once they are more than half the list: each entry is dropped once, so the
 // work is O(1) per entry ever added.
 void Subscription::compact_ready() noexcept {
-  if (ready_.size() <= 2 * ready_count_ + 32) return;
+  if (ready_.size() - ready_head_ <= 2 * ready_count_ + 32) return;
   size_t kept = 0;
-  for (const ReadyEntry& entry : ready_) {
+  for (size_t i = ready_head_; i < ready_.size(); ++i) {
+    const ReadyEntry entry = ready_[i];
     if (entry.item->id != entry.id) continue;
     if (!entry.item->ready) {
       entry.item->listed = false;
@@ -113,6 +114,20 @@ void Subscription::compact_ready() noexcept {
     ready_[kept++] = entry;
   }
   ready_.resize(kept);
+  ready_head_ = 0;
+}
+
+// A Publish walk reported (or dropped as stale) every entry before `head`. They are erased only once
+// they are at least half the vector, so the move costs O(1) per entry ever added.
+void Subscription::consume_ready(size_t head) noexcept {
+  ready_head_ = head;
+  if (ready_head_ == ready_.size()) {
+    ready_.clear();
+    ready_head_ = 0;
+  } else if (ready_head_ >= 1024 && 2 * ready_head_ >= ready_.size()) {
+    ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
+    ready_head_ = 0;
+  }
 }
 
 }  // namespace opcuad::services

@@ -3,12 +3,14 @@
 // it (subscription.hpp holds a reference to one, never the Server): the server-wide limits on
 // subscriptions and monitored items (config::Limits max_subscriptions, max_monitored_items), which shard
 // holds each subscription (for TransferSubscriptions, transfer_service.cpp), the distinct publishing
-// intervals served (PublishingIntervalCount, Part 5 §12.9) and the address space whose store items sample.
+// intervals served (PublishingIntervalCount, Part 5 §12.9), the address space whose store items sample,
+// and the largest Publish response the server builds (config::Limits max_publish_response_size).
 //
 // Threads: any shard. The counters are lock-free (bounded_counter.hpp); the two tables take a mutex, but
 // only when a subscription is created, modified, moved or deleted, never by Publish or sampling.
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -25,12 +27,18 @@ class SubscriptionRegistry {
  public:
   // The limits are read live (bounded_counter.hpp). REQUIRES: they outlive the registry.
   SubscriptionRegistry(addressspace::AddressSpace& space, const uint32_t& max_subscriptions,
-                       const uint32_t& max_monitored_items) noexcept
-      : space_(space), subscriptions_(max_subscriptions), monitored_items_(max_monitored_items) {}
+                       const uint32_t& max_monitored_items,
+                       const uint32_t& max_publish_response_size) noexcept
+      : space_(space),
+        subscriptions_(max_subscriptions),
+        monitored_items_(max_monitored_items),
+        max_publish_response_size_(max_publish_response_size) {}
   SubscriptionRegistry(const SubscriptionRegistry&) = delete;
   SubscriptionRegistry& operator=(const SubscriptionRegistry&) = delete;
 
   addressspace::AddressSpace& space() const noexcept { return space_; }
+  // The server's own bound on a PublishResponse body, in bytes, below whatever the client accepts.
+  size_t max_publish_response_size() const noexcept { return max_publish_response_size_; }
 
   // Reservations against the server-wide limits. A subscription holds one from before its construction
   // until its destruction; each of its items one from before add_item() until it is removed.
@@ -65,6 +73,7 @@ class SubscriptionRegistry {
   addressspace::AddressSpace& space_;
   BoundedCounter subscriptions_;
   BoundedCounter monitored_items_;
+  const uint32_t& max_publish_response_size_;
   std::atomic<uint64_t> monitored_items_created_{0};  // cumulated; bumped beside the reservation
   std::mutex owners_mutex_;
   std::unordered_map<uint32_t, ShardState*> owners_;  // GUARDED_BY(owners_mutex_)

@@ -12,6 +12,7 @@
 // shard-local: owned by one SecureChannel; no locks; no allocation beyond the chunk buffers `acquire`
 // hands out (the channel's BufferPool).
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -58,6 +59,11 @@ class ResponseChunker {
   template <class Acquire, class Emit>
   Split split(ua::ByteBuffer& encoded, uint32_t channel_id, uint32_t request_id, Acquire&& acquire,
               Emit&& emit) const;
+  // As split(), for a response the caller keeps (a NotificationMessage retained for Republish): every
+  // chunk is a copy, even a single one, and `encoded` is left as it was. Chunked or TooLarge.
+  template <class Acquire, class Emit>
+  Split split_copy(const ua::ByteBuffer& encoded, uint32_t channel_id, uint32_t request_id, Acquire&& acquire,
+                   Emit&& emit) const;
 
   // The MSG header and sequence header of a chunk whose size is `buf`'s now.
   static void write_header(ua::ByteBuffer& buf, ChunkType chunk, uint32_t channel_id,
@@ -73,6 +79,16 @@ class ResponseChunker {
 
  private:
   void update() noexcept;
+  // True when the client's limits refuse a body of `body` bytes (Part 6 §6.7.2.2).
+  bool refuses(size_t body) const noexcept {
+    const size_t chunks = (body + body_capacity_ - 1) / body_capacity_;
+    return (peer_max_chunk_count_ && chunks > peer_max_chunk_count_) ||
+           (peer_max_message_size_ && body > peer_max_message_size_);
+  }
+  // Emits the body of `encoded` as copies in chunks of at most body_capacity_ bytes.
+  template <class Acquire, class Emit>
+  void copy_chunks(const ua::ByteBuffer& encoded, uint32_t channel_id, uint32_t request_id, Acquire& acquire,
+                   Emit& emit) const;
 
   uint32_t send_buffer_size_ = 0;
   uint32_t peer_max_message_size_ = 0;  // 0: no limit
@@ -92,11 +108,26 @@ ResponseChunker::Split ResponseChunker::split(ua::ByteBuffer& encoded, uint32_t 
     emit(std::move(encoded), true);
     return Split::Single;
   }
-  const size_t chunks = (body + max_body - 1) / max_body;
-  if ((peer_max_chunk_count_ && chunks > peer_max_chunk_count_) ||
-      (peer_max_message_size_ && body > peer_max_message_size_)) {
-    return Split::TooLarge;
-  }
+  if (refuses(body)) return Split::TooLarge;
+  copy_chunks(encoded, channel_id, request_id, acquire, emit);
+  return Split::Chunked;
+}
+
+template <class Acquire, class Emit>
+ResponseChunker::Split ResponseChunker::split_copy(const ua::ByteBuffer& encoded, uint32_t channel_id,
+                                                   uint32_t request_id, Acquire&& acquire,
+                                                   Emit&& emit) const {
+  if (refuses(encoded.size() - kSymmetricPrefix)) return Split::TooLarge;
+  copy_chunks(encoded, channel_id, request_id, acquire, emit);
+  return Split::Chunked;
+}
+
+template <class Acquire, class Emit>
+void ResponseChunker::copy_chunks(const ua::ByteBuffer& encoded, uint32_t channel_id, uint32_t request_id,
+                                  Acquire& acquire, Emit& emit) const {
+  const size_t body = encoded.size() - kSymmetricPrefix;
+  const size_t max_body = body_capacity_;
+  const size_t chunks = std::max<size_t>((body + max_body - 1) / max_body, 1);
   for (size_t i = 0; i < chunks; ++i) {
     const size_t offset = i * max_body;
     const size_t n = std::min(max_body, body - offset);
@@ -106,7 +137,6 @@ ResponseChunker::Split ResponseChunker::split(ua::ByteBuffer& encoded, uint32_t 
     write_header(c, last ? ChunkType::Final : ChunkType::Intermediate, channel_id, request_id);
     emit(std::move(c), last);
   }
-  return Split::Chunked;
 }
 
 }  // namespace opcuad::transport

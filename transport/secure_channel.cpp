@@ -376,14 +376,27 @@ void SecureChannel::send_response(uint32_t request_id, ua::ByteBuffer buf, uint6
         writer_.enqueue(OutboundChunk{std::move(chunk), ChunkKind::Symmetric, 16, last, last}, stream);
       });
   if (split == ResponseChunker::Split::Single) return;  // the buffer itself went out
-  if (split == ResponseChunker::Split::Chunked) {
-    pool_.release(std::move(buf));
-    return;
-  }
-  // Part 6 §6.7.2.2: the response does not fit the client's limits; say so in a ServiceFault.
-  const ResponseChunker::Refused refused =
-      ResponseChunker::refused({buf.data() + kSymmetricPrefix, buf.size() - kSymmetricPrefix});
+  if (split == ResponseChunker::Split::TooLarge)
+    refuse_response(request_id, {buf.data() + kSymmetricPrefix, buf.size() - kSymmetricPrefix}, stream);
   pool_.release(std::move(buf));
+}
+
+void SecureChannel::send_response_copy(uint32_t request_id, const ua::ByteBuffer& encoded, uint64_t stream) {
+  assert_owner();
+  if (state_ >= State::Closing) return;
+  const ResponseChunker::Split split = chunker_.split_copy(
+      encoded, id_, request_id, [this] { return acquire_buffer(); },
+      [this, stream](ua::ByteBuffer&& chunk, bool last) {
+        writer_.enqueue(OutboundChunk{std::move(chunk), ChunkKind::Symmetric, 16, last, last}, stream);
+      });
+  if (split == ResponseChunker::Split::TooLarge)
+    refuse_response(request_id, {encoded.data() + kSymmetricPrefix, encoded.size() - kSymmetricPrefix},
+                    stream);
+}
+
+void SecureChannel::refuse_response(uint32_t request_id, std::span<const uint8_t> body, uint64_t stream) {
+  // Part 6 §6.7.2.2: the response does not fit the client's limits; say so in a ServiceFault.
+  const ResponseChunker::Refused refused = ResponseChunker::refused(body);
   // A client whose limits leave no room even for a ServiceFault cannot be answered at all: close.
   if (refused.service_fault) {
     close(status::BadResponseTooLarge, "not even a ServiceFault fits the client's MaxMessageSize");

@@ -87,6 +87,10 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   // 0 for the channel, otherwise one per session (or per subscription for Publish responses).
   ua::ByteBuffer acquire_buffer();
   void send_response(uint32_t request_id, ua::ByteBuffer encoded, uint64_t stream = 0);
+  // As send_response(), for a response encoded in a buffer the caller keeps (kSymmetricPrefix bytes of
+  // headroom, then the body; a NotificationMessage retained for Republish): the chunks are copies from
+  // the pool, `encoded` is not touched.
+  void send_response_copy(uint32_t request_id, const ua::ByteBuffer& encoded, uint64_t stream = 0);
   template <class T>
   void send(uint32_t request_id, const T& response, uint64_t stream = 0) {
     ua::ByteBuffer buf = acquire_buffer();
@@ -154,6 +158,9 @@ class SecureChannel final : public ChunkStamper, public std::enable_shared_from_
   friend struct SecureChannelTestAccess;
 
   void process();
+  // A response (its body) the client's limits refuse: a ServiceFault BadResponseTooLarge in its place
+  // (Part 6 §6.7.2.2), or ERR and close when not even that fits.
+  void refuse_response(uint32_t request_id, std::span<const uint8_t> body, uint64_t stream);
   bool handle_chunk(const FrameHeader& h, std::span<uint8_t> chunk);
   bool handle_hello(std::span<const uint8_t> body);
   bool handle_open(const FrameHeader& h, std::span<const uint8_t> chunk);

@@ -506,10 +506,11 @@ TEST_CASE("config: subscription limits", "[config][limits]") {
   CHECK(defaults.max_subscriptions_per_session == 100);
   CHECK(defaults.max_monitored_item_queue_size == 1000);
   CHECK(defaults.max_publish_requests_per_session == 32);
+  CHECK(defaults.max_publish_response_size == 4u << 20);
   const LoadResult r = load_config_text(R"({"limits": {"max_subscriptions_per_session": 3,
       "max_monitored_items_per_subscription": 4, "max_monitored_items_per_session": 5,
       "max_monitored_item_queue_size": 6, "max_publish_requests_per_session": 7, "max_subscriptions_per_call": 8,
-      "parked_session_lifetime_ms": 9.5, "max_parked_sessions": 10}})",
+      "parked_session_lifetime_ms": 9.5, "max_parked_sessions": 10, "max_publish_response_size": 100000}})",
                                         "s.json", ".");
   INFO(errors_of(r.errors));
   REQUIRE(r.ok());
@@ -522,6 +523,7 @@ TEST_CASE("config: subscription limits", "[config][limits]") {
   CHECK(l.max_subscriptions_per_call == 8);
   CHECK(l.parked_session_lifetime_ms == 9.5);
   CHECK(l.max_parked_sessions == 10);
+  CHECK(l.max_publish_response_size == 100000);
   // Hostile values: a queue the item cannot hold, no Publish request at all, a negative lifetime.
   CHECK(only_error(
             load_config_text(R"({"limits": {"max_monitored_item_queue_size": 65536}})", "s.json", ".")) ==
@@ -535,6 +537,8 @@ TEST_CASE("config: subscription limits", "[config][limits]") {
         "s.json: /limits/parked_session_lifetime_ms: out of range: must be between 0 and 2147483647");
   CHECK(only_error(load_config_text(R"({"limits": {"max_parked_sessions": -1}})", "s.json", ".")) ==
         "s.json: /limits/max_parked_sessions: out of range: must be between 0 and 4294967295");
+  CHECK(only_error(load_config_text(R"({"limits": {"max_publish_response_size": 65535}})", "s.json", ".")) ==
+        "s.json: /limits/max_publish_response_size: out of range: must be between 65536 and 4294967295");
 }
 
 TEST_CASE("a node file that is not JSON is one error: references into it are not reported as dangling",

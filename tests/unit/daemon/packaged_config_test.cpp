@@ -54,6 +54,7 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(l.max_monitored_item_queue_size == d.max_monitored_item_queue_size);
   CHECK(l.max_publish_requests_per_session == d.max_publish_requests_per_session);
   CHECK(l.max_subscriptions_per_call == d.max_subscriptions_per_call);
+  CHECK(l.max_publish_response_size == d.max_publish_response_size);
   CHECK(l.parked_session_lifetime_ms == d.parked_session_lifetime_ms);
   CHECK(l.max_parked_sessions == d.max_parked_sessions);
   CHECK(l.operations.max_nodes_per_read == d.operations.max_nodes_per_read);

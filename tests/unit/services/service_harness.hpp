@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -175,12 +176,29 @@ struct ServiceHarness {
   }
 
   // Moves what the server wrote into `stash`; answers that arrive later than their request (Publish)
-  // wait there until asked for.
+  // wait there until asked for. A message sent in several chunks (Part 6 §6.7.2: 'C' chunks, then the
+  // final one) is stashed once whole: its body is the chunks' bodies in order, `chunks` their number.
   void collect() {
     std::vector<ServerMessage> m;
     REQUIRE(parse_output(sink.out, m));
     sink.out.clear();
-    for (auto& x : m) stash.push_back(std::move(x));
+    for (auto& x : m) {
+      if (x.type == "MSG" && x.chunk == 'C') {
+        auto& [body, count] = partial[x.request_id];
+        body.insert(body.end(), x.body.begin(), x.body.end());
+        ++count;
+        continue;
+      }
+      if (auto it = partial.find(x.request_id); x.type == "MSG" && it != partial.end()) {
+        auto& [body, count] = it->second;
+        REQUIRE(x.chunk == 'F');  // an abort ('A') is not expected from the server here
+        body.insert(body.end(), x.body.begin(), x.body.end());
+        x.body = std::move(body);
+        x.chunks = count + 1;
+        partial.erase(it);
+      }
+      stash.push_back(std::move(x));
+    }
   }
 
   // The response to `request_id` if it has arrived (taken out of the stash).
@@ -265,6 +283,8 @@ struct ServiceHarness {
   ua::NodeId token;
   double revised_timeout = 0;
   std::vector<ServerMessage> stash;  // responses not asked for yet
+  // Multi-chunk messages whose final chunk has not arrived: request id -> bodies so far, chunk count.
+  std::map<uint32_t, std::pair<std::vector<uint8_t>, uint32_t>> partial;
 };
 
 inline ua::ExtensionObject user(const char* name, const char* password) {

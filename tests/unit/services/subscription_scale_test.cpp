@@ -124,7 +124,7 @@ TEST_CASE("subscription scale: deleting 50,000 of 100,000 reportable items",
   REQUIRE(h.login().is_good());
   raise_limits(h);
   // Every item's initial value waits on the ready list (no Publish request yet). 3,000 notifications
-  // per message keep each response in one chunk (the harness reads no multi-chunk answers).
+  // per message (the client's maxNotificationsPerPublish) split the 50,000 over 17 messages.
   const uint32_t sub = subscribe(h, 50, 1000, 100000, 3000).subscription_id;
   const std::vector<uint32_t> ids = create_items(h, sub, ua::MonitoringMode::Reporting);
   // Delete every odd-numbered item, in requests of 10,000.

@@ -26,6 +26,7 @@ struct ServerMessage {
   uint32_t request_id = 0;
   uint32_t size = 0;
   std::vector<uint8_t> body;  // after all headers
+  uint32_t chunks = 1;        // chunks the message came in (reassembled by ServiceHarness::collect)
 };
 
 // Splits the server's output into messages; returns false on a framing problem.
