@@ -398,14 +398,15 @@ void Subscription::respond(PendingPublish& request, uint32_t sequence_number, bo
     slot->message_at = message_at;
     slot->message_size = message_size;
     slot->bytes = std::move(buf);
+    if (!ch) return request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
+    if (!e.status().is_good()) return request.fault(e.status());
+    return request.send_copy(*ch, slot->bytes);
   }
   if (!ch) {
-    if (!slot) orphan = std::move(buf);
-    request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
-    return;
+    orphan = std::move(buf);
+    return request.fault(status::BadSecureChannelClosed);  // nobody to answer: the claim ends
   }
   if (!e.status().is_good()) return request.fault(e.status());
-  if (slot) return request.send_copy(*ch, slot->bytes);
   request.send_encoded(*ch, std::move(buf));
 }
 
