@@ -83,6 +83,10 @@ void Server::detach_shards() {
   for (auto& s : shards_) {
     ShardState* state = s.get();
     asio::post(*state->context, [state] {
+      // cancel() alone is not enough: a sweep whose timer expired while the shard was busy (ending
+      // thousands of sessions in one handler, end_sessions()) may already be queued to run with success.
+      // The flag makes that completion a no-op instead of a re-arm that would keep the shard alive.
+      state->detached = true;
       state->sweep->cancel();
       // Sessions the server ends while they are open (SessionAbortCount, Part 5 §12.9).
       stat_add(state->stats.sessions_aborted, state->sessions.size());
@@ -135,6 +139,7 @@ void Server::notify_written(ShardState* origin, std::span<const addressspace::Va
 }
 
 void Server::sweep(ShardState& shard) {
+  if (shard.detached) return;  // see detach_shards()
   const auto now = std::chrono::steady_clock::now();
   for (auto it = shard.sessions.begin(); it != shard.sessions.end();) {
     if (it->second->expired(now)) {

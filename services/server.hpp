@@ -63,7 +63,9 @@ class Server final : public transport::ServiceHandler {
   // down) and every session, parked ones too, is closed with its subscriptions. Posted before the
   // transport's ERR on the same shards, so those answers are queued ahead of it.
   void end_sessions(ua::StatusCode publish_result);
-  // Stops the shard timers (on each shard's thread via post; the caller joins the shards after).
+  // Stops the shard timers (on each shard's thread via post; the caller joins the shards after). The
+  // sweep stops for good, even when its timer had already expired and its completion was queued when
+  // this runs, so it cannot keep the shard's io_context from running out of work.
   void detach_shards();
 
   // Exception-based sampling (Part 4 §5.12.1.2, interval 0): after writing `cells`, a writer calls this

@@ -65,7 +65,10 @@ struct ShardState {
   std::vector<WaitingSession> waiting_sessions;
   uint64_t last_waiting_key = 0;
   std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
-  Scratch scratch;                            // shard-local: reused requests, responses, work lists
+  // shard-local: set by Server::detach_shards(); from then on the sweep runs no more and never re-arms,
+  // so the shard can run out of work and be joined (docs/ARCHITECTURE.md, Threads: Shutdown).
+  bool detached = false;
+  Scratch scratch;  // shard-local: reused requests, responses, work lists
   // shard-local: the RequestHeader of the request being dispatched, decoded once (dispatcher.cpp) and
   // handed to the handler's request (request.hpp, Call::take_header); reused, so it keeps its buffers.
   ua::RequestHeader request_header;
