@@ -13,6 +13,7 @@ namespace opcuad::addressspace {
 // The current value of `n`'s EURange property (a child named EURange in namespace 0 holding a Range), or
 // nothing when it has none.
 inline std::optional<ua::Range> eu_range(const NodeStore& store, NodeIndex n) {
+  if (!store.has_flag(n, flag::kHasEURange)) return std::nullopt;
   const NodeIndex range_node = store.child(n, 0, "EURange");
   if (range_node == kNoNode) return std::nullopt;
   const auto* v = store.variable(range_node);

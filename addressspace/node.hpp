@@ -53,6 +53,10 @@ inline constexpr uint8_t kUserExecutable = 0x20;   // Method
 // sees its own entries, an administrator all); Read and monitored items pass it through a per-session
 // filter (services/diagnostics.hpp). Not an attribute: no service reports it.
 inline constexpr uint8_t kSessionScoped = 0x40;
+// Variable: it has an EURange property (Part 8 §5.3.2), set when the store is built, so a Write to a
+// variable without one (most of them) skips the search through its references (addressspace/eu_range.hpp).
+// Not an attribute either.
+inline constexpr uint8_t kHasEURange = 0x80;
 }  // namespace flag
 
 struct LocalizedTextRef {

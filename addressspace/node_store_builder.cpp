@@ -275,6 +275,12 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
     s.refs_[s.nodes_[r.target].refs_end++] = Reference{r.source, t, true};
   }
   close_hierarchies(result.errors);
+  // Derived flags, once the references and the hierarchy are in place (node.hpp, flag::kHasEURange).
+  for (NodeIndex n = 0; n < s.nodes_.size(); ++n) {
+    if (s.nodes_[n].node_class == NodeClass::Variable && s.child(n, 0, "EURange") != kNoNode) {
+      s.nodes_[n].flags |= flag::kHasEURange;
+    }
+  }
   refs_.clear();
   refs_.shrink_to_fit();
   string_slots_.clear();
