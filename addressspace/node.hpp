@@ -96,6 +96,10 @@ struct VariableAttributes {
   // that changes them publishes them with the nodes they belong to (fills padding: no extra bytes).
   uint8_t read_roles = 0xFF;
   uint8_t write_roles = 0xFF;
+  // The DataType's own built-in type id when the DataType is one of the built-in DataTypes ns=0;i=1..25
+  // (Double, Int32, ...), else 0: a scalar of exactly that type fits without a look at the type tree
+  // (type_check.hpp, check_value). Padding again.
+  uint8_t builtin = 0;
 };
 static_assert(sizeof(VariableAttributes) == 40, "roles live in the padding");
 

@@ -151,6 +151,8 @@ class NodeStore {
 
   // Variable / VariableType; nullptr for other classes.
   const VariableAttributes* variable(NodeIndex n) const noexcept;
+  // REQUIRES: node_class(n) is Variable or VariableType. Inline, for the Write path that has checked it.
+  const VariableAttributes* variable_of(NodeIndex n) const noexcept { return &variables_[nodes_[n].detail]; }
   std::span<const uint32_t> array_dimensions(const VariableAttributes& v) const noexcept {
     return {dims_.data() + v.dims_begin, v.dims_count};
   }

@@ -101,6 +101,10 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
       r.detail = static_cast<uint32_t>(s.variables_.size());
       VariableAttributes v;
       v.data_type = intern_node(spec.data_type);
+      if (spec.data_type.namespace_index() == 0 && spec.data_type.type() == ua::IdType::Numeric &&
+          spec.data_type.numeric() >= 1 && spec.data_type.numeric() <= 25) {
+        v.builtin = static_cast<uint8_t>(spec.data_type.numeric());
+      }
       v.value_rank = spec.value_rank;
       v.access_level = spec.access_level;
       v.user_access_level = spec.user_access_level;

@@ -56,8 +56,8 @@ bool value_rank_accepts(int32_t value_rank, std::span<const uint32_t> array_dime
   return true;
 }
 
-ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var,
-                           const ua::Variant& value) noexcept {
+ua::StatusCode check_value_general(const NodeStore& store, const VariableAttributes& var,
+                                   const ua::Variant& value) noexcept {
   if (!data_type_accepts(store, var.data_type, value)) return ua::status::BadTypeMismatch;
   if (!value_rank_accepts(var.value_rank, store.array_dimensions(var), value))
     return ua::status::BadTypeMismatch;

@@ -14,8 +14,18 @@
 namespace opcuad::addressspace {
 
 // An empty value is accepted (it means "no value").
-ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var,
-                           const ua::Variant& value) noexcept;
+ua::StatusCode check_value_general(const NodeStore& store, const VariableAttributes& var,
+                                   const ua::Variant& value) noexcept;
+inline ua::StatusCode check_value(const NodeStore& store, const VariableAttributes& var,
+                                  const ua::Variant& value) noexcept {
+  // The common write: a scalar of exactly the variable's built-in DataType, where the ValueRank allows a
+  // scalar (-1 Scalar, -2 Any, -3 ScalarOrOneDimension).
+  if (var.builtin != 0 && static_cast<uint8_t>(value.type()) == var.builtin && value.is_scalar() &&
+      var.value_rank <= -1 && var.value_rank >= -3) {
+    return ua::status::Good;
+  }
+  return check_value_general(store, var, value);
+}
 // Just the DataType part, for a value of built-in type t (and, for ExtensionObject, its structure type).
 bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept;
 // Just the ValueRank / ArrayDimensions part.

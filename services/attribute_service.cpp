@@ -133,10 +133,11 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
   const NodeClass cls = store.node_class(n);
-  if (!has_attribute(cls, item.attribute_id)) return status::BadAttributeIdInvalid;
   // The structure is immutable and no node's WriteMask allows attribute writes: only Value is writable.
-  if (item.attribute_id != kValue || cls != NodeClass::Variable) return status::BadNotWritable;
-  const auto* var = store.variable(n);
+  if (item.attribute_id != kValue || cls != NodeClass::Variable) {
+    return has_attribute(cls, item.attribute_id) ? status::BadNotWritable : status::BadAttributeIdInvalid;
+  }
+  const auto* var = store.variable_of(n);
   if (!(var->access_level & addressspace::access::kCurrentWrite)) return status::BadNotWritable;
   // Roles and security.anonymous_write (Part 3 §4.8): BadUserAccessDenied, as for UserAccessLevel.
   if (!access_control::may_write_value(store, n, *var, call.session->access)) {
@@ -156,7 +157,8 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   }
   if (!in.server_timestamp.is_null() || in.server_picoseconds != 0) return status::BadWriteNotSupported;
   bool range_ok = true;
-  auto range = IndexRange::parse(item.index_range.view(), range_ok);
+  std::optional<IndexRange> range;
+  if (!item.index_range.empty()) range = IndexRange::parse(item.index_range.view(), range_ok);
   if (!range_ok) return status::BadIndexRangeInvalid;
 
   // Without an IndexRange the written value is the request's own: checked and stored from there, with no
