@@ -75,10 +75,24 @@ uint8_t decode_node_id(Decoder& d, NodeId& v) {
     }
     case kString:
     case kByteString: {
+      const bool is_string = (enc & 0x3F) == kString;
+      const uint32_t limit = is_string ? d.limits().max_string_length : d.limits().max_byte_string_length;
+      // The namespace, the length and the identifier in place with one bounds check, when they are all
+      // there and within the limit (what every request naming string ids sends); else field by field.
+      if (const uint8_t* h = d.peek(6)) {
+        uint16_t ns = 0;
+        int32_t n = 0;
+        std::memcpy(&ns, h, 2);
+        std::memcpy(&n, h + 2, 4);
+        if (n >= 0 && static_cast<uint32_t>(n) <= limit && d.remaining() - 6 >= static_cast<size_t>(n)) {
+          d.skip(6 + static_cast<size_t>(n));
+          v.set_text(ns, is_string ? IdType::String : IdType::Opaque, reinterpret_cast<const char*>(h + 6),
+                     static_cast<size_t>(n));
+          break;
+        }
+      }
       uint16_t ns = d.read_u16();
-      bool is_string = (enc & 0x3F) == kString;
-      int32_t n =
-          d.read_bytes_length(is_string ? d.limits().max_string_length : d.limits().max_byte_string_length);
+      int32_t n = d.read_bytes_length(limit);
       auto s = d.take(n < 0 ? 0 : static_cast<size_t>(n));
       // A null string identifier is treated as empty: both are the null NodeId of that kind.
       v.set_text(ns, is_string ? IdType::String : IdType::Opaque, reinterpret_cast<const char*>(s.data()),
@@ -335,6 +349,23 @@ void encode(Encoder& e, const Variant& v) {
 void decode(Decoder& d, Variant& v) {
   if (!d.enter()) return;
   const uint8_t mask = d.read_u8();
+  // The scalars a Write usually carries, straight into the Variant (its storage reused): no dispatch.
+  switch (mask) {
+    case static_cast<uint8_t>(BuiltinType::Double):
+      v.set_scalar(d.read_f64());
+      return d.leave();
+    case static_cast<uint8_t>(BuiltinType::Float):
+      v.set_scalar(d.read_f32());
+      return d.leave();
+    case static_cast<uint8_t>(BuiltinType::Int32):
+      v.set_scalar(d.read_i32());
+      return d.leave();
+    case static_cast<uint8_t>(BuiltinType::Boolean):
+      v.set_scalar(d.read_u8() != 0);
+      return d.leave();
+    default:
+      break;
+  }
   const size_t type = mask & 0x3F;
   const bool array = mask & kVariantArray;
   const bool dims = mask & kVariantArrayDims;

@@ -106,6 +106,7 @@ void encode(Encoder& e, const NullableBytes<Tag>& v) {
 }
 template <class Tag>
 void decode(Decoder& d, NullableBytes<Tag>& v) {
+  if (d.skip_null_bytes()) return v.set_null();
   const auto& l = d.limits();
   int32_t n = d.read_bytes_length(std::is_same_v<Tag, ByteStringTag> ? l.max_byte_string_length
                                                                      : l.max_string_length);

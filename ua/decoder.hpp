@@ -93,6 +93,22 @@ class Decoder {
     return s;
   }
 
+  // The next n bytes in place without consuming them, or nullptr when fewer remain (no error is set).
+  const uint8_t* peek(size_t n) const noexcept {
+    return static_cast<size_t>(end_ - pos_) >= n ? pos_ : nullptr;
+  }
+  // Consumes n bytes already looked at through peek(). REQUIRES: n <= remaining().
+  void skip(size_t n) noexcept { pos_ += n; }
+  // A null String or ByteString (length prefix -1, what an IndexRange or a DataEncoding name usually is):
+  // consumed, and true. Otherwise nothing is read.
+  bool skip_null_bytes() noexcept {
+    uint32_t n = 0;
+    if (end_ - pos_ < 4) return false;
+    std::memcpy(&n, pos_, 4);
+    if (n != 0xFFFFFFFFu) return false;
+    pos_ += 4;
+    return true;
+  }
   // Reads a String / ByteString length prefix: returns -1 for null, else a length checked against `limit`
   // and the remaining input. On error returns -1 with the status set.
   int32_t read_bytes_length(uint32_t limit) noexcept {

@@ -448,3 +448,52 @@ TEST_CASE("data value: every field combination encodes as Part 6 §5.2.2.17 lays
     }
   }
 }
+
+TEST_CASE("string NodeId: the one-check path and the field-by-field path agree at every boundary",
+          "[ua][codec][nodeid][limits]") {
+  DecodeLimits small;
+  small.max_string_length = 3;
+  small.max_byte_string_length = 2;
+  NodeId id;
+  // At the limit, decoded in place; into a used NodeId of the same and of another length.
+  REQUIRE(decode_from(hex("03 02 00 03 00 00 00 61 62 63"), id, small).is_good());
+  CHECK(id == NodeId(2, String("abc")));
+  REQUIRE(decode_from(hex("03 05 00 01 00 00 00 7a"), id, small).is_good());
+  CHECK(id == NodeId(5, String("z")));
+  // Null and empty identifiers are both the null String NodeId of their namespace.
+  REQUIRE(decode_from(hex("03 01 00 ff ff ff ff"), id, small).is_good());
+  CHECK(id == NodeId(1, String("")));
+  REQUIRE(decode_from(hex("03 01 00 00 00 00 00"), id, small).is_good());
+  CHECK(id == NodeId(1, String("")));
+  // One past the limit; a ByteString id under its own, smaller limit.
+  CHECK(decode_status<NodeId>(hex("03 02 00 04 00 00 00 61 62 63 64"), small) ==
+        status::BadEncodingLimitsExceeded);
+  CHECK(decode_status<NodeId>(hex("05 02 00 03 00 00 00 61 62 63"), small) ==
+        status::BadEncodingLimitsExceeded);
+  // Truncated: in the header, in the identifier; a negative length other than -1.
+  CHECK(decode_status<NodeId>(hex("03 02 00 03 00")) == status::BadDecodingError);
+  CHECK(decode_status<NodeId>(hex("03 02 00 03 00 00 00 61 62")) == status::BadDecodingError);
+  CHECK(decode_status<NodeId>(hex("03 02 00 fe ff ff ff")) == status::BadDecodingError);
+}
+
+TEST_CASE("variant: the Write scalars decode in place and fail cleanly when truncated",
+          "[ua][codec][variant]") {
+  Variant v(String("old"));
+  REQUIRE(decode_from(hex("0b 00 00 00 00 00 00 f0 3f"), v).is_good());
+  CHECK(v == Variant(1.0));
+  REQUIRE(decode_from(hex("0a 00 00 c0 3f"), v).is_good());
+  CHECK(v == Variant(1.5f));
+  REQUIRE(decode_from(hex("06 fe ff ff ff"), v).is_good());
+  CHECK(v == Variant(int32_t{-2}));
+  REQUIRE(decode_from(hex("01 01"), v).is_good());
+  CHECK(v == Variant(true));
+  // A matrix decoded into the same Variant, then a scalar: the dimensions go.
+  REQUIRE(decode_from(hex("cb 01 00 00 00 00 00 00 00 00 00 f0 3f 01 00 00 00 01 00 00 00"), v).is_good());
+  CHECK(v.dimensions() == std::vector<int32_t>{1});
+  REQUIRE(decode_from(hex("0b 00 00 00 00 00 00 00 40"), v).is_good());
+  CHECK(v == Variant(2.0));
+  CHECK(v.dimensions().empty());
+  CHECK(decode_status<Variant>(hex("0b 00 00 00 00 00 00 f0")) == status::BadDecodingError);
+  CHECK(decode_status<Variant>(hex("06 01 00")) == status::BadDecodingError);
+  CHECK(decode_status<Variant>(hex("01")) == status::BadDecodingError);
+}
