@@ -102,7 +102,13 @@ void Simulator::tick(const std::shared_ptr<Group>& g) {
   ua::DataValue dv;
   dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
   written_.clear();
-  for (const auto& v : g->variables) {
+  // The cells are scattered over memory: fetching each a few variables ahead (for writing) overlaps
+  // their cache misses, as the Sampler does for its items.
+  const std::vector<Variable>& vars = g->variables;
+  constexpr size_t kAhead = 8;
+  for (size_t i = 0; i < vars.size(); ++i) {
+    if (i + kAhead < vars.size()) __builtin_prefetch(vars[i + kAhead].cell, 1);
+    const Variable& v = vars[i];
     dv.value = config::simulate_as(v.simulation, v.type, t_ms, v.seed);
     space_.values().write(*v.cell, dv, *participant_);
     written_.push_back(v.cell);

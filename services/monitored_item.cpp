@@ -143,6 +143,66 @@ void encode_data_value(ua::Encoder& e, const ua::Variant& value, uint32_t status
   if (mask & 0x20) e.write_u16(server_ps);
 }
 
+// A MonitoredItemNotification {clientHandle, DataValue} of an inline scalar, written with one append:
+// the DataValue's mask, the Variant's encoding byte (its built-in type id, Part 6 §5.2.2.16) and the
+// value's bytes, the status, the timestamps TimestampsToReturn keeps (inline values have no picoseconds).
+// False for a kind it does not know (the Variant path then encodes it).
+bool encode_inline_notification(ua::Encoder& e, uint32_t client_handle, uint8_t kind, uint64_t payload,
+                                uint32_t status_code, int64_t source, int64_t server,
+                                ua::TimestampsToReturn ts) {
+  using B = BuiltinType;
+  size_t value_bytes = 0;
+  if (kind != ValueCell::kEmpty) {
+    switch (static_cast<B>(kind)) {
+      case B::Boolean:
+      case B::SByte:
+      case B::Byte:
+        value_bytes = 1;
+        break;
+      case B::Int16:
+      case B::UInt16:
+        value_bytes = 2;
+        break;
+      case B::Int32:
+      case B::UInt32:
+      case B::Float:
+      case B::StatusCode:
+        value_bytes = 4;
+        break;
+      case B::Int64:
+      case B::UInt64:
+      case B::Double:
+      case B::DateTime:
+        value_bytes = 8;
+        break;
+      default:
+        return false;
+    }
+  }
+  using T = ua::TimestampsToReturn;
+  if (ts == T::Server || ts == T::Neither) source = 0;
+  if (ts == T::Source || ts == T::Neither) server = 0;
+  uint8_t out[4 + 1 + 1 + 8 + 4 + 8 + 8];
+  size_t n = 0;
+  auto put = [&](const void* p, size_t size) {
+    std::memcpy(out + n, p, size);
+    n += size;
+  };
+  put(&client_handle, 4);
+  const uint8_t mask =
+      (value_bytes ? 0x01 : 0) | (status_code ? 0x02 : 0) | (source ? 0x04 : 0) | (server ? 0x08 : 0);
+  put(&mask, 1);
+  if (value_bytes) {
+    put(&kind, 1);
+    put(&payload, value_bytes);  // the value's own bytes, as the cell keeps them (little-endian, as Encoder)
+  }
+  if (status_code) put(&status_code, 4);
+  if (source) put(&source, 8);
+  if (server) put(&server, 8);
+  e.write_raw(out, n);
+  return true;
+}
+
 void strip_timestamps(ua::DataValue& v, ua::TimestampsToReturn ts) {
   using T = ua::TimestampsToReturn;
   if (ts == T::Server || ts == T::Neither) {
@@ -163,34 +223,8 @@ bool passes_filter(const ChangeFilter& f, const ua::DataValue& last, const ua::D
 
 // ----------------------------------------------------------------------------------------- SampledValue
 
-SampledValue::SampledValue(SampledValue&& o) noexcept
-    : payload_(o.payload_),
-      source_ts_(o.source_ts_),
-      server_ts_(o.server_ts_),
-      status_(o.status_),
-      kind_(o.kind_) {
-  o.kind_ = ValueCell::kEmpty;
-  o.payload_ = 0;
-}
-
-SampledValue& SampledValue::operator=(SampledValue&& o) noexcept {
-  if (this != &o) {
-    unbox();
-    payload_ = o.payload_;
-    source_ts_ = o.source_ts_;
-    server_ts_ = o.server_ts_;
-    status_ = o.status_;
-    kind_ = o.kind_;
-    o.kind_ = ValueCell::kEmpty;
-    o.payload_ = 0;
-  }
-  return *this;
-}
-
-void SampledValue::unbox() noexcept {
-  if (kind_ == kBoxed) delete box_;
-  kind_ = ValueCell::kEmpty;
-  payload_ = 0;
+void SampledValue::free_box() noexcept {
+  delete box_;
 }
 
 ua::DataValue& SampledValue::make_box() {
@@ -332,8 +366,8 @@ void MonitoredItem::clear_queue() noexcept {
 
 void MonitoredItem::drop_older_front() noexcept {
   ItemExtras& x = *extras;
-  x.older[x.older_head].assign(ua::DataValue{});  // frees a boxed value now rather than when overwritten
-  x.older_head = static_cast<uint16_t>((x.older_head + 1) % x.older.size());
+  x.older[x.older_head].clear();  // frees a boxed value now rather than when overwritten
+  if (++x.older_head == x.older.size()) x.older_head = 0;  // no division: this runs per notification
   if (--x.older_count == 0) x.older_head = 0;
 }
 
@@ -360,7 +394,9 @@ bool MonitoredItem::make_room() {
     x.older_head = 0;
     x.older.emplace_back();
   }
-  SampledValue& slot = x.older[(x.older_head + x.older_count) % x.older.size()];
+  size_t at = size_t{x.older_head} + x.older_count;  // the ring's next free slot, without a division
+  if (at >= x.older.size()) at -= x.older.size();
+  SampledValue& slot = x.older[at];
   slot = std::move(last);
   if (flag_newest) slot.add_status_bits(kOverflowInfoBits);
   ++x.older_count;
@@ -376,7 +412,6 @@ void MonitoredItem::enqueue(ua::DataValue v) {
 }
 
 void MonitoredItem::encode_oldest(ua::Encoder& e) const {
-  e.write_u32(client_handle);
   const SampledValue* v = &last;
   uint32_t bits = newest_overflow ? kOverflowInfoBits : 0;
   if (extras && extras->older_count > 0) {
@@ -384,15 +419,19 @@ void MonitoredItem::encode_oldest(ua::Encoder& e) const {
     bits = 0;
   }
   if (v->boxed()) {
+    e.write_u32(client_handle);
     const ua::DataValue& d = v->box();
     encode_data_value(e, d.value, d.status.value() | bits, d.source_timestamp.ticks, d.source_picoseconds,
                       d.server_timestamp.ticks, d.server_picoseconds, timestamps());
-  } else {
-    ua::Variant scalar;  // an inline kind: no allocation
-    addressspace::decode_inline(v->kind(), v->payload(), scalar);
-    encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0,
-                      timestamps());
+    return;
   }
+  if (encode_inline_notification(e, client_handle, v->kind(), v->payload(), v->status() | bits,
+                                 v->source_ticks(), v->server_ticks(), timestamps()))
+    return;
+  e.write_u32(client_handle);
+  ua::Variant scalar;  // an inline kind: no allocation
+  addressspace::decode_inline(v->kind(), v->payload(), scalar);
+  encode_data_value(e, scalar, v->status() | bits, v->source_ticks(), 0, v->server_ticks(), 0, timestamps());
 }
 
 void MonitoredItem::drop_front() noexcept {

@@ -64,8 +64,30 @@ class SampledValue {
  public:
   SampledValue() noexcept = default;
   ~SampledValue() { unbox(); }
-  SampledValue(SampledValue&& o) noexcept;
-  SampledValue& operator=(SampledValue&& o) noexcept;
+  // Inline, like unbox(): a sample moves the last value into the queue and assigns a new one per item
+  // per tick.
+  SampledValue(SampledValue&& o) noexcept
+      : payload_(o.payload_),
+        source_ts_(o.source_ts_),
+        server_ts_(o.server_ts_),
+        status_(o.status_),
+        kind_(o.kind_) {
+    o.kind_ = addressspace::ValueCell::kEmpty;
+    o.payload_ = 0;
+  }
+  SampledValue& operator=(SampledValue&& o) noexcept {
+    if (this != &o) {
+      unbox();
+      payload_ = o.payload_;
+      source_ts_ = o.source_ts_;
+      server_ts_ = o.server_ts_;
+      status_ = o.status_;
+      kind_ = o.kind_;
+      o.kind_ = addressspace::ValueCell::kEmpty;
+      o.payload_ = 0;
+    }
+    return *this;
+  }
   SampledValue(const SampledValue&) = delete;
   SampledValue& operator=(const SampledValue&) = delete;
 
@@ -74,6 +96,8 @@ class SampledValue {
   void assign(ua::DataValue&& v);
   void to_data_value(ua::DataValue& out) const;
   void add_status_bits(uint32_t bits) noexcept;
+  // Empty again; a boxed value is freed now.
+  void clear() noexcept { unbox(); }
 
   bool boxed() const noexcept { return kind_ == kBoxed; }
   const ua::DataValue& box() const noexcept { return *box_; }  // REQUIRES: boxed()
@@ -85,7 +109,12 @@ class SampledValue {
 
  private:
   static constexpr uint8_t kBoxed = addressspace::ValueCell::kBoxed;
-  void unbox() noexcept;
+  void unbox() noexcept {
+    if (kind_ == kBoxed) free_box();
+    kind_ = addressspace::ValueCell::kEmpty;
+    payload_ = 0;
+  }
+  void free_box() noexcept;  // REQUIRES: kind_ == kBoxed
   ua::DataValue& make_box();
 
   union {
@@ -210,5 +239,20 @@ struct MonitoredItem {
 };
 // The common item is this struct alone (plus its slot in the ItemTable index and its Sampler group).
 static_assert(sizeof(MonitoredItem) <= 96, "keep the common monitored item small");
+
+// Software prefetch for the walks over many items, whose queue rings are allocations of their own: the
+// slot a sample moves the last value to (Sampler::run), the slot the oldest queued value is encoded from
+// (the Publish walk). Both read the item and its extras: call them on an item fetched a few steps earlier.
+inline void prefetch_next_slot(const MonitoredItem& item) noexcept {
+  const ItemExtras* x = item.extras.get();
+  if (!x || x->older.empty()) return;
+  size_t at = size_t{x->older_head} + x->older_count;
+  if (at >= x->older.size()) at -= x->older.size();
+  __builtin_prefetch(x->older.data() + at, 1);
+}
+inline void prefetch_oldest(const MonitoredItem& item) noexcept {
+  const ItemExtras* x = item.extras.get();
+  if (x && x->older_count > 0) __builtin_prefetch(x->older.data() + x->older_head);
+}
 
 }  // namespace opcuad::services

@@ -157,7 +157,7 @@ void Sampler::run(Group& group) {
   // over memory: fetching them a few items ahead overlaps those cache misses.
   const std::vector<MonitoredItem*>& items = group.items;
   const size_t n = items.size();
-  constexpr size_t kItemAhead = 16, kCellAhead = 8;
+  constexpr size_t kItemAhead = 16, kCellAhead = 8, kSlotAhead = 4;
   for (size_t i = 0; i < n; ++i) {
     if (i + kItemAhead < n) {
       const char* p = reinterpret_cast<const char*>(items[i + kItemAhead]);
@@ -169,6 +169,8 @@ void Sampler::run(Group& group) {
       if (ahead->cell) __builtin_prefetch(ahead->cell);
       if (ahead->extras) __builtin_prefetch(ahead->extras.get());
     }
+    // A queue deeper than one: the ring slot the sample's older value moves to (its extras came in above).
+    if (i + kSlotAhead < n) prefetch_next_slot(*items[i + kSlotAhead]);
     items[i]->sample(store);
   }
 }

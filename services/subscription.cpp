@@ -275,7 +275,14 @@ void Subscription::send_notifications(PendingPublish request) {
     size_t budget = params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
     bool full = false;  // the next notification would pass the size limit
     size_t i = ready_head_;
-    for (; i < ready_.size(); ++i) {
+    const size_t listed = ready_.size();
+    for (; i < listed; ++i) {
+      // The items, their extras and their oldest queued values are scattered over memory: fetched a few
+      // entries ahead (as Sampler::run does), their cache misses overlap. A stale entry's slot is still
+      // an item of the ItemTable, whose pages never move.
+      if (i + 8 < listed) __builtin_prefetch(ready_[i + 8].item);
+      if (i + 4 < listed && ready_[i + 4].item->extras) __builtin_prefetch(ready_[i + 4].item->extras.get());
+      if (i + 2 < listed) prefetch_oldest(*ready_[i + 2].item);
       const ReadyEntry entry = ready_[i];
       MonitoredItem* item = entry.item;
       if (item->id != entry.id) continue;  // removed since it was listed
