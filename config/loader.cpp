@@ -416,14 +416,17 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
           result.config.node_files.end())
         continue;
       result.config.node_files.push_back(f);
-      std::ifstream in(f, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
+      // Read in one piece (a NodeSet2 file may be megabytes; pugixml parses this very buffer in place).
+      std::ifstream in(f, std::ios::binary | std::ios::ate);
+      std::string text(in ? static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)) : 0, '\0');
+      in.seekg(0);
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(in ? text.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
       // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
       if (f.extension() == ".xml") {
-        load_nodeset_file_text(std::move(ss).str(), f.string(), result);
+        load_nodeset_file_text(std::move(text), f.string(), result);
       } else {
-        load_node_file_text(ss.str(), f.string(), result);
+        load_node_file_text(text, f.string(), result);
       }
     }
   }

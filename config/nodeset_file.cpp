@@ -242,7 +242,7 @@ class NodeSetConverter {
   bool parse_id(pugi::xml_node at, std::string_view text, ua::NodeId& out, bool alias_allowed = true) {
     text = trim(text);
     if (alias_allowed) {
-      const auto it = aliases_.find(std::string(text));
+      const auto it = aliases_.find(text);
       if (it != aliases_.end()) {
         out = it->second;
         return true;
@@ -451,7 +451,12 @@ class NodeSetConverter {
   ImportedModels& out_;
   NamespaceMap map_;
   XmlValueReader values_;
-  std::unordered_map<std::string, ua::NodeId> aliases_;
+  // Looked up by string_view (one per DataType and reference): no string is made for a lookup.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_map<std::string, ua::NodeId, TextHash, std::equal_to<>> aliases_;
 };
 
 }  // namespace
@@ -644,6 +649,16 @@ void resolve_nodesets(LoadResult& result) {
   ImportedModels& out = result.config.imported;
   const std::vector<const NodeSetDocument*> order = load_order(result);
   std::vector<std::pair<ua::NodeId, Where>> parents;
+  // Room for every node and reference of every file at once: a NodeSpec is some 400 bytes to move.
+  size_t nodes = 0, references = 0;
+  for (const NodeSetDocument* d : order) {
+    for (pugi::xml_node n = d->doc.document_element().first_child(); n; n = n.next_sibling()) {
+      ++nodes;
+      for (pugi::xml_node r = child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
+    }
+  }
+  out.nodes.reserve(nodes);
+  out.references.reserve(references);
   for (const NodeSetDocument* d : order) {
     const auto file = static_cast<uint32_t>(out.files.size());
     out.files.push_back(d->file);
