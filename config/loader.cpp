@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "addressspace/namespace0.hpp"
 #include "config/config.hpp"
@@ -521,6 +522,11 @@ void check_references(LoadResult& result) {
   std::unordered_map<ua::NodeId, size_t> imported;  // NodeSet2 nodes: NodeId -> index
   for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
     imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
+  std::unordered_set<ua::NodeId> imported_folders;  // NodeSet2 objects of FolderType
+  for (const ImportedReference& r : result.config.imported.references) {
+    if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
+      imported_folders.insert(r.source);
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeDecl& d = nodes[i];
     if (d.is_type) types.emplace(std::string(d.browse_name.name.view()), i);
@@ -569,11 +575,13 @@ void check_references(LoadResult& result) {
     // The parent: namespace 0 or a node of a node file.
     const addressspace::NodeIndex p0 = ns0_store().find(d.parent);
     if (p0 == addressspace::kNoNode && imported.count(d.parent)) {
+      // A node of a NodeSet2 file: Organizes below its folders, as below namespace 0's.
       if (d.reference_type.is_null()) {
-        d.reference_type =
-            ua::NodeId(0, d.kind == NodeKind::Property ? ua::id::HasProperty : ua::id::HasComponent);
+        d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property       ? ua::id::HasProperty
+                                         : imported_folders.count(d.parent) ? ua::id::Organizes
+                                                                            : ua::id::HasComponent);
       }
-      continue;  // a node of a NodeSet2 file
+      continue;
     }
     auto pit = seen.find(d.parent);
     if (pit == seen.end() && d.count) {

@@ -407,13 +407,15 @@ class NodeSetConverter {
         error(n, "ArrayDimensions must have ValueRank (" + std::to_string(spec.value_rank) + ") entries");
     }
     if (is_variable) {
-      spec.access_level = addressspace::access::kCurrentRead;
-      number_attribute(n, "AccessLevel", spec.access_level);
-      uint8_t user_access = addressspace::access::kCurrentRead;
+      // The schema's AccessLevel is a UInt32: the AccessLevelEx bits (Part 3 §8.58), whose low byte is the
+      // AccessLevel (Part 3 §8.57).
+      uint32_t access = addressspace::access::kCurrentRead, user_access = addressspace::access::kCurrentRead;
+      number_attribute(n, "AccessLevel", access);
       number_attribute(n, "UserAccessLevel", user_access);
+      spec.access_level = static_cast<uint8_t>(access & 0xFF);
+      spec.access_level_ex = access;
       // Part 3 §5.6.2: the UserAccessLevel cannot grant what the AccessLevel does not.
-      spec.user_access_level = static_cast<uint8_t>(user_access & spec.access_level);
-      number_attribute(n, "AccessLevelEx", spec.access_level_ex);
+      spec.user_access_level = static_cast<uint8_t>(user_access & access & 0xFF);
       number_attribute(n, "MinimumSamplingInterval", spec.minimum_sampling_interval);
       bool_attribute(n, "Historizing", spec.historizing);
     } else {

@@ -195,6 +195,7 @@ TEST_CASE("NodeSet2 nodes of every class carry their attributes and references b
   const auto* v = s.variable(boolean);
   REQUIRE(v);
   CHECK(v->access_level == 3);
+  CHECK(v->access_level_ex == 3);
   CHECK(v->user_access_level == 1);
   CHECK(v->minimum_sampling_interval == 250);
   CHECK(s.has_flag(boolean, addressspace::flag::kHistorizing));
@@ -444,7 +445,11 @@ TEST_CASE("A JSON node file can hang nodes below a NodeSet2 node") {
                       "nodes.json", r);
   check_references(r);
   INFO(errors_of(r.errors));
-  CHECK(r.ok());
+  REQUIRE(r.ok());
+  REQUIRE(r.config.nodes.size() == 1);
+  CHECK(r.config.nodes[0].reference_type == ua::NodeId(0, ua::id::HasComponent));
+  Built b(r);
+  CHECK(b.has_reference(ua::NodeId(3, 6001), ua::id::HasComponent, r.config.nodes[0].node_id, false));
 }
 
 TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one keeps the running space") {
