@@ -339,7 +339,22 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::XmlElement& v) {
     std::string out;
     void write(const void* data, size_t size) override { out.append(static_cast<const char*>(data), size); }
   } w;
-  inner.print(w, "", pugi::format_raw);
+  // The element on its own must still say which XML namespace its name is in: the declaration of its
+  // prefix (or the default one) that an ancestor made is copied onto it.
+  const std::string_view name(inner.name());
+  const auto colon = name.find(':');
+  const std::string attribute =
+      colon == std::string_view::npos ? std::string("xmlns") : "xmlns:" + std::string(name.substr(0, colon));
+  pugi::xml_attribute declared;
+  for (pugi::xml_node a = inner; a && !declared; a = a.parent()) declared = a.attribute(attribute.c_str());
+  if (declared && !inner.attribute(attribute.c_str())) {
+    pugi::xml_document copy;
+    pugi::xml_node root = copy.append_copy(inner);
+    root.prepend_attribute(attribute.c_str()).set_value(declared.value());
+    root.print(w, "", pugi::format_raw);
+  } else {
+    inner.print(w, "", pugi::format_raw);
+  }
   v = ua::XmlElement(std::move(w.out));
   return true;
 }

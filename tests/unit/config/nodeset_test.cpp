@@ -11,6 +11,7 @@
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
 #include "config/json_value.hpp"
+#include "ua/codec.hpp"
 #include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
@@ -232,7 +233,9 @@ TEST_CASE("NodeSet2 values of every built-in type, arrays, a matrix and namespac
   CHECK(value(13) == ua::Variant(t));
   CHECK(value(14) == ua::Variant(*ua::Guid::parse("72962B91-FA75-4AE6-8D28-B404DC7DAF63")));
   CHECK(value(15) == ua::Variant(ua::ByteString("Hello")));
-  CHECK(value(16) == ua::Variant(ua::XmlElement("<a b=\"1\">x</a>")));
+  // The element keeps the XML namespace its name is in (declared on the file's root).
+  CHECK(value(16) == ua::Variant(ua::XmlElement(
+                         "<a xmlns=\"http://opcfoundation.org/UA/2011/03/UANodeSet.xsd\" b=\"1\">x</a>")));
   CHECK(value(17) == ua::Variant(ua::NodeId(base, 1001)));  // ns=2 of the file is base
   CHECK(value(18) == ua::Variant(ua::ExpandedNodeId{ua::NodeId(m, ua::String("Tool")), {}, 0}));
   CHECK(value(19) == ua::Variant(ua::StatusCode(0x80000000u)));
@@ -278,6 +281,12 @@ TEST_CASE("NodeSet2 values of every built-in type, arrays, a matrix and namespac
   CHECK(raw->encoding() == ua::ExtensionObject::Encoding::Xml);
   CHECK(raw->type_id() == ua::NodeId(base, 5002));
   CHECK(raw->body().view().find("<X>1</X>") != std::string_view::npos);
+  // It goes to a client as encoded (Part 6 §5.2.2.15, XmlElement body) and comes back the same.
+  ua::ByteBuffer bytes;
+  REQUIRE(ua::encode_to(bytes, point).is_good());
+  ua::Variant decoded;
+  REQUIRE(ua::decode_from(bytes.span(), decoded).is_good());
+  CHECK(decoded == point);
 
   const ua::Variant variants = value(30);
   const auto* items = variants.get_if<std::vector<ua::Variant>>();
