@@ -479,7 +479,8 @@ std::string describe(const std::string& uri, const LoadedModel& m) {
 
 // The files in an order where every file comes after the files of the models it requires (Part 6 §F.2);
 // errors for a required model that is missing, older than required, or required in a cycle.
-std::vector<const NodeSetDocument*> load_order(LoadResult& result) {
+// `missing` gets the URIs of required models no file provides.
+std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<std::string>& missing) {
   std::unordered_map<std::string, LoadedModel> models;
   ua::DateTime ns0_date;
   (void)parse_date_time(kNs0PublicationDate, ns0_date);
@@ -510,6 +511,7 @@ std::vector<const NodeSetDocument*> load_order(LoadResult& result) {
         const std::string at = "line " + std::to_string(r.line);
         const auto it = models.find(r.uri);
         if (it == models.end()) {
+          missing.insert(r.uri);
           result.errors.push_back({d->file, at,
                                    "model " + m.uri + " requires model " + r.uri +
                                        (r.version.empty() ? "" : " " + r.version) +
@@ -649,7 +651,8 @@ std::string value_mismatch(const addressspace::NodeSpec& spec, const ua::Variant
 void resolve_nodesets(LoadResult& result) {
   if (result.nodesets.empty()) return;
   ImportedModels& out = result.config.imported;
-  const std::vector<const NodeSetDocument*> order = load_order(result);
+  std::unordered_set<std::string> missing_models;
+  const std::vector<const NodeSetDocument*> order = load_order(result, missing_models);
   std::vector<std::pair<ua::NodeId, Where>> parents;
   // Room for every node and reference of every file at once: a NodeSpec is some 400 bytes to move.
   size_t nodes = 0, references = 0;
@@ -693,9 +696,19 @@ void resolve_nodesets(LoadResult& result) {
   for (const NodeDecl& d : result.config.nodes) {
     if (!d.count) declared.insert(d.node_id);
   }
-  auto exists = [&](const ua::NodeId& id) {
+  // A node of a model that is missing, or of a file that did not parse, is not reported as missing too:
+  // the error about the model or the file says why it is not there.
+  std::unordered_set<uint16_t> absent_namespaces;
+  for (size_t i = 0; i < result.config.namespaces.size(); ++i) {
+    if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
+  }
+  auto known = [&](const ua::NodeId& id) {
     return defined.count(id) || ns0_store().find(id) != addressspace::kNoNode || declared.count(id);
   };
+  auto excused = [&](const ua::NodeId& id) {
+    return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
+  };
+  auto exists = [&](const ua::NodeId& id) { return known(id) || excused(id); };
   std::unordered_map<ua::NodeId, addressspace::NodeClass> classes;
   for (const ImportedNode& n : out.nodes) classes.emplace(n.spec.node_id, n.spec.node_class);
   auto class_of = [&](const ua::NodeId& id) {
@@ -714,7 +727,8 @@ void resolve_nodesets(LoadResult& result) {
     if (!exists(r.type)) {
       result.errors.push_back(
           {out.files[r.file], at, "reference type " + r.type.to_string() + " exists nowhere"});
-    } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type)) {
+    } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
+               !excused(r.type)) {
       result.errors.push_back({out.files[r.file], at, r.type.to_string() + " is not a ReferenceType"});
     }
   }
@@ -737,6 +751,7 @@ void resolve_nodesets(LoadResult& result) {
           {out.files[n.file], at, "DataType " + spec.data_type.to_string() + " exists nowhere"});
       continue;
     }
+    if (excused(spec.data_type)) continue;
     if (class_of(spec.data_type) != addressspace::NodeClass::DataType) {
       result.errors.push_back({out.files[n.file], at, spec.data_type.to_string() + " is not a DataType"});
       continue;

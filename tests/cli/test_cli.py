@@ -170,6 +170,9 @@ class CheckConfig(unittest.TestCase):
             self.assertIn(broken + ": line 3: malformed XML", r.stderr)
             self.assertIn(missing + ": line 13: model http://example.com/machine/ requires model "
                           "http://example.com/base/ 1.1, which no node file provides", r.stderr)
+            # Its references into the missing model are not reported on top (nor with a file that did not
+            # parse).
+            self.assertIn(f + ": 2 problem(s)", r.stderr)
 
     def test_without_config_uses_the_installed_file_or_the_built_in_demo(self):
         installed = re.search(r"without --config, (\S+) if it exists", opcuad("--help").stdout).group(1)
