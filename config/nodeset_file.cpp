@@ -540,7 +540,8 @@ std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordere
     int& s = state[d];
     if (s == 2) return;
     if (s == 1) {
-      result.errors.push_back({d->file, "", "its models and the models they require form a cycle"});
+      result.errors.push_back({d->file, "line " + std::to_string(d->models.front().line),
+                               "its models and the models they require form a cycle"});
       return;
     }
     s = 1;

@@ -142,6 +142,13 @@ TEST_CASE("NodeSet2 nodes of every class carry their attributes and references b
   const uint16_t base = ns_of(r.config, "http://example.com/base/");
   const uint16_t machine = ns_of(r.config, "http://example.com/machine/");
   using addressspace::NodeClass;
+  // Server.NamespaceArray (Part 5 §6.3.1) shows the models' namespaces.
+  const ua::Variant namespaces = b.value(ua::NodeId(0, ua::id::Server_NamespaceArray));
+  const auto* uris = namespaces.get_if<std::vector<ua::String>>();
+  REQUIRE(uris);
+  REQUIRE(uris->size() == r.config.namespaces.size());
+  CHECK((*uris)[base] == ua::String("http://example.com/base/"));
+  CHECK((*uris)[machine] == ua::String("http://example.com/machine/"));
 
   const auto type = b.find(ua::NodeId(base, 1001));
   CHECK(s.node_class(type) == NodeClass::ObjectType);
@@ -426,6 +433,17 @@ TEST_CASE("NodeSet2 errors name the file, the line and the reason") {
               nodeset("", R"(<RequiredModel ModelUri="http://opcfoundation.org/UA/" Version="1.06" />)")}}),
         "requires http://opcfoundation.org/UA/ version 1.06 or later; loaded: http://opcfoundation.org/UA/ "
         "1.05.03");
+  }
+  SECTION("a model defined twice, and models that require each other") {
+    CHECK_ERROR(errors_loading({{"a.xml", nodeset("")}, {"b.xml", nodeset("")}}),
+                "b.xml: line 4: model urn:t is already defined by a.xml");
+    auto model = [](const char* uri, const char* requires_uri) {
+      return std::string(R"(<UANodeSet><Models><Model ModelUri=")") + uri + R"(">
+<RequiredModel ModelUri=")" +
+             requires_uri + R"(" /></Model></Models></UANodeSet>)";
+    };
+    CHECK_ERROR(errors_loading({{"a.xml", model("urn:a", "urn:b")}, {"b.xml", model("urn:b", "urn:a")}}),
+                "a.xml: line 1: its models and the models they require form a cycle");
   }
   SECTION("a ParentNodeId that exists nowhere") {
     const auto e = errors_loading(
