@@ -434,6 +434,16 @@ TEST_CASE("NodeSet2 errors name the file, the line and the reason") {
         "requires http://opcfoundation.org/UA/ version 1.06 or later; loaded: http://opcfoundation.org/UA/ "
         "1.05.03");
   }
+  SECTION("values nested without bound") {
+    std::string deep = "<Int32>1</Int32>";
+    for (int i = 0; i < 40; ++i)
+      deep = "<ListOfVariant><Variant><Value>" + deep + "</Value></Variant></ListOfVariant>";
+    const auto e =
+        errors_loading({{"a.xml", nodeset(R"(<UAVariable NodeId="ns=1;i=1" BrowseName="1:A" ValueRank="-2">
+  <Value>)" + deep + R"(</Value>
+</UAVariable>)")}});
+    CHECK_ERROR(e, "a.xml: line 7: Value: values nest deeper than 32");
+  }
   SECTION("a model defined twice, and models that require each other") {
     CHECK_ERROR(errors_loading({{"a.xml", nodeset("")}, {"b.xml", nodeset("")}}),
                 "b.xml: line 4: model urn:t is already defined by a.xml");
