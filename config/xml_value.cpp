@@ -1,6 +1,7 @@
 // XML-encoded values (Part 6 §5.3) of NodeSet2 files -> Variant.
 #include "config/xml_value.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -335,27 +336,72 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::XmlElement& v) {
   if (!n) return true;
   const pugi::xml_node inner = first_element(n);
   if (!inner) return true;
+  std::string text;
+  if (!serialize(inner, false, text)) return false;
+  v = ua::XmlElement(std::move(text));
+  return true;
+}
+
+bool XmlValueReader::serialize(pugi::xml_node inner, bool remap, std::string& out) {
   struct Writer : pugi::xml_writer {
-    std::string out;
+    std::string& out;
+    explicit Writer(std::string& o) : out(o) {}
     void write(const void* data, size_t size) override { out.append(static_cast<const char*>(data), size); }
-  } w;
-  // The element on its own must still say which XML namespace its name is in: the declaration of its
-  // prefix (or the default one) that an ancestor made is copied onto it.
-  const std::string_view name(inner.name());
-  const auto colon = name.find(':');
-  const std::string attribute =
-      colon == std::string_view::npos ? std::string("xmlns") : "xmlns:" + std::string(name.substr(0, colon));
-  pugi::xml_attribute declared;
-  for (pugi::xml_node a = inner; a && !declared; a = a.parent()) declared = a.attribute(attribute.c_str());
-  if (declared && !inner.attribute(attribute.c_str())) {
-    pugi::xml_document copy;
-    pugi::xml_node root = copy.append_copy(inner);
-    root.prepend_attribute(attribute.c_str()).set_value(declared.value());
-    root.print(w, "", pugi::format_raw);
-  } else {
-    inner.print(w, "", pugi::format_raw);
+  } w(out);
+  pugi::xml_document copy;
+  pugi::xml_node root = copy.append_copy(inner);
+  // The element on its own must still say which XML namespaces its names are in: each prefix it or an
+  // element inside uses (and the default namespace) gets the declaration an ancestor of it made.
+  std::vector<std::string> declare{"xmlns"};
+  for (pugi::xml_node e = root; e;) {
+    const std::string_view name(e.name());
+    const auto colon = name.find(':');
+    if (e.type() == pugi::node_element && colon != std::string_view::npos) {
+      std::string attribute = "xmlns:" + std::string(name.substr(0, colon));
+      if (std::find(declare.begin(), declare.end(), attribute) == declare.end())
+        declare.push_back(std::move(attribute));
+    }
+    if (remap && e.type() == pugi::node_element && !remap_namespaces(e)) return false;
+    // Depth first, without recursion.
+    if (pugi::xml_node c = first_element(e)) {
+      e = c;
+      continue;
+    }
+    while (e && e != root && !e.next_sibling()) e = e.parent();
+    if (!e || e == root) break;
+    e = e.next_sibling();
   }
-  v = ua::XmlElement(std::move(w.out));
+  for (const std::string& attribute : declare) {
+    if (root.attribute(attribute.c_str())) continue;
+    pugi::xml_attribute declared;
+    for (pugi::xml_node a = inner.parent(); a && !declared; a = a.parent())
+      declared = a.attribute(attribute.c_str());
+    if (declared) root.prepend_attribute(attribute.c_str()).set_value(declared.value());
+  }
+  root.print(w, "", pugi::format_raw);
+  return true;
+}
+
+bool XmlValueReader::remap_namespaces(pugi::xml_node e) {
+  // The NodeIds (<Identifier>ns=1;i=5</Identifier>) and QualifiedNames (<NamespaceIndex> beside a <Name>)
+  // of a kept body are written with the file's namespace indexes: a reader has only the server's table.
+  const std::string_view local = local_name(e.name());
+  if (local == "Identifier" && e.first_child() && e.first_child() == e.last_child() &&
+      e.first_child().type() == pugi::node_pcdata) {
+    const std::string_view id_text = trim(e.text().get());
+    if (!id_text.starts_with("ns=")) return true;
+    ua::NodeId id;
+    where_ = e;
+    if (!node_id(id_text, id)) return false;
+    e.text().set(id.to_string().c_str());
+  } else if (local == "NamespaceIndex" && child(e.parent(), "Name")) {
+    uint16_t file_ns = 0;
+    if (!parse(e, file_ns)) return false;
+    const auto ns = ns_.map(file_ns);
+    if (!ns)
+      return fail(e, "namespace index " + std::to_string(file_ns) + " is not in the file's NamespaceUris");
+    e.text().set(static_cast<unsigned>(*ns));
+  }
   return true;
 }
 
@@ -599,11 +645,11 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
     v.adopt_decoded(ua::NodeId(0, st->binary_encoding_id), st, data);
     return true;
   }
-  // A structure of a loaded model: kept as written (see xml_value.hpp).
-  ua::XmlElement xml;
-  parse(child(n, "Body"), xml);
+  // A structure of a loaded model: kept as written (see xml_value.hpp), its namespace indexes the server's.
+  std::string xml;
+  if (!serialize(body, true, xml)) return false;
   v = ua::ExtensionObject::undecoded(std::move(type_id), ua::ExtensionObject::Encoding::Xml,
-                                     ua::ByteString(std::string(xml.view())));
+                                     ua::ByteString(std::move(xml)));
   ++undecoded_;
   return true;
 }

@@ -14,7 +14,8 @@
 // the generated structure, the same C++ value a binary client's write would give. An ExtensionObject of
 // any other structure (one a NodeSet2 file defines) is kept as it was written: an ExtensionObject with an
 // XmlElement body (Part 6 §5.2.2.15, encoding 2) whose TypeId is the server's NodeId of the file's
-// encoding node; XmlValueReader::undecoded() counts them, so the loader can list them (config.hpp,
+// encoding node and whose NodeIds and QualifiedNames inside are in the server's namespace indexes;
+// XmlValueReader::undecoded() counts them, so the loader can list them (config.hpp,
 // ImportedModels::undecoded).
 
 #include <cstdint>
@@ -63,6 +64,10 @@ class XmlValueReader {
   bool scalar(pugi::xml_node n, ua::BuiltinType t, ua::Variant& out);
   bool array(pugi::xml_node list, ua::BuiltinType t, ua::Variant& out);
   bool matrix(pugi::xml_node m, ua::Variant& out);
+  // The element as text, with the declaration of its XML namespace; with `remap`, the NodeIds and
+  // QualifiedNames inside it in the server's namespace indexes.
+  bool serialize(pugi::xml_node element, bool remap, std::string& out);
+  bool remap_namespaces(pugi::xml_node element);
 
  public:
   // Per type: the element's content (n may be null: the type's default). Public for the table that

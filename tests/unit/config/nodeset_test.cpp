@@ -127,10 +127,11 @@ TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces 
   CHECK(ns[2] == "http://example.com/machine/");
   CHECK(ns[3] == "http://example.com/base/");
   CHECK(server_info(r.config, {}).namespace_uris == ns);
-  // One undecoded structure value: PointType, defined by base.xml.
-  REQUIRE(m.undecoded.size() == 1);
+  // Two undecoded structure values: PointTypes, defined by base.xml.
+  REQUIRE(m.undecoded.size() == 2);
   CHECK(m.undecoded[0].node == ua::NodeId(2, 29));
   CHECK(m.undecoded[0].encoding == ua::NodeId(3, 5002));
+  CHECK(m.undecoded[1].node == ua::NodeId(2, 32));
 }
 
 TEST_CASE("NodeSet2 nodes of every class carry their attributes and references both ways") {
@@ -288,6 +289,16 @@ TEST_CASE("NodeSet2 values of every built-in type, arrays, a matrix and namespac
   CHECK(raw->encoding() == ua::ExtensionObject::Encoding::Xml);
   CHECK(raw->type_id() == ua::NodeId(base, 5002));
   CHECK(raw->body().view().find("<X>1</X>") != std::string_view::npos);
+  // NodeIds and QualifiedNames in such a body are in the server's namespace indexes (base is 3 there, 2 in
+  // the file; machine 2 there, 1 in the file).
+  const ua::Variant tagged = value(32);
+  const std::string_view body = tagged.get_if<ua::ExtensionObject>()->body().view();
+  CHECK(body.find("<uax:Identifier>ns=" + std::to_string(base) + ";i=1001</uax:Identifier>") !=
+        std::string_view::npos);
+  CHECK(body.find("<uax:NamespaceIndex>" + std::to_string(m) + "</uax:NamespaceIndex>") !=
+        std::string_view::npos);
+  // The prefix the elements inside use is declared on the body itself.
+  CHECK(body.starts_with("<PointType xmlns:uax=\"http://opcfoundation.org/UA/2008/02/Types.xsd\""));
   // It goes to a client as encoded (Part 6 §5.2.2.15, XmlElement body) and comes back the same.
   ua::ByteBuffer bytes;
   REQUIRE(ua::encode_to(bytes, point).is_good());
