@@ -211,7 +211,7 @@ class NodeSetConverter {
         cls = addressspace::NodeClass::View;
       } else if (name == "NamespaceUris" || name == "ServerUris" || name == "Models" || name == "Aliases" ||
                  name == "Extensions") {
-        continue;  // read above, or (Extensions) vendor data no server interprets (Part 6 §F.1)
+        continue;  // read above, or (Extensions) vendor data no server interprets (Part 6 Annex F)
       } else {
         error(n, "unknown element <" + std::string(name) + "> in a UANodeSet");
         continue;
@@ -238,7 +238,7 @@ class NodeSetConverter {
     }
   }
 
-  // NodeId text, or an alias (Part 6 §F.4: an alias may stand for any NodeId but a node's own).
+  // NodeId text, or an alias (Part 6 Annex F: an alias may stand for any NodeId but a node's own).
   bool parse_id(pugi::xml_node at, std::string_view text, ua::NodeId& out, bool alias_allowed = true) {
     text = trim(text);
     if (alias_allowed) {
@@ -305,7 +305,7 @@ class NodeSetConverter {
     spec.node_class = cls;
     if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
     if (!parse_id(n, n.attribute("NodeId").value(), spec.node_id, false)) return;
-    // BrowseName "<file namespace index>:<name>" (Part 6 §F.3); no prefix: namespace 0.
+    // BrowseName "<file namespace index>:<name>" (Part 6 Annex F); no prefix: namespace 0.
     const std::string_view browse = n.attribute("BrowseName").value();
     if (browse.empty()) error(n, "a node without BrowseName");
     const auto colon = browse.find(':');
@@ -389,7 +389,7 @@ class NodeSetConverter {
     spec.value_rank = -1;  // the schema's default for UAVariable and UAVariableType
     number_attribute(n, "ValueRank", spec.value_rank);
     if (const pugi::xml_attribute dims = n.attribute("ArrayDimensions")) {
-      // "2,3": one entry per dimension, 0 for "any length" (Part 6 §F.8).
+      // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F).
       std::string_view s = trim(dims.value());
       while (!s.empty()) {
         const auto comma = s.find(',');
@@ -477,7 +477,7 @@ std::string describe(const std::string& uri, const LoadedModel& m) {
          (m.doc ? m.doc->file : "built in") + ")";
 }
 
-// The files in an order where every file comes after the files of the models it requires (Part 6 §F.2);
+// The files in an order where every file comes after the files of the models it requires (Part 6 Annex F);
 // errors for a required model that is missing, older than required, or required in a cycle.
 // `missing` gets the URIs of required models no file provides.
 std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<std::string>& missing) {
