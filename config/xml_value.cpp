@@ -30,28 +30,7 @@ std::optional<ua::BuiltinType> builtin_by_name(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view trim(std::string_view s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
 // The first child element whose local name is `name`.
-pugi::xml_node child(pugi::xml_node n, std::string_view name) {
-  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
-    if (c.type() == pugi::node_element && local_name(c.name()) == name) return c;
-  }
-  return {};
-}
-
-pugi::xml_node first_element(pugi::xml_node n) {
-  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
-    if (c.type() == pugi::node_element) return c;
-  }
-  return {};
-}
-
 std::string_view text_of(pugi::xml_node n) {
   return n ? std::string_view(n.text().get()) : std::string_view();
 }
@@ -79,6 +58,26 @@ const std::unordered_map<uint32_t, addressspace::NodeIndex>& ns0_encodings() {
 }
 
 }  // namespace
+
+pugi::xml_node xml_child(pugi::xml_node n, std::string_view name) {
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() == pugi::node_element && local_name(c.name()) == name) return c;
+  }
+  return {};
+}
+
+pugi::xml_node xml_first_element(pugi::xml_node n) {
+  for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+    if (c.type() == pugi::node_element) return c;
+  }
+  return {};
+}
+
+std::string_view xml_trim(std::string_view s) noexcept {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
 
 std::string_view local_name(const char* name) noexcept {
   std::string_view s(name);
@@ -177,7 +176,7 @@ bool XmlValueReader::matrix(pugi::xml_node m, ua::Variant& out) {
   // Part 6 §5.3.1.17: the dimensions as a list of Int32, then the elements in row-major order.
   std::vector<int32_t> dims;
   size_t product = 1;
-  for (pugi::xml_node d = first_element(child(m, "Dimensions")); d; d = d.next_sibling()) {
+  for (pugi::xml_node d = xml_first_element(xml_child(m, "Dimensions")); d; d = d.next_sibling()) {
     if (d.type() != pugi::node_element) continue;
     int32_t v = 0;
     if (!parse(d, v)) return false;
@@ -185,8 +184,8 @@ bool XmlValueReader::matrix(pugi::xml_node m, ua::Variant& out) {
     dims.push_back(v);
     product *= static_cast<size_t>(v);
   }
-  const pugi::xml_node elements = child(m, "Elements");
-  const pugi::xml_node first = first_element(elements);
+  const pugi::xml_node elements = xml_child(m, "Elements");
+  const pugi::xml_node first = xml_first_element(elements);
   if (dims.empty()) return fail(m, "a Matrix needs its Dimensions");
   if (!first) {
     if (product != 0) return fail(m, "a Matrix without Elements must have a zero dimension");
@@ -204,7 +203,7 @@ bool XmlValueReader::matrix(pugi::xml_node m, ua::Variant& out) {
 }
 
 bool XmlValueReader::node_id(std::string_view text, ua::NodeId& out) {
-  auto parsed = ua::NodeId::parse(trim(text));
+  auto parsed = ua::NodeId::parse(xml_trim(text));
   if (!parsed) return fail(where_, "invalid NodeId \"" + std::string(text) + "\": " + parsed.error);
   const auto ns = ns_.map(parsed.value->namespace_index());
   if (!ns) {
@@ -232,7 +231,7 @@ bool XmlValueReader::node_id(std::string_view text, ua::NodeId& out) {
 // ---- one type each
 
 bool XmlValueReader::parse(pugi::xml_node n, bool& v) {
-  const std::string_view s = trim(text_of(n));
+  const std::string_view s = xml_trim(text_of(n));
   if (!n || s == "false" || s == "0") {
     v = false;
   } else if (s == "true" || s == "1") {
@@ -248,7 +247,7 @@ requires(std::is_integral_v<T> && !std::is_same_v<T, bool>) bool XmlValueReader:
                                                                                        T& v) {
   v = 0;
   if (!n) return true;
-  const std::string_view s = trim(text_of(n));
+  const std::string_view s = xml_trim(text_of(n));
   const char* begin = s.data();
   if (!s.empty() && s.front() == '+') ++begin;
   const auto [end, ec] = std::from_chars(begin, s.data() + s.size(), v);
@@ -281,15 +280,15 @@ bool parse_float(std::string_view s, T& v) {
 
 bool XmlValueReader::parse(pugi::xml_node n, float& v) {
   v = 0;
-  if (n && !parse_float(trim(text_of(n)), v))
-    return fail(n, "not a Float: \"" + std::string(trim(text_of(n))) + "\"");
+  if (n && !parse_float(xml_trim(text_of(n)), v))
+    return fail(n, "not a Float: \"" + std::string(xml_trim(text_of(n))) + "\"");
   return true;
 }
 
 bool XmlValueReader::parse(pugi::xml_node n, double& v) {
   v = 0;
-  if (n && !parse_float(trim(text_of(n)), v))
-    return fail(n, "not a Double: \"" + std::string(trim(text_of(n))) + "\"");
+  if (n && !parse_float(xml_trim(text_of(n)), v))
+    return fail(n, "not a Double: \"" + std::string(xml_trim(text_of(n))) + "\"");
   return true;
 }
 
@@ -302,7 +301,7 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::String& v) {
 bool XmlValueReader::parse(pugi::xml_node n, ua::DateTime& v) {
   v = ua::DateTime{};
   if (!n) return true;
-  const std::string_view s = trim(text_of(n));
+  const std::string_view s = xml_trim(text_of(n));
   if (!parse_date_time(s, v)) return fail(n, "not a DateTime (xs:dateTime, UTC): \"" + std::string(s) + "\"");
   return true;
 }
@@ -311,7 +310,7 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::Guid& v) {
   v = ua::Guid{};
   if (!n) return true;
   // <Guid><String>...</String></Guid> (Part 6 §5.3.1).
-  const std::string_view s = trim(text_of(child(n, "String")));
+  const std::string_view s = xml_trim(text_of(xml_child(n, "String")));
   const auto g = ua::Guid::parse(s);
   if (!g) return fail(n, "not a Guid: \"" + std::string(s) + "\"");
   v = *g;
@@ -334,7 +333,7 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ByteString& v) {
 bool XmlValueReader::parse(pugi::xml_node n, ua::XmlElement& v) {
   v = ua::XmlElement();
   if (!n) return true;
-  const pugi::xml_node inner = first_element(n);
+  const pugi::xml_node inner = xml_first_element(n);
   if (!inner) return true;
   std::string text;
   if (!serialize(inner, false, text)) return false;
@@ -363,7 +362,7 @@ bool XmlValueReader::serialize(pugi::xml_node inner, bool remap, std::string& ou
     }
     if (remap && e.type() == pugi::node_element && !remap_namespaces(e)) return false;
     // Depth first, without recursion.
-    if (pugi::xml_node c = first_element(e)) {
+    if (pugi::xml_node c = xml_first_element(e)) {
       e = c;
       continue;
     }
@@ -388,13 +387,13 @@ bool XmlValueReader::remap_namespaces(pugi::xml_node e) {
   const std::string_view local = local_name(e.name());
   if (local == "Identifier" && e.first_child() && e.first_child() == e.last_child() &&
       e.first_child().type() == pugi::node_pcdata) {
-    const std::string_view id_text = trim(e.text().get());
+    const std::string_view id_text = xml_trim(e.text().get());
     if (!id_text.starts_with("ns=")) return true;
     ua::NodeId id;
     where_ = e;
     if (!node_id(id_text, id)) return false;
     e.text().set(id.to_string().c_str());
-  } else if (local == "NamespaceIndex" && child(e.parent(), "Name")) {
+  } else if (local == "NamespaceIndex" && xml_child(e.parent(), "Name")) {
     uint16_t file_ns = 0;
     if (!parse(e, file_ns)) return false;
     const auto ns = ns_.map(file_ns);
@@ -408,7 +407,7 @@ bool XmlValueReader::remap_namespaces(pugi::xml_node e) {
 bool XmlValueReader::parse(pugi::xml_node n, ua::NodeId& v) {
   v = ua::NodeId();
   if (!n) return true;
-  const pugi::xml_node id = child(n, "Identifier");
+  const pugi::xml_node id = xml_child(n, "Identifier");
   if (!id) return true;  // the null NodeId
   where_ = id;
   return node_id(text_of(id), v);
@@ -417,9 +416,9 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::NodeId& v) {
 bool XmlValueReader::parse(pugi::xml_node n, ua::ExpandedNodeId& v) {
   v = ua::ExpandedNodeId();
   if (!n) return true;
-  const pugi::xml_node id = child(n, "Identifier");
+  const pugi::xml_node id = xml_child(n, "Identifier");
   if (!id) return true;
-  const std::string_view text = trim(text_of(id));
+  const std::string_view text = xml_trim(text_of(id));
   if (text.starts_with("nsu=") || text.starts_with("svr=")) {
     auto parsed = ua::ExpandedNodeId::parse(text);
     if (!parsed) return fail(id, "invalid ExpandedNodeId \"" + std::string(text) + "\": " + parsed.error);
@@ -432,7 +431,7 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExpandedNodeId& v) {
 
 bool XmlValueReader::parse(pugi::xml_node n, ua::StatusCode& v) {
   uint32_t code = 0;
-  if (n && !parse(child(n, "Code"), code)) return false;
+  if (n && !parse(xml_child(n, "Code"), code)) return false;
   v = ua::StatusCode(code);
   return true;
 }
@@ -441,21 +440,21 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::QualifiedName& v) {
   v = ua::QualifiedName();
   if (!n) return true;
   uint16_t file_ns = 0;
-  if (!parse(child(n, "NamespaceIndex"), file_ns)) return false;
+  if (!parse(xml_child(n, "NamespaceIndex"), file_ns)) return false;
   const auto ns = ns_.map(file_ns);
   if (!ns) {
     return fail(n, "QualifiedName: namespace index " + std::to_string(file_ns) +
                        " is not in the file's NamespaceUris");
   }
   v.namespace_index = *ns;
-  return parse(child(n, "Name"), v.name);
+  return parse(xml_child(n, "Name"), v.name);
 }
 
 bool XmlValueReader::parse(pugi::xml_node n, ua::LocalizedText& v) {
   v = ua::LocalizedText();
   if (!n) return true;
-  parse(child(n, "Locale"), v.locale);
-  parse(child(n, "Text"), v.text);
+  parse(xml_child(n, "Locale"), v.locale);
+  parse(xml_child(n, "Text"), v.text);
   return true;
 }
 
@@ -477,7 +476,7 @@ class StructureEncoder {
     switch (def->structure_type) {
       case ua::StructureTypeEnum::Structure:
         for (const auto& f : def->fields) {
-          if (!field(child(body, f.name.view()), f, depth)) return false;
+          if (!field(xml_child(body, f.name.view()), f, depth)) return false;
         }
         return true;
       case ua::StructureTypeEnum::StructureWithOptionalFields: {
@@ -485,12 +484,12 @@ class StructureEncoder {
         uint32_t mask = 0, bit = 0;
         for (const auto& f : def->fields) {
           if (!f.is_optional) continue;
-          if (child(body, f.name.view())) mask |= 1u << bit;
+          if (xml_child(body, f.name.view())) mask |= 1u << bit;
           ++bit;
         }
         e_.write_u32(mask);
         for (const auto& f : def->fields) {
-          const pugi::xml_node c = child(body, f.name.view());
+          const pugi::xml_node c = xml_child(body, f.name.view());
           if (f.is_optional && !c) continue;
           if (!field(c, f, depth)) return false;
         }
@@ -499,13 +498,13 @@ class StructureEncoder {
       case ua::StructureTypeEnum::Union: {
         // The SwitchField: 0 for no field, else the 1-based index of the one field encoded.
         uint32_t which = 0;
-        if (!r_.parse(child(body, "SwitchField"), which)) return false;
+        if (!r_.parse(xml_child(body, "SwitchField"), which)) return false;
         if (which > def->fields.size())
           return fail(body, "SwitchField " + std::to_string(which) + " is out of range");
         e_.write_u32(which);
         if (which == 0) return true;
         const auto& f = def->fields[which - 1];
-        return field(child(body, f.name.view()), f, depth);
+        return field(xml_child(body, f.name.view()), f, depth);
       }
       default:
         return fail(body, "structures with subtyped values are not supported in NodeSet2 values");
@@ -536,10 +535,10 @@ class StructureEncoder {
         return true;
       }
       size_t count = 0;
-      for (pugi::xml_node c = first_element(n); c; c = c.next_sibling())
+      for (pugi::xml_node c = xml_first_element(n); c; c = c.next_sibling())
         count += c.type() == pugi::node_element;
       e_.write_length(count);
-      for (pugi::xml_node c = first_element(n); c; c = c.next_sibling()) {
+      for (pugi::xml_node c = xml_first_element(n); c; c = c.next_sibling()) {
         if (c.type() == pugi::node_element && !one(c, type, *a, depth)) return false;
       }
       return true;
@@ -560,7 +559,7 @@ class StructureEncoder {
       // Part 6 §5.3.3 enumerations: "<symbol>_<value>", e.g. Mandatory_1; a bare number is accepted.
       int32_t value = 0;
       if (n) {
-        const std::string_view t = trim(text_of(n));
+        const std::string_view t = xml_trim(text_of(n));
         const auto under = t.rfind('_');
         const std::string_view digits = under == std::string_view::npos ? t : t.substr(under + 1);
         const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
@@ -602,8 +601,8 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
   v = ua::ExtensionObject();
   if (!n) return true;
   ua::NodeId type_id;
-  if (!parse(child(n, "TypeId"), type_id)) return false;
-  const pugi::xml_node body = first_element(child(n, "Body"));
+  if (!parse(xml_child(n, "TypeId"), type_id)) return false;
+  const pugi::xml_node body = xml_first_element(xml_child(n, "Body"));
   if (!body) {
     if (!type_id.is_null())
       return fail(n, "an ExtensionObject of " + type_id.to_string() + " without a Body");
@@ -657,18 +656,18 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
 bool XmlValueReader::parse(pugi::xml_node n, ua::DataValue& v) {
   v = ua::DataValue();
   if (!n) return true;
-  if (!parse(child(n, "Value"), v.value)) return false;
-  if (!parse(child(n, "StatusCode"), v.status)) return false;
-  if (!parse(child(n, "SourceTimestamp"), v.source_timestamp)) return false;
-  if (!parse(child(n, "ServerTimestamp"), v.server_timestamp)) return false;
-  return parse(child(n, "SourcePicoseconds"), v.source_picoseconds) &&
-         parse(child(n, "ServerPicoseconds"), v.server_picoseconds);
+  if (!parse(xml_child(n, "Value"), v.value)) return false;
+  if (!parse(xml_child(n, "StatusCode"), v.status)) return false;
+  if (!parse(xml_child(n, "SourceTimestamp"), v.source_timestamp)) return false;
+  if (!parse(xml_child(n, "ServerTimestamp"), v.server_timestamp)) return false;
+  return parse(xml_child(n, "SourcePicoseconds"), v.source_picoseconds) &&
+         parse(xml_child(n, "ServerPicoseconds"), v.server_picoseconds);
 }
 
 bool XmlValueReader::parse(pugi::xml_node n, ua::Variant& v) {
   // <Variant><Value><Int32>5</Int32></Value></Variant> (Part 6 §5.3.1.17).
   v = ua::Variant();
-  const pugi::xml_node inner = first_element(child(n, "Value"));
+  const pugi::xml_node inner = xml_first_element(xml_child(n, "Value"));
   if (!inner) return true;
   if (++depth_ > kMaxDepth) {
     --depth_;
@@ -693,7 +692,7 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::DiagnosticInfo& v) {
   v = ua::DiagnosticInfo();
   if (!n) return true;
   auto opt = [&](const char* name, std::optional<int32_t>& out) {
-    const pugi::xml_node c = child(n, name);
+    const pugi::xml_node c = xml_child(n, name);
     if (!c) return true;
     int32_t x = 0;
     if (!parse(c, x)) return false;
@@ -703,8 +702,8 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::DiagnosticInfo& v) {
   if (!opt("SymbolicId", v.symbolic_id) || !opt("NamespaceUri", v.namespace_uri) ||
       !opt("Locale", v.locale) || !opt("LocalizedText", v.localized_text))
     return false;
-  if (const pugi::xml_node c = child(n, "AdditionalInfo")) parse(c, v.additional_info);
-  if (const pugi::xml_node c = child(n, "InnerStatusCode")) {
+  if (const pugi::xml_node c = xml_child(n, "AdditionalInfo")) parse(c, v.additional_info);
+  if (const pugi::xml_node c = xml_child(n, "InnerStatusCode")) {
     ua::StatusCode s;
     if (!parse(c, s)) return false;
     v.inner_status_code = s;

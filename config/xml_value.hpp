@@ -41,6 +41,12 @@ struct NamespaceMap {
 // The local part of an element or attribute name ("uax:Int32" -> "Int32"): NodeSet2 files write the
 // value elements with or without a prefix for the Types namespace.
 std::string_view local_name(const char* name) noexcept;
+// The first child element of `n` with this local name, or a null node.
+pugi::xml_node xml_child(pugi::xml_node n, std::string_view local);
+// The first child element of `n`, or a null node.
+pugi::xml_node xml_first_element(pugi::xml_node n);
+// `s` without the XML white space (space, tab, CR, LF) around it.
+std::string_view xml_trim(std::string_view s) noexcept;
 
 class XmlValueReader {
  public:
