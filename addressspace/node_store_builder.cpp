@@ -77,7 +77,8 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
       if (spec.contains_no_loops) f |= flag::kContainsNoLoops;
       break;
     case NodeClass::Method:
-      if (spec.executable) f |= flag::kExecutable | flag::kUserExecutable;
+      if (spec.executable) f |= flag::kExecutable;
+      if (spec.executable && spec.user_executable) f |= flag::kUserExecutable;
       break;
     case NodeClass::ReferenceType:
       if (spec.symmetric) f |= flag::kSymmetric;

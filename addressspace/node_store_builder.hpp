@@ -41,6 +41,7 @@ struct NodeSpec {
   bool symmetric = false;          // ReferenceType
   ua::LocalizedText inverse_name;  // ReferenceType
   bool executable = true;          // Method
+  bool user_executable = true;     // Method: with executable, UserExecutable for every user
   // Variable, VariableType
   ua::NodeId data_type = ua::NodeId(0, ua::id::BaseDataType);
   int32_t value_rank = -2;

@@ -115,6 +115,34 @@ void restrict_diagnostics(addressspace::NodeStoreBuilder& b) {
   }
 }
 
+// The nodes and references of the NodeSet2 files (config.hpp, ImportedModels), checked when they were
+// loaded. On a reload a variable whose Value in the file changed gets the new one, as a JSON node's does.
+void add_imported(addressspace::NodeStoreBuilder& b, const ImportedModels& m, const ImportedModels* running,
+                  std::vector<ConfigError>& errors) {
+  std::unordered_map<ua::NodeId, const ua::Variant*> before;
+  if (running) {
+    for (const ImportedNode& n : running->nodes) {
+      if (n.spec.value) before.emplace(n.spec.node_id, &n.spec.value->value);
+    }
+  }
+  for (const ImportedNode& n : m.nodes) {
+    bool added;
+    const auto it = n.spec.value ? before.find(n.spec.node_id) : before.end();
+    if (it != before.end() && !(*it->second == n.spec.value->value)) {
+      addressspace::NodeSpec changed = n.spec;
+      changed.replace_value = true;
+      added = b.add_node(changed);
+    } else {
+      added = b.add_node(n.spec);
+    }
+    if (!added) {
+      errors.push_back({m.files[n.file], "line " + std::to_string(n.line),
+                        "duplicate NodeId " + n.spec.node_id.to_string()});
+    }
+  }
+  for (const ImportedReference& r : m.references) b.add_reference(r.source, r.type, r.target);
+}
+
 struct BuiltStore {
   std::unique_ptr<addressspace::NodeStore> store;
   std::vector<ConfigError> errors;
@@ -140,6 +168,7 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
     }
     return std::nullopt;
   };
+  add_imported(b, c.imported, running ? &running->imported : nullptr, errors);
   const ua::NodeId has_type_definition(0, ua::id::HasTypeDefinition);
   const ua::NodeId has_modelling_rule(0, ua::id::HasModellingRule);
   const ua::NodeId mandatory(0, ua::id::ModellingRule_Mandatory);

@@ -11,11 +11,13 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "addressspace/node_store_builder.hpp"
 #include "addressspace/server_object.hpp"
 #include "config/roles.hpp"
 #include "transport/security/policy.hpp"
@@ -265,6 +267,45 @@ struct NodeDecl {
   bool is_abstract = false;
 };
 
+// What the NodeSet2 node files (`*.xml`, docs/CONFIGURATION.md "NodeSet2 node files") give the address
+// space: their models, nodes and references with NodeIds in the server's namespace indexes, each with
+// the file and line it came from.
+struct ImportedModel {
+  std::string uri;
+  std::string version;
+  ua::DateTime publication_date;
+  uint32_t file = 0;  // index into ImportedModels::files
+};
+struct ImportedNode {
+  addressspace::NodeSpec spec;
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
+struct ImportedReference {
+  ua::NodeId source, type, target;  // forward: source --type--> target
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
+// An ExtensionObject value of a structure a loaded model defines: no codec exists for it yet, so it is
+// served as the file wrote it, an ExtensionObject with an XmlElement body (Part 6 §5.2.2.15) whose TypeId
+// is the server's NodeId of the file's encoding node. Listed so that nothing is kept undecoded unseen.
+struct UndecodedValue {
+  ua::NodeId node;      // the Variable or VariableType
+  ua::NodeId encoding;  // the ExtensionObject's TypeId
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
+struct ImportedModels {
+  std::vector<std::string> files;     // in load order (RequiredModels first)
+  std::vector<ImportedModel> models;  // in load order
+  std::vector<ImportedNode> nodes;
+  std::vector<ImportedReference> references;
+  std::vector<UndecodedValue> undecoded;
+  std::string where(uint32_t file, uint32_t line) const {
+    return files[file] + ": line " + std::to_string(line);
+  }
+};
+
 struct ServerConfig {
   std::string application_uri = "urn:opcuad:server";
   std::string product_uri = "https://github.com/opcuad/opcuad";
@@ -288,12 +329,16 @@ struct ServerConfig {
   std::vector<std::string> node_file_patterns;
   std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted
   std::vector<NodeDecl> nodes;                    // in declaration order (parents before children)
+  ImportedModels imported;                        // from the NodeSet2 node files
 };
+
+struct NodeSetDocument;  // a parsed NodeSet2 file waiting for its models' load order (nodeset_file.cpp)
 
 struct LoadResult {
   ServerConfig config;
   std::vector<ConfigError> errors;
   bool unparsed_files = false;  // a node file was not JSON: its nodes are absent, not dangling
+  std::vector<std::shared_ptr<NodeSetDocument>> nodesets;  // read, not yet resolved (resolve_nodesets)
   bool ok() const noexcept { return errors.empty(); }
 };
 
@@ -304,6 +349,12 @@ LoadResult load_config_text(const std::string& json, const std::string& file_nam
                             const std::filesystem::path& base_dir);
 // Node files given as text, added to a server configuration (used by tests and the default config).
 void load_node_file_text(const std::string& json, const std::string& file_name, LoadResult& into);
+// A NodeSet2 file given as text: parsed, its NamespaceUris appended to the NamespaceArray; its nodes are
+// resolved by resolve_nodesets() once every file is read. load_config() calls both.
+void load_nodeset_file_text(std::string text, const std::string& file_name, LoadResult& into);
+// Orders the NodeSet2 files read so far by their RequiredModels, checks the required versions and
+// publication dates, and turns their nodes into result.config.imported (errors: file, line, reason).
+void resolve_nodesets(LoadResult& result);
 // Checks that need every node file at once: duplicate NodeIds and dangling parents. load_config() calls it.
 void check_references(LoadResult& result);
 

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "addressspace/namespace0.hpp"
 #include "config/config.hpp"
@@ -416,12 +417,21 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
           result.config.node_files.end())
         continue;
       result.config.node_files.push_back(f);
-      std::ifstream in(f);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      load_node_file_text(ss.str(), f.string(), result);
+      // Read in one piece (a NodeSet2 file may be megabytes; pugixml parses this very buffer in place).
+      std::ifstream in(f, std::ios::binary | std::ios::ate);
+      std::string text(in ? static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)) : 0, '\0');
+      in.seekg(0);
+      in.read(text.data(), static_cast<std::streamsize>(text.size()));
+      text.resize(in ? text.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+      // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
+      if (f.extension() == ".xml") {
+        load_nodeset_file_text(std::move(text), f.string(), result);
+      } else {
+        load_node_file_text(text, f.string(), result);
+      }
     }
   }
+  resolve_nodesets(result);
   check_references(result);
   return result;
 }
@@ -509,6 +519,14 @@ void check_references(LoadResult& result) {
     }
     return std::nullopt;
   };
+  std::unordered_map<ua::NodeId, size_t> imported;  // NodeSet2 nodes: NodeId -> index
+  for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
+    imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
+  std::unordered_set<ua::NodeId> imported_folders;  // NodeSet2 objects of FolderType
+  for (const ImportedReference& r : result.config.imported.references) {
+    if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
+      imported_folders.insert(r.source);
+  }
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeDecl& d = nodes[i];
     if (d.is_type) types.emplace(std::string(d.browse_name.name.view()), i);
@@ -520,6 +538,13 @@ void check_references(LoadResult& result) {
       if (ns0_store().find(id) != addressspace::kNoNode) {
         result.errors.push_back(
             {d.file, d.path, "NodeId " + id.to_string() + " is already used by namespace 0"});
+        break;
+      }
+      if (auto imp = imported.find(id); imp != imported.end()) {
+        const ImportedNode& other = result.config.imported.nodes[imp->second];
+        result.errors.push_back({d.file, d.path,
+                                 "duplicate NodeId " + id.to_string() + ", first defined in " +
+                                     result.config.imported.where(other.file, other.line)});
         break;
       }
       auto [it, inserted] = seen.emplace(id, Where{i, k});
@@ -549,6 +574,15 @@ void check_references(LoadResult& result) {
     if (d.is_type) continue;
     // The parent: namespace 0 or a node of a node file.
     const addressspace::NodeIndex p0 = ns0_store().find(d.parent);
+    if (p0 == addressspace::kNoNode && imported.count(d.parent)) {
+      // A node of a NodeSet2 file: Organizes below its folders, as below namespace 0's.
+      if (d.reference_type.is_null()) {
+        d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property       ? ua::id::HasProperty
+                                         : imported_folders.count(d.parent) ? ua::id::Organizes
+                                                                            : ua::id::HasComponent);
+      }
+      continue;
+    }
     auto pit = seen.find(d.parent);
     if (pit == seen.end() && d.count) {
       auto bit = bulk_patterns.find(d.parent);

@@ -76,6 +76,12 @@ int check_config(const GlobalOptions& options) {
   const auto& c = loaded.result.config;
   fmt::print("{}: valid: {} endpoint(s), {} user(s), {} node declaration(s) in {} node file(s)\n",
              loaded.source, c.endpoints.size(), c.users.size(), c.nodes.size(), c.node_files.size());
+  if (!c.imported.models.empty()) {
+    fmt::print("{}: {} node(s) of {} model(s) from {} NodeSet2 file(s):", loaded.source,
+               c.imported.nodes.size(), c.imported.models.size(), c.imported.files.size());
+    for (const auto& m : c.imported.models) fmt::print(" {} {}", m.uri, m.version);
+    fmt::print("\n");
+  }
   // What the daemon warns about at every start, before it starts (the file is still valid).
   for (const auto& w : config::security_warnings(c))
     fmt::print(stderr, "{}: warning: {}\n", loaded.source, w);

@@ -246,7 +246,8 @@ void handle_browse(Server& server, Call& call, ua::Decoder& body) {
   auto req = call.shard.scratch.browse_request.lease();
   if (!decode_request(call, body, *req)) return;
   if (!req->view.view_id.is_null()) {
-    // No views are defined: any view id is unknown (Part 4 §5.8.2.3).
+    // The view must be a View node (Part 4 §5.8.2.3); only NodeSet2 files define some, and a View does not
+    // narrow what Browse returns (docs/CONFIGURATION.md, "What this version does not serve").
     const NodeStore& store = *server.space().current();
     const NodeIndex v = store.find(req->view.view_id);
     if (v == addressspace::kNoNode || store.node_class(v) != addressspace::NodeClass::View) {

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 OPCUAD_BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3
-  libasio-dev libssl-dev nlohmann-json3-dev libfmt-dev catch2 libmimalloc-dev libcli11-dev)
+  libasio-dev libssl-dev nlohmann-json3-dev libfmt-dev catch2 libmimalloc-dev libcli11-dev libpugixml-dev)
 # Tests also need clang with its sanitizer and libFuzzer runtimes, and Node.js for the interoperability
 # tests (node-opcua comes from the npm registry, pinned in tests/interop/package-lock.json).
 # The package test (tests/packaging) needs dpkg-dev (CPack's dependency scan), systemd (systemd-analyze) and

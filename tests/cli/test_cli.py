@@ -152,6 +152,28 @@ class CheckConfig(unittest.TestCase):
             self.assertEqual(r.returncode, 3)
             self.assertIn("invalid JSON", r.stderr)
 
+    def test_nodeset2_files_are_checked_with_file_and_line(self):
+        fixtures = os.path.join(ROOT, "tests", "unit", "config", "nodesets")
+        with Dir() as d:
+            # Named before the model it requires: loaded after it all the same.
+            f = d.write("opcuad.json", json.dumps({"node_files": [os.path.join(fixtures, "machine.xml"),
+                                                                   os.path.join(fixtures, "base.xml")]}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn(f + ": 44 node(s) of 2 model(s) from 2 NodeSet2 file(s): http://example.com/base/ 1.2.0 "
+                          "http://example.com/machine/ 0.9", r.stdout)
+            broken = d.write("broken.xml", "<UANodeSet>\n<UAObject NodeId='ns=1;i=1'\n</UANodeSet>\n")
+            missing = d.write("alone.xml", open(os.path.join(fixtures, "machine.xml")).read())
+            f = d.write("bad.json", json.dumps({"node_files": [broken, missing]}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn(broken + ": line 3: malformed XML", r.stderr)
+            self.assertIn(missing + ": line 13: model http://example.com/machine/ requires model "
+                          "http://example.com/base/ 1.1, which no node file provides", r.stderr)
+            # Its references into the missing model are not reported on top (nor with a file that did not
+            # parse).
+            self.assertIn(f + ": 2 problem(s)", r.stderr)
+
     def test_without_config_uses_the_installed_file_or_the_built_in_demo(self):
         installed = re.search(r"without --config, (\S+) if it exists", opcuad("--help").stdout).group(1)
         r = opcuad("check-config")

@@ -121,7 +121,7 @@ class Contents(unittest.TestCase):
         depends = re.search(r"^Depends: (.*)$", fields, re.M).group(1)
         names = {d.strip().split(" ")[0] for d in depends.split(",")}
         # Debian package names, found by dpkg-shlibdeps from what the binary links.
-        for needed in ("libssl3", "libfmt9", "libmimalloc2.0", "libc6", "libstdc++6", "adduser"):
+        for needed in ("libssl3", "libfmt9", "libmimalloc2.0", "libpugixml1v5", "libc6", "libstdc++6", "adduser"):
             self.assertIn(needed, names, depends)
 
     def test_file_list_modes_and_owners(self):

@@ -1,0 +1,57 @@
+#pragma once
+// A NodeSet2 file between load_nodeset_file_text() and resolve_nodesets() (config.hpp), and the per-file
+// conversion resolve_nodesets() runs once the load order is known. Internal to config/.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pugixml.hpp>
+
+#include "config/config.hpp"
+
+namespace opcuad::config {
+
+// One NodeSet2 file between load_nodeset_file_text() and resolve_nodesets(): the text pugixml parsed in
+// place (its strings point into it), and what the header says.
+struct NodeSetDocument {
+  struct Required {
+    std::string uri, version;
+    ua::DateTime publication_date;
+    uint32_t line = 0;
+  };
+  struct Model {
+    std::string uri, version;
+    ua::DateTime publication_date;
+    std::vector<Required> required;
+    uint32_t line = 0;
+  };
+  std::string file;
+  std::string text;
+  pugi::xml_document doc;
+  std::vector<size_t> line_starts;  // offsets of the lines after the first
+  std::vector<std::string> uris;    // NamespaceUris, the file's indexes 1..n
+  std::vector<Model> models;
+
+  uint32_t line_at(ptrdiff_t offset) const {
+    if (offset < 0) return 0;
+    return static_cast<uint32_t>(
+        std::upper_bound(line_starts.begin(), line_starts.end(), static_cast<size_t>(offset)) -
+        line_starts.begin() + 1);
+  }
+  uint32_t line(pugi::xml_node n) const { return n ? line_at(n.offset_debug()) : 0; }
+};
+
+// Which file and line define a node, for the messages that name both places.
+struct NodeLocation {
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
+
+// Turns the nodes and references of `d`, the `file`-th file in load order, into result.config.imported
+// (errors into result.errors); `parents` gets the ParentNodeIds to check once every file is converted.
+void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
+                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents);
+
+}  // namespace opcuad::config

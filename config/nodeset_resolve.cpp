@@ -1,0 +1,344 @@
+// NodeSet2 files together: their load order by RequiredModels, and the checks that span files (NodeIds
+// defined twice, references to nothing, values against their DataType).
+#include <algorithm>
+#include <charconv>
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "addressspace/namespace0.hpp"
+#include "addressspace/type_check.hpp"
+#include "config/config.hpp"
+#include "config/json_value.hpp"
+#include "config/nodeset_document.hpp"
+#include "config/type_names.hpp"
+#include "config/xml_value.hpp"
+#include "ua/generated/node_ids.hpp"
+
+namespace opcuad::config {
+
+namespace {
+
+// Namespace 0 as the generated code has it (Opc.Ua.NodeSet2.xml's Model, also the values of
+// Server.Namespaces.OPCUANamespaceMetadata, addressspace/generated/ns0_values_00.cpp).
+constexpr const char* kNs0Version = "1.05.03";
+constexpr const char* kNs0PublicationDate = "2023-12-15T00:00:00Z";
+
+// "1.04.2" < "1.05": numeric components compared as numbers, others as text.
+int compare_versions(std::string_view a, std::string_view b) {
+  while (!a.empty() || !b.empty()) {
+    const auto da = a.find('.'), db = b.find('.');
+    const std::string_view pa = a.substr(0, da), pb = b.substr(0, db);
+    a = da == std::string_view::npos ? std::string_view() : a.substr(da + 1);
+    b = db == std::string_view::npos ? std::string_view() : b.substr(db + 1);
+    uint64_t na = 0, nb = 0;
+    const bool numa =
+        !pa.empty() && std::from_chars(pa.data(), pa.data() + pa.size(), na).ptr == pa.data() + pa.size();
+    const bool numb =
+        !pb.empty() && std::from_chars(pb.data(), pb.data() + pb.size(), nb).ptr == pb.data() + pb.size();
+    if (numa && numb) {
+      if (na != nb) return na < nb ? -1 : 1;
+    } else if (pa != pb) {
+      return pa < pb ? -1 : 1;
+    }
+  }
+  return 0;
+}
+
+struct LoadedModel {
+  const NodeSetDocument* doc = nullptr;  // nullptr: namespace 0, built in
+  std::string version;
+  ua::DateTime publication_date;
+};
+
+std::string describe(const std::string& uri, const LoadedModel& m) {
+  return uri + " " + (m.version.empty() ? "(no version)" : m.version) +
+         (m.publication_date.is_null() ? "" : " of " + m.publication_date.to_string().substr(0, 10)) + " (" +
+         (m.doc ? m.doc->file : "built in") + ")";
+}
+
+// The files in an order where every file comes after the files of the models it requires (Part 6 Annex F);
+// errors for a required model that is missing, older than required, or required in a cycle.
+// `missing` gets the URIs of required models no file provides.
+std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<std::string>& missing) {
+  std::unordered_map<std::string, LoadedModel> models;
+  ua::DateTime ns0_date;
+  (void)parse_date_time(kNs0PublicationDate, ns0_date);
+  models[addressspace::kNamespace0Uri] = {nullptr, kNs0Version, ns0_date};
+  for (const auto& d : result.nodesets) {
+    for (const auto& m : d->models) {
+      auto [it, inserted] = models.emplace(m.uri, LoadedModel{d.get(), m.version, m.publication_date});
+      if (!inserted) {
+        result.errors.push_back({d->file, "line " + std::to_string(m.line),
+                                 "model " + m.uri + " is already defined by " +
+                                     (it->second.doc ? it->second.doc->file : std::string("namespace 0"))});
+      }
+    }
+  }
+  auto loaded_list = [&] {
+    std::vector<std::string> names;
+    for (const auto& [uri, m] : models) names.push_back(describe(uri, m));
+    std::sort(names.begin(), names.end());
+    std::string s;
+    for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  // Dependencies between files, and the checks of each RequiredModel.
+  std::unordered_map<const NodeSetDocument*, std::vector<const NodeSetDocument*>> needs;
+  for (const auto& d : result.nodesets) {
+    for (const auto& m : d->models) {
+      for (const auto& r : m.required) {
+        const std::string at = "line " + std::to_string(r.line);
+        const auto it = models.find(r.uri);
+        if (it == models.end()) {
+          missing.insert(r.uri);
+          result.errors.push_back({d->file, at,
+                                   "model " + m.uri + " requires model " + r.uri +
+                                       (r.version.empty() ? "" : " " + r.version) +
+                                       ", which no node file provides; loaded: " + loaded_list()});
+          continue;
+        }
+        const LoadedModel& have = it->second;
+        if (!r.version.empty() && compare_versions(have.version, r.version) < 0) {
+          result.errors.push_back({d->file, at,
+                                   "model " + m.uri + " requires " + r.uri + " version " + r.version +
+                                       " or later; loaded: " + describe(r.uri, have)});
+        } else if (!r.publication_date.is_null() && have.publication_date < r.publication_date) {
+          result.errors.push_back({d->file, at,
+                                   "model " + m.uri + " requires " + r.uri + " published " +
+                                       r.publication_date.to_string().substr(0, 10) +
+                                       " or later; loaded: " + describe(r.uri, have)});
+        }
+        if (have.doc && have.doc != d.get()) needs[d.get()].push_back(have.doc);
+      }
+    }
+  }
+  // Depth first, in the order of the files in the configuration; a file still on the path is a cycle.
+  std::vector<const NodeSetDocument*> order;
+  std::unordered_map<const NodeSetDocument*, int> state;  // 1: on the path, 2: placed
+  std::function<void(const NodeSetDocument*)> visit = [&](const NodeSetDocument* d) {
+    int& s = state[d];
+    if (s == 2) return;
+    if (s == 1) {
+      result.errors.push_back({d->file, "line " + std::to_string(d->models.front().line),
+                               "its models and the models they require form a cycle"});
+      return;
+    }
+    s = 1;
+    for (const NodeSetDocument* dep : needs[d]) visit(dep);
+    state[d] = 2;
+    order.push_back(d);
+  };
+  for (const auto& d : result.nodesets) visit(d.get());
+  return order;
+}
+
+// Where each DataType of the loaded files sits (its HasSubtype supertype), and which DataType an
+// encoding node belongs to (HasEncoding), for the check of values against their DataType.
+class ImportedTypes {
+ public:
+  explicit ImportedTypes(const ImportedModels& m) {
+    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding);
+    for (const auto& r : m.references) {
+      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
+      if (r.type == has_encoding) encoding_of_.emplace(r.target, r.source);
+    }
+  }
+  // The nearest namespace-0 DataType at or above `type`, or kNoNode.
+  addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
+    for (int depth = 0; depth < 64; ++depth) {
+      const addressspace::NodeIndex n = ns0_store().find(type);
+      if (n != addressspace::kNoNode) return n;
+      const auto it = supertype_.find(type);
+      if (it == supertype_.end()) return addressspace::kNoNode;
+      type = it->second;
+    }
+    return addressspace::kNoNode;
+  }
+  // Is `type` `base` or a subtype of it, across the loaded files and namespace 0?
+  bool is_subtype(ua::NodeId type, const ua::NodeId& base) const {
+    for (int depth = 0; depth < 64; ++depth) {
+      if (type == base) return true;
+      const addressspace::NodeIndex n = ns0_store().find(type);
+      if (n != addressspace::kNoNode) {
+        const addressspace::NodeIndex b = ns0_store().find(base);
+        return b != addressspace::kNoNode && ns0_store().is_data_type_subtype(n, b);
+      }
+      const auto it = supertype_.find(type);
+      if (it == supertype_.end()) return false;
+      type = it->second;
+    }
+    return false;
+  }
+  const ua::NodeId* data_type_of_encoding(const ua::NodeId& encoding) const {
+    const auto it = encoding_of_.find(encoding);
+    return it == encoding_of_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
+  std::unordered_map<ua::NodeId, ua::NodeId> encoding_of_;
+};
+
+// Why `value` does not fit the DataType, ValueRank and ArrayDimensions of `spec`, or "" when it does.
+std::string value_mismatch(const addressspace::NodeSpec& spec, const ua::Variant& value,
+                           const ImportedTypes& types) {
+  const auto& s = ns0_store();
+  const addressspace::NodeIndex ancestor = types.ns0_ancestor(spec.data_type);
+  if (ancestor == addressspace::kNoNode)
+    return "its DataType " + spec.data_type.to_string() + " has no supertype chain to a namespace-0 DataType";
+  if (!addressspace::value_rank_accepts(spec.value_rank, spec.array_dimensions, value)) {
+    return std::string(value.is_array() ? "an array" : "a scalar") + " does not fit ValueRank " +
+           std::to_string(spec.value_rank) +
+           (spec.array_dimensions.empty() ? "" : " and its ArrayDimensions");
+  }
+  const bool own_type = s.find(spec.data_type) == addressspace::kNoNode;
+  if (value.type() == ua::BuiltinType::ExtensionObject) {
+    auto check = [&](const ua::ExtensionObject& eo) -> std::string {
+      if (eo.is_empty()) return "";
+      ua::NodeId type;
+      if (eo.is_decoded()) {
+        type = ua::NodeId(0, eo.structure_type()->data_type_id);
+      } else if (const ua::NodeId* t = types.data_type_of_encoding(eo.type_id())) {
+        type = *t;
+      } else {
+        return "ExtensionObject TypeId " + eo.type_id().to_string() + " is no encoding of a known DataType";
+      }
+      if (!types.is_subtype(type, spec.data_type))
+        return "a structure of DataType " + type.to_string() + " is not a " + spec.data_type.to_string();
+      return "";
+    };
+    if (const auto* eo = value.get_if<ua::ExtensionObject>()) return check(*eo);
+    if (const auto* list = value.get_if<std::vector<ua::ExtensionObject>>()) {
+      for (const auto& eo : *list) {
+        if (auto why = check(eo); !why.empty()) return why;
+      }
+    }
+    return "";
+  }
+  const std::string name = std::string(value.is_array() ? "an array of " : "a ") +
+                           std::string(ua::builtin_type_name(value.type()));
+  if (own_type && s.node_id(ancestor).is_ns0(ua::id::Enumeration)) {
+    // An enumeration a loaded file defines: its values are Int32 (Part 3 §8.14).
+    return value.type() == ua::BuiltinType::Int32 ? "" : name + " for an enumeration (Int32)";
+  }
+  if (!addressspace::data_type_accepts(s, ancestor, value))
+    return name + " does not fit DataType " + spec.data_type.to_string();
+  return "";
+}
+
+}  // namespace
+
+void resolve_nodesets(LoadResult& result) {
+  if (result.nodesets.empty()) return;
+  ImportedModels& out = result.config.imported;
+  std::unordered_set<std::string> missing_models;
+  const std::vector<const NodeSetDocument*> order = load_order(result, missing_models);
+  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
+  // Room for every node and reference of every file at once: a NodeSpec is some 400 bytes to move.
+  size_t nodes = 0, references = 0;
+  for (const NodeSetDocument* d : order) {
+    for (pugi::xml_node n = d->doc.document_element().first_child(); n; n = n.next_sibling()) {
+      ++nodes;
+      for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
+    }
+  }
+  out.nodes.reserve(nodes);
+  out.references.reserve(references);
+  for (const NodeSetDocument* d : order) {
+    const auto file = static_cast<uint32_t>(out.files.size());
+    out.files.push_back(d->file);
+    for (const auto& m : d->models) out.models.push_back({m.uri, m.version, m.publication_date, file});
+    convert_nodeset(*d, file, result, parents);
+  }
+  result.nodesets.clear();  // the XML text and trees are not needed any more
+
+  // Every NodeId once, across the files, namespace 0 and the JSON node files.
+  std::unordered_map<ua::NodeId, NodeLocation> defined;
+  defined.reserve(out.nodes.size());
+  for (const ImportedNode& n : out.nodes) {
+    const ua::NodeId& id = n.spec.node_id;
+    if (ns0_store().find(id) != addressspace::kNoNode) {
+      result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
+                               "NodeId " + id.to_string() + " is already defined by namespace 0"});
+      continue;
+    }
+    auto [it, inserted] = defined.emplace(id, NodeLocation{n.file, n.line});
+    if (!inserted) {
+      result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
+                               "NodeId " + id.to_string() + " is defined twice: here and at " +
+                                   out.where(it->second.file, it->second.line)});
+    }
+  }
+  std::unordered_set<ua::NodeId> declared;  // by JSON node files
+  for (const NodeDecl& d : result.config.nodes) {
+    if (!d.count) declared.insert(d.node_id);
+  }
+  // A node of a model that is missing, or of a file that did not parse, is not reported as missing too:
+  // the error about the model or the file says why it is not there.
+  std::unordered_set<uint16_t> absent_namespaces;
+  for (size_t i = 0; i < result.config.namespaces.size(); ++i) {
+    if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
+  }
+  auto known = [&](const ua::NodeId& id) {
+    return defined.count(id) || ns0_store().find(id) != addressspace::kNoNode || declared.count(id);
+  };
+  auto excused = [&](const ua::NodeId& id) {
+    return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
+  };
+  auto exists = [&](const ua::NodeId& id) { return known(id) || excused(id); };
+  std::unordered_map<ua::NodeId, addressspace::NodeClass> classes;
+  for (const ImportedNode& n : out.nodes) classes.emplace(n.spec.node_id, n.spec.node_class);
+  auto class_of = [&](const ua::NodeId& id) {
+    const addressspace::NodeIndex i = ns0_store().find(id);
+    if (i != addressspace::kNoNode) return ns0_store().node_class(i);
+    const auto it = classes.find(id);
+    return it == classes.end() ? addressspace::NodeClass::Unspecified : it->second;
+  };
+  for (const ImportedReference& r : out.references) {
+    const std::string at = "line " + std::to_string(r.line);
+    for (const ua::NodeId* id : {&r.source, &r.target}) {
+      if (!exists(*id))
+        result.errors.push_back(
+            {out.files[r.file], at, "reference to " + id->to_string() + ", which exists nowhere"});
+    }
+    if (!exists(r.type)) {
+      result.errors.push_back(
+          {out.files[r.file], at, "reference type " + r.type.to_string() + " exists nowhere"});
+    } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
+               !excused(r.type)) {
+      result.errors.push_back({out.files[r.file], at, r.type.to_string() + " is not a ReferenceType"});
+    }
+  }
+  for (const auto& [id, where] : parents) {
+    if (!exists(id)) {
+      result.errors.push_back({out.files[where.file], "line " + std::to_string(where.line),
+                               "ParentNodeId " + id.to_string() + " exists nowhere"});
+    }
+  }
+  // DataTypes and values.
+  const ImportedTypes types(out);
+  for (const ImportedNode& n : out.nodes) {
+    const auto& spec = n.spec;
+    if (spec.node_class != addressspace::NodeClass::Variable &&
+        spec.node_class != addressspace::NodeClass::VariableType)
+      continue;
+    const std::string at = "line " + std::to_string(n.line);
+    if (!exists(spec.data_type)) {
+      result.errors.push_back(
+          {out.files[n.file], at, "DataType " + spec.data_type.to_string() + " exists nowhere"});
+      continue;
+    }
+    if (excused(spec.data_type)) continue;
+    if (class_of(spec.data_type) != addressspace::NodeClass::DataType) {
+      result.errors.push_back({out.files[n.file], at, spec.data_type.to_string() + " is not a DataType"});
+      continue;
+    }
+    if (!spec.value) continue;
+    if (auto why = value_mismatch(spec, spec.value->value, types); !why.empty()) {
+      result.errors.push_back({out.files[n.file], at, "Value does not match its DataType: " + why});
+    }
+  }
+}
+
+}  // namespace opcuad::config
