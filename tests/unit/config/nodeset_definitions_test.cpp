@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "addressspace/structure_codec.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -258,3 +259,139 @@ TEST_CASE("Every structure of the companion specifications has its DataTypeDefin
   CHECK(enumerations > 20);
 }
 
+// ---- the structure codecs built from those definitions (addressspace/structure_codec.hpp)
+
+namespace {
+
+struct Codecs {
+  explicit Codecs(const Space& s) : space(s), codecs(s.store()) {}
+  int of(const ua::NodeId& type) const {
+    const int c = codecs.find(space.store().find(type));
+    INFO(type.to_string());
+    REQUIRE(c >= 0);
+    return c;
+  }
+  // The status of transcoding `body`, and (when Good) that it came out byte for byte.
+  ua::StatusCode transcode(int codec, const ua::ByteBuffer& body) const {
+    ua::ByteBuffer out;
+    const ua::StatusCode st = codecs.transcode_body(codec, body.span(), out);
+    if (st.is_good())
+      CHECK(std::vector<uint8_t>(out.span().begin(), out.span().end()) ==
+            std::vector<uint8_t>(body.span().begin(), body.span().end()));
+    return st;
+  }
+  const Space& space;
+  addressspace::StructureCodecs codecs;
+};
+
+ua::ByteBuffer truncated(const ua::ByteBuffer& b, size_t drop) {
+  ua::ByteBuffer out;
+  out.append(b.data(), b.size() - drop);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Structures the files define transcode by their definitions; malformed bodies are refused") {
+  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  Space s(r);
+  const Codecs c(s);
+  const uint16_t t = namespace_of(r.config, "urn:types");
+  CHECK(s.store().find(ua::NodeId(t, 3004)) != addressspace::kNoNode);
+  CHECK(c.codecs.find(s.store().find(ua::NodeId(t, 3004))) == -1);  // an enumeration has no codec
+
+  // Outer: Count, Inner (nested in place), Inners (an array of them), Mode (an enumeration: Int32),
+  // Label, Far (a structure of a later file).
+  auto outer = [](int32_t inners) {
+    ua::ByteBuffer b;
+    ua::Encoder e(b);
+    e.write_i32(7);
+    e.write_f64(1.5);
+    e.write_i32(inners);
+    for (int32_t i = 0; i < inners && i < 4; ++i) e.write_f64(2.5 + i);
+    e.write_i32(5);
+    ua::encode(e, ua::String("abc"));
+    e.write_u32(9);
+    return b;
+  };
+  const int o = c.of(ua::NodeId(t, 3001));
+  SECTION("a structure with nested structures, an array of them and an enumeration field") {
+    CHECK(c.transcode(o, outer(2)) == ua::status::Good);
+    CHECK(c.transcode(o, outer(0)) == ua::status::Good);
+    CHECK(c.transcode(o, outer(-1)) == ua::status::Good);  // a null array stays null
+    CHECK(c.transcode(o, truncated(outer(2), 1)) == ua::status::BadDecodingError);
+    ua::ByteBuffer longer = outer(2);
+    longer.append("x", 1);
+    CHECK(c.transcode(o, longer) == ua::status::BadDecodingError);
+  }
+  SECTION("array counts beyond the input or the limits cost nothing") {
+    ua::ByteBuffer huge;
+    ua::Encoder e(huge);
+    e.write_i32(7);
+    e.write_f64(1.5);
+    e.write_i32(0x7FFFFFFF);
+    CHECK(c.transcode(o, huge) == ua::status::BadEncodingLimitsExceeded);
+    ua::ByteBuffer beyond;
+    ua::Encoder e2(beyond);
+    e2.write_i32(7);
+    e2.write_f64(1.5);
+    e2.write_i32(1000);
+    e2.write_f64(1.0);
+    CHECK(c.transcode(o, beyond) == ua::status::BadDecodingError);
+    CHECK(c.transcode(o, truncated(outer(-2), 0)) == ua::status::BadDecodingError);
+  }
+  SECTION("optional fields: the EncodingMask") {
+    const int plus = c.of(ua::NodeId(t, 3002));
+    auto with_mask = [&](uint32_t mask, bool extra) {
+      ua::ByteBuffer b;
+      ua::Encoder e(b);
+      e.write_u32(mask);
+      const ua::ByteBuffer body = outer(1);
+      b.append(body.data(), body.size());
+      if (extra) e.write_f64(4.0);
+      return b;
+    };
+    CHECK(c.transcode(plus, with_mask(1, true)) == ua::status::Good);
+    CHECK(c.transcode(plus, with_mask(0, false)) == ua::status::Good);
+    CHECK(c.transcode(plus, with_mask(0, true)) == ua::status::BadDecodingError);   // a byte too many
+    CHECK(c.transcode(plus, with_mask(2, false)) == ua::status::BadDecodingError);  // no such field
+  }
+  SECTION("a union: the SwitchField") {
+    const int u = c.of(ua::NodeId(t, 3005));
+    auto choice = [](uint32_t which) {
+      ua::ByteBuffer b;
+      ua::Encoder e(b);
+      e.write_u32(which);
+      if (which == 1) e.write_i32(3);
+      if (which == 2) ua::encode(e, ua::String("x"));
+      return b;
+    };
+    CHECK(c.transcode(u, choice(0)) == ua::status::Good);
+    CHECK(c.transcode(u, choice(1)) == ua::status::Good);
+    CHECK(c.transcode(u, choice(2)) == ua::status::Good);
+    CHECK(c.transcode(u, choice(3)) == ua::status::BadDecodingError);
+    CHECK(c.transcode(u, choice(0xFFFFFFFF)) == ua::status::BadDecodingError);
+  }
+  SECTION("a field that allows subtypes is an ExtensionObject") {
+    const int env = c.of(ua::NodeId(t, 3007));
+    ua::ByteBuffer b;
+    ua::Encoder e(b);
+    ua::encode(e, ua::ExtensionObject());
+    CHECK(c.transcode(env, b) == ua::status::Good);
+    CHECK(c.transcode(env, truncated(b, 1)) == ua::status::BadDecodingError);
+  }
+  SECTION("nesting is bounded by the decoder's depth limit") {
+    const int tree = c.of(ua::NodeId(t, 3008));
+    auto nested = [](int levels) {
+      ua::ByteBuffer b;
+      ua::Encoder e(b);
+      for (int i = 0; i < levels; ++i) e.write_i32(1);
+      e.write_i32(0);
+      return b;
+    };
+    CHECK(c.transcode(tree, nested(50)) == ua::status::Good);
+    CHECK(c.transcode(tree, nested(5000)) == ua::status::BadEncodingLimitsExceeded);
+  }
+}
