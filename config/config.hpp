@@ -21,6 +21,7 @@
 #include "addressspace/server_object.hpp"
 #include "config/roles.hpp"
 #include "transport/security/policy.hpp"
+#include "ua/generated/types.hpp"
 #include "ua/node_id.hpp"
 #include "ua/variant.hpp"
 
@@ -295,12 +296,34 @@ struct UndecodedValue {
   uint32_t file = 0;
   uint32_t line = 0;
 };
+// The <Definition> of a DataType a NodeSet2 file defines (Part 6 Annex F, DataTypeDefinition), its
+// fields' DataTypes in the server's NodeIds; resolve_nodesets() turns it into the DataType node's
+// DataTypeDefinition attribute (Part 3 §5.8.3, NodeSpec::definition): a StructureDefinition with the
+// supertypes' fields first (Part 3 §8.48), or an EnumDefinition for an enumeration or an OptionSet.
+struct ImportedDefinition {
+  struct Field {
+    ua::StructureField
+        field;  // Name, Description, DataType, ValueRank, ArrayDimensions, MaxStringLength, IsOptional
+    ua::LocalizedText display_name;
+    int64_t value = 0;
+    bool has_value = false;
+    bool allow_subtypes = false;
+    uint32_t line = 0;
+  };
+  ua::NodeId data_type;
+  std::vector<Field> fields;  // as the file lists them: the type's own
+  bool is_union = false;
+  bool is_option_set = false;
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
 struct ImportedModels {
   std::vector<std::string> files;     // in load order (RequiredModels first)
   std::vector<ImportedModel> models;  // in load order
   std::vector<ImportedNode> nodes;
   std::vector<ImportedReference> references;
   std::vector<UndecodedValue> undecoded;
+  std::vector<ImportedDefinition> definitions;  // one per DataType with a <Definition>, in file order
   std::string where(uint32_t file, uint32_t line) const {
     return files[file] + ": line " + std::to_string(line);
   }

@@ -3,6 +3,7 @@
 // conversion resolve_nodesets() runs once the load order is known. Internal to config/.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,5 +54,18 @@ struct NodeLocation {
 // (errors into result.errors); `parents` gets the ParentNodeIds to check once every file is converted.
 void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
                      std::vector<std::pair<ua::NodeId, NodeLocation>>& parents);
+
+// What resolve_definitions() asks of the address space being loaded: the NodeClass of a NodeId in
+// namespace 0 or the files (Unspecified: none), and whether its absence is already explained (its model
+// is missing, or a node file did not parse).
+struct DataTypeLookup {
+  std::function<addressspace::NodeClass(const ua::NodeId&)> node_class;
+  std::function<bool(const ua::NodeId&)> excused;
+};
+
+// Sets the DataTypeDefinition (NodeSpec::definition) of every DataType of result.config.imported that has
+// a <Definition>, adding the "Default Binary" encoding nodes missing from the files
+// (nodeset_definitions.cpp); errors into result.errors.
+void resolve_definitions(LoadResult& result, const DataTypeLookup& lookup);
 
 }  // namespace opcuad::config

@@ -259,8 +259,11 @@ class NodeSetConverter {
         bool_attribute(n, "ContainsNoLoops", spec.contains_no_loops);
         break;
       case NodeClass::ObjectType:
+        bool_attribute(n, "IsAbstract", spec.is_abstract);
+        break;
       case NodeClass::DataType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
+        if (const pugi::xml_node def = xml_child(n, "Definition")) definition(def, spec.node_id);
         break;
       case NodeClass::ReferenceType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
@@ -303,30 +306,70 @@ class NodeSetConverter {
     out_.nodes.push_back(std::move(imported));
   }
 
+  // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F), as many as a positive ValueRank.
+  void array_dimensions(pugi::xml_node n, int32_t value_rank, std::vector<uint32_t>& out) {
+    const pugi::xml_attribute dims = n.attribute("ArrayDimensions");
+    if (!dims) return;
+    std::string_view s = xml_trim(dims.value());
+    while (!s.empty()) {
+      const auto comma = s.find(',');
+      const std::string_view item = xml_trim(s.substr(0, comma));
+      uint32_t v = 0;
+      if (std::from_chars(item.data(), item.data() + item.size(), v).ptr != item.data() + item.size() ||
+          item.empty()) {
+        error(n, "ArrayDimensions \"" + std::string(dims.value()) + "\" is not a list of UInt32");
+        break;
+      }
+      out.push_back(v);
+      s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
+    }
+    if (value_rank > 0 && out.size() != static_cast<size_t>(value_rank))
+      error(n, "ArrayDimensions must have ValueRank (" + std::to_string(value_rank) + ") entries");
+  }
+
+  // A DataType's <Definition> (Part 6 Annex F, DataTypeDefinition and DataTypeField), kept as written
+  // with its NodeIds mapped; nodeset_definitions.cpp resolves it once every file is read, so a field may
+  // name a DataType defined further down or in a later file.
+  void definition(pugi::xml_node def, const ua::NodeId& data_type) {
+    ImportedDefinition d;
+    d.data_type = data_type;
+    d.file = file_;
+    d.line = d_.line(def);
+    bool_attribute(def, "IsUnion", d.is_union);
+    bool_attribute(def, "IsOptionSet", d.is_option_set);
+    for (pugi::xml_node f = def.first_child(); f; f = f.next_sibling()) {
+      if (f.type() != pugi::node_element || local_name(f.name()) != "Field") continue;
+      ImportedDefinition::Field field;
+      field.line = d_.line(f);
+      ua::StructureField& sf = field.field;
+      sf.name = ua::String(std::string_view(f.attribute("Name").value()));
+      if (sf.name.view().empty()) error(f, "a Field without Name");
+      sf.data_type = ua::NodeId(0, ua::id::BaseDataType);  // the schema's default, i=24
+      if (const pugi::xml_attribute dt = f.attribute("DataType")) {
+        if (!parse_id(f, dt.value(), sf.data_type)) continue;
+      }
+      sf.value_rank = -1;
+      number_attribute(f, "ValueRank", sf.value_rank);
+      array_dimensions(f, sf.value_rank, sf.array_dimensions);
+      number_attribute(f, "MaxStringLength", sf.max_string_length);
+      bool_attribute(f, "IsOptional", sf.is_optional);
+      bool_attribute(f, "AllowSubTypes", field.allow_subtypes);
+      if (f.attribute("Value")) field.has_value = number_attribute(f, "Value", field.value);
+      sf.description = text(xml_child(f, "Description"));
+      const pugi::xml_node display = xml_child(f, "DisplayName");
+      field.display_name = display ? text(display) : ua::LocalizedText{ua::String(), sf.name};
+      d.fields.push_back(std::move(field));
+    }
+    out_.definitions.push_back(std::move(d));
+  }
+
   void variable(pugi::xml_node n, addressspace::NodeSpec& spec) {
     const bool is_variable = spec.node_class == addressspace::NodeClass::Variable;
     spec.data_type = ua::NodeId(0, ua::id::BaseDataType);
     if (const pugi::xml_attribute dt = n.attribute("DataType")) parse_id(n, dt.value(), spec.data_type);
     spec.value_rank = -1;  // the schema's default for UAVariable and UAVariableType
     number_attribute(n, "ValueRank", spec.value_rank);
-    if (const pugi::xml_attribute dims = n.attribute("ArrayDimensions")) {
-      // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F).
-      std::string_view s = xml_trim(dims.value());
-      while (!s.empty()) {
-        const auto comma = s.find(',');
-        const std::string_view item = xml_trim(s.substr(0, comma));
-        uint32_t v = 0;
-        if (std::from_chars(item.data(), item.data() + item.size(), v).ptr != item.data() + item.size() ||
-            item.empty()) {
-          error(n, "ArrayDimensions \"" + std::string(dims.value()) + "\" is not a list of UInt32");
-          break;
-        }
-        spec.array_dimensions.push_back(v);
-        s = comma == std::string_view::npos ? std::string_view() : s.substr(comma + 1);
-      }
-      if (spec.value_rank > 0 && spec.array_dimensions.size() != static_cast<size_t>(spec.value_rank))
-        error(n, "ArrayDimensions must have ValueRank (" + std::to_string(spec.value_rank) + ") entries");
-    }
+    array_dimensions(n, spec.value_rank, spec.array_dimensions);
     if (is_variable) {
       // The schema's AccessLevel is a UInt32: the AccessLevelEx bits (Part 3 §8.58), whose low byte is the
       // AccessLevel (Part 3 §8.57).

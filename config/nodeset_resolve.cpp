@@ -316,6 +316,7 @@ void resolve_nodesets(LoadResult& result) {
                                "ParentNodeId " + id.to_string() + " exists nowhere"});
     }
   }
+  resolve_definitions(result, DataTypeLookup{class_of, excused});
   // DataTypes and values.
   const ImportedTypes types(out);
   for (const ImportedNode& n : out.nodes) {
