@@ -1,6 +1,6 @@
 // NodeSet2 node files (docs/CONFIGURATION.md, "NodeSet2 node files"): the fixtures under nodesets/ for
 // every node class, attribute and value type, the errors with their file and line, reload, and the
-// companion specifications in ../shared/opcua-nodesets.
+// published companion specifications (OPCUAD_NODESETS_DIR, tests/CMakeLists.txt).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -555,7 +555,7 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
   std::filesystem::remove_all(dir);
 }
 
-// ---- the companion specifications of ../shared/opcua-nodesets (its README lists them)
+// ---- the published companion specifications in OPCUAD_NODESETS_DIR
 
 namespace {
 const std::vector<std::pair<std::string, std::vector<std::string>>> kCompanionSets = {
