@@ -10,7 +10,7 @@
 #   build/asan     clang, Debug, ASan+UBSan: everything, the libFuzzer targets included (coverage
 #                  instrumentation on the fuzzed libraries only), so one build serves the tests and fuzzing
 #   build/package  the shipped Release build (packaging/build-deb.sh): the daemon the package test checks
-#   build/tsan     clang, Debug, TSan: the unit tests, of which the threaded ones run
+#   build/tsan     clang, Debug, TSan: the test files holding threaded tests (concurrency_tests), whose threaded ones run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/deps.sh
@@ -72,8 +72,8 @@ OPCUAD_PACKAGE_DEB=$(realpath "$deb") OPCUAD_PACKAGE_BUILD_DIR=$(realpath build/
 
 stage "concurrency tests (ThreadSanitizer, clang)"
 CXX=clang++ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DOPCUAD_SANITIZE=thread >/dev/null
-cmake --build build/tsan -j "$jobs" --target unit_tests
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/unit_tests '[live],[concurrency]'
+cmake --build build/tsan -j "$jobs" --target concurrency_tests
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 build/tsan/tests/concurrency_tests '[live],[concurrency]'
 
 stage "fuzzing (libFuzzer, ${fuzz_seconds}s per target, ${jobs} at a time)"
 build/asan/tests/fuzz/make_seed_corpus build/asan/corpus
