@@ -655,3 +655,39 @@ TEST_CASE("Generated dictionaries describe the companion specifications as their
   CHECK(compared > 80);
   CHECK(differ == 0);
 }
+
+TEST_CASE("What the loader cannot create is an error with the file and line",
+          "[nodeset][dictionary][namespaces]") {
+  // Two enumerations of one name, and a node of the model holding the NodeId its metadata object needs.
+  const std::string text = R"(<?xml version="1.0" encoding="utf-8"?>
+<UANodeSet xmlns="http://opcfoundation.org/UA/2011/03/UANodeSet.xsd">
+  <NamespaceUris><Uri>urn:clash</Uri></NamespaceUris>
+  <Models>
+    <Model ModelUri="urn:clash" Version="1.0" />
+  </Models>
+  <UAObject NodeId="ns=1;s=NamespaceMetadata" BrowseName="1:Other">
+    <References><Reference ReferenceType="i=40">i=58</Reference></References>
+  </UAObject>
+  <UADataType NodeId="ns=1;i=1" BrowseName="1:Same">
+    <References><Reference ReferenceType="i=45" IsForward="false">i=29</Reference></References>
+    <Definition Name="1:Same"><Field Name="A" Value="0" /></Definition>
+  </UADataType>
+  <UADataType NodeId="ns=1;i=2" BrowseName="1:Same">
+    <References><Reference ReferenceType="i=45" IsForward="false">i=29</Reference></References>
+    <Definition Name="1:Same"><Field Name="B" Value="0" /></Definition>
+  </UADataType>
+</UANodeSet>
+)";
+  LoadResult r;
+  r.config.namespaces = {"http://opcfoundation.org/UA/", "urn:opcuad:server"};
+  load_nodeset_file_text(text, "clash.xml", r);
+  resolve_nodesets(r);
+  const std::string e = errors_text(r.errors);
+  INFO(e);
+  CHECK(r.errors.size() == 2);
+  CHECK(e.find("clash.xml: line 5: model urn:clash: its NamespaceMetadata object is missing, and "
+               "ns=2;s=NamespaceMetadata is taken") != std::string::npos);
+  CHECK(e.find(
+            "clash.xml: line 14: DataType ns=2;i=2: another DataType of urn:clash is named Same, and the OPC "
+            "Binary dictionary needs each name once (Part 5 §C.1)") != std::string::npos);
+}
