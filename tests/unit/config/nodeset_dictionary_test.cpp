@@ -512,6 +512,24 @@ TEST_CASE("A reload keeps the namespaces and dictionaries as they were",
   CHECK(s.dictionaries().size() == 4);  // namespace 0's and the three files'
 }
 
+TEST_CASE("A reload that adds a model adds its NamespaceMetadata object and dictionary",
+          "[nodeset][dictionary][namespaces]") {
+  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  REQUIRE(r.ok());
+  Space s(r);
+  CHECK(s.namespaces().count("urn:shipped") == 0);
+  const LoadResult more = load({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
+  REQUIRE(more.ok());
+  const ReloadOutcome out = reload_address_space(r.config, more.config, s.space, *s.p);
+  INFO(errors_text(out.errors));
+  REQUIRE(out.errors.empty());
+  const auto objects = s.namespaces();
+  REQUIRE(objects.count("urn:shipped") == 1);
+  CHECK(text(s.property_value(objects.find("urn:shipped")->second, "NamespaceVersion")) == "2.1");
+  CHECK(s.dictionaries().count("urn:shipped") == 1);
+  CHECK(objects.count("urn:types") == 1);
+}
+
 namespace {
 
 // `text` without its OPC Binary dictionaries (the DataTypeDictionaryType variables, the
