@@ -85,7 +85,9 @@ class MetadataBuilder {
   }
 
  private:
-  // The file's NamespaceMetadata object of model `m`: a NamespaceMetadataType object named by the URI.
+  // The file's NamespaceMetadata object of model `m`: a NamespaceMetadataType object of the same file
+  // whose BrowseName is the URI (Part 5 §6.3.13), in the model's namespace or, written without a prefix,
+  // in namespace 0.
   ua::NodeId find_object(const ImportedModel& m, uint16_t index) const {
     for (const ua::NodeId& id : metadata_objects_) {
       const auto it = node_.find(id);
@@ -110,7 +112,7 @@ class MetadataBuilder {
     }
     ImportedNode n;
     n.file = m.file;
-    n.line = line_of(m);
+    n.line = m.line;
     n.spec.node_id = id;
     n.spec.node_class = addressspace::NodeClass::Object;
     n.spec.browse_name = ua::QualifiedName{index, ua::String(m.uri)};
@@ -147,7 +149,7 @@ class MetadataBuilder {
       }
       ImportedNode n;
       n.file = m.file;
-      n.line = line_of(m);
+      n.line = m.line;
       n.spec.node_id = id;
       n.spec.node_class = addressspace::NodeClass::Variable;
       n.spec.browse_name = ua::QualifiedName{0, ua::String(p.name)};
@@ -188,14 +190,12 @@ class MetadataBuilder {
 
   void add_reference(const ua::NodeId& source, uint32_t type, const ua::NodeId& target,
                      const ImportedModel& m) {
-    created_references_.push_back({source, ua::NodeId(0, type), target, m.file, line_of(m)});
+    created_references_.push_back({source, ua::NodeId(0, type), target, m.file, m.line});
   }
 
-  uint32_t line_of(const ImportedModel& m) const { return m.line; }
-
   void error(const ImportedModel& m, std::string reason) {
-    result_.errors.push_back({out_.files[m.file], "line " + std::to_string(line_of(m)),
-                              "model " + m.uri + ": " + std::move(reason)});
+    result_.errors.push_back(
+        {out_.files[m.file], "line " + std::to_string(m.line), "model " + m.uri + ": " + std::move(reason)});
   }
 
   LoadResult& result_;
