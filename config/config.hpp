@@ -276,6 +276,7 @@ struct ImportedModel {
   std::string version;
   ua::DateTime publication_date;
   uint32_t file = 0;  // index into ImportedModels::files
+  uint32_t line = 0;  // of its <Model>
 };
 struct ImportedNode {
   addressspace::NodeSpec spec;

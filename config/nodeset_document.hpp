@@ -68,4 +68,15 @@ struct DataTypeLookup {
 // (nodeset_definitions.cpp); errors into result.errors.
 void resolve_definitions(LoadResult& result, const DataTypeLookup& lookup);
 
+// Gives every model of result.config.imported its NamespaceMetadata object below Server.Namespaces
+// (Part 5 §6.3.13), the file's own completed or one created (nodeset_namespaces.cpp). Runs before
+// resolve_definitions(), so StaticNodeIdTypes names the IdTypes of the files' nodes only.
+void add_namespace_metadata(LoadResult& result, const DataTypeLookup& lookup);
+
+// Gives every namespace whose DataTypes have definitions an OPC Binary DataTypeDictionary below
+// OPC Binary (Part 5 Annex D), the file's own or one generated from the resolved DataTypeDefinitions,
+// with a DataTypeDescription per structure linked from its Default Binary encoding
+// (nodeset_dictionary.cpp). Runs after resolve_definitions().
+void add_type_dictionaries(LoadResult& result, const DataTypeLookup& lookup);
+
 }  // namespace opcuad::config

@@ -248,7 +248,8 @@ void resolve_nodesets(LoadResult& result) {
   for (const NodeSetDocument* d : order) {
     const auto file = static_cast<uint32_t>(out.files.size());
     out.files.push_back(d->file);
-    for (const auto& m : d->models) out.models.push_back({m.uri, m.version, m.publication_date, file});
+    for (const auto& m : d->models)
+      out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
     convert_nodeset(*d, file, result, parents);
   }
   result.nodesets.clear();  // the XML text and trees are not needed any more
@@ -316,7 +317,10 @@ void resolve_nodesets(LoadResult& result) {
                                "ParentNodeId " + id.to_string() + " exists nowhere"});
     }
   }
-  resolve_definitions(result, DataTypeLookup{class_of, excused});
+  const DataTypeLookup lookup{class_of, excused};
+  add_namespace_metadata(result, lookup);
+  resolve_definitions(result, lookup);
+  add_type_dictionaries(result, lookup);
   // DataTypes and values.
   const ImportedTypes types(out);
   for (const ImportedNode& n : out.nodes) {
