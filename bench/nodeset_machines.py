@@ -44,8 +44,8 @@ def template_nodes(examples_text, root_id):
 
 
 def machine_template(examples_text, analog):
-    """One machine as a format string: {p} the NodeId prefix of its file's namespace plus the machine's first
-    identifier, {name} its BrowseName. Returns (text, node count)."""
+    """One machine as a format string: {b<i>} the numeric identifier of its i-th node (namespace 1 of the
+    output), {name} its BrowseName. Returns (text, node count)."""
     nodes = template_nodes(examples_text, "ns=1;i=5003")
     local = {node_id: i for i, (node_id, _) in enumerate(nodes)}
 

@@ -212,6 +212,7 @@ async function loadOracle(files) {
   const uris = addressSpace.getNamespaceArray().map((ns) => ns.namespaceUri);
   const nodes = new Map();
   for (const ns of addressSpace.getNamespaceArray().slice(1)) {
+    // _nodeid_index: the namespace's own map of its nodes (no public iterator; node-opcua is pinned).
     for (const node of ns._nodeid_index.values()) {
       const attrs = {
         NodeClass: String(node.nodeClass),
