@@ -108,10 +108,11 @@ const KNOWN_DIFFERENCES = [
     reason: "a variable whose file gives no <Value> is read as Good with a null Variant, where Part 6 §F.8 asks " +
       "for Bad_NoValue or a default of its DataType and ValueRank (node-opcua: the default, or " +
       "BadWaitingForInitialData)" },
-  { by: "opcuad", what: "Executable", test: (d) => d.want === "false" && d.got === "true",
-    reason: "a NodeSet2 method has no implementation (Call answers BadNotImplemented), yet its Executable and " +
-      "UserExecutable are true, which Part 3 §5.7 defines as 'currently executable'; node-opcua serves false " +
-      "for a method nothing is bound to" },
+  { by: "node-opcua", what: "Executable", test: (d) => d.want === "false" && d.got === "true",
+    reason: "opcuad serves a NodeSet2 method's Executable and UserExecutable as the file gives them (true by " +
+      "default, Part 6 §F.9) and answers a Call of it BadNotImplemented, so a client learns that the method exists " +
+      "but has no implementation in this server (Part 4 §5.11.2.3); node-opcua serves false for a method nothing " +
+      "is bound to, which a Call would answer BadNotExecutable" },
 ];
 
 const missing = SPECS.filter((f) => !fs.existsSync(path.join(NODESETS_DIR, f)));
