@@ -160,7 +160,7 @@ class CheckConfig(unittest.TestCase):
                                                                    os.path.join(fixtures, "base.xml")]}))
             r = opcuad("check-config", "--config", f)
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertIn(f + ": 45 node(s) of 2 model(s) from 2 NodeSet2 file(s): http://example.com/base/ 1.2.0 "
+            self.assertIn(f + ": 47 node(s) of 2 model(s) from 2 NodeSet2 file(s): http://example.com/base/ 1.2.0 "
                           "http://example.com/machine/ 0.9", r.stdout)
             broken = d.write("broken.xml", "<UANodeSet>\n<UAObject NodeId='ns=1;i=1'\n</UANodeSet>\n")
             missing = d.write("alone.xml", open(os.path.join(fixtures, "machine.xml")).read())
