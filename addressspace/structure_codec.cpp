@@ -17,6 +17,18 @@ void transcode_value(ua::Decoder& in, ua::Encoder& out) {
   if (in.ok()) ua::encode(out, v);
 }
 
+// A String, ByteString or XmlElement (Part 6 §5.2.2.4): its length and bytes copied, nothing decoded, so a
+// structure of strings costs no allocation whatever their lengths.
+void transcode_bytes(uint32_t max_length, ua::Decoder& in, ua::Encoder& out) {
+  const int32_t n = in.read_bytes_length(max_length);
+  if (!in.ok()) return;
+  if (n < 0) return out.write_i32(-1);
+  const auto bytes = in.take(static_cast<size_t>(n));
+  if (!in.ok()) return;
+  out.write_i32(n);
+  out.write_raw(bytes.data(), bytes.size());
+}
+
 void transcode_builtin(ua::BuiltinType t, ua::Decoder& in, ua::Encoder& out) {
   using B = ua::BuiltinType;
   switch (t) {
@@ -43,15 +55,14 @@ void transcode_builtin(ua::BuiltinType t, ua::Decoder& in, ua::Encoder& out) {
     case B::Double:
       return transcode_value<double>(in, out);
     case B::String:
-      return transcode_value<ua::String>(in, out);
+    case B::XmlElement:
+      return transcode_bytes(in.limits().max_string_length, in, out);
     case B::DateTime:
       return transcode_value<ua::DateTime>(in, out);
     case B::Guid:
       return transcode_value<ua::Guid>(in, out);
     case B::ByteString:
-      return transcode_value<ua::ByteString>(in, out);
-    case B::XmlElement:
-      return transcode_value<ua::XmlElement>(in, out);
+      return transcode_bytes(in.limits().max_byte_string_length, in, out);
     case B::NodeId:
       return transcode_value<ua::NodeId>(in, out);
     case B::ExpandedNodeId:
@@ -87,7 +98,10 @@ StructureCodecs::StructureCodecs(const NodeStore& s) {
     const auto* sd = d ? d->get<ua::StructureDefinition>() : nullptr;
     if (!sd) continue;
     by_type_.emplace(n, static_cast<int32_t>(defs.size()));
+    const NodeIndex encoding = sd->default_encoding_id.is_null() ? kNoNode : s.find(sd->default_encoding_id);
+    if (encoding != kNoNode) by_encoding_.emplace(encoding, static_cast<int32_t>(defs.size()));
     defs.push_back(sd);
+    types_.push_back(n);
   }
   codecs_.resize(defs.size());
   // Second pass: a field may name a structure whose codec comes later.
@@ -133,6 +147,11 @@ StructureCodecs::StructureCodecs(const NodeStore& s) {
 int StructureCodecs::find(NodeIndex type) const noexcept {
   const auto it = by_type_.find(type);
   return it == by_type_.end() ? -1 : it->second;
+}
+
+int StructureCodecs::find_encoding(NodeIndex encoding) const noexcept {
+  const auto it = by_encoding_.find(encoding);
+  return it == by_encoding_.end() ? -1 : it->second;
 }
 
 void StructureCodecs::one(const Field& f, ua::Decoder& in, ua::Encoder& out) const {
