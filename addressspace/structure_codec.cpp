@@ -174,21 +174,26 @@ void StructureCodecs::field(const Field& f, ua::Decoder& in, ua::Encoder& out) c
   if (f.value_rank < 1) return one(f, in, out);
   uint32_t count = 1;
   if (f.value_rank > 1) {
-    // Part 6 §5.2.5: the dimensions, then their product of elements.
-    const uint32_t dims = in.read_array_length(4);
-    if (dims != static_cast<uint32_t>(f.value_rank)) {
-      in.fail(ua::status::BadDecodingError);
-      return;
-    }
-    out.write_i32(static_cast<int32_t>(dims));
+    // Part 6 §5.2.5 (Table 22, the inline matrix): the dimensions, an Int32 array, then as many values
+    // as their product, none when a dimension is <= 0. A null Dimensions array (-1) is a null matrix.
+    const int32_t dims = in.read_i32();
+    if (!in.ok()) return;
+    if (dims == -1) return out.write_i32(-1);
+    if (dims != f.value_rank) return in.fail(ua::status::BadDecodingError);
+    if (static_cast<size_t>(dims) * 4 > in.remaining()) return in.fail(ua::status::BadDecodingError);
+    out.write_i32(dims);
     uint64_t product = 1;
-    for (uint32_t i = 0; i < dims && in.ok(); ++i) {
+    for (int32_t i = 0; i < dims && in.ok(); ++i) {
       const int32_t d = in.read_i32();
-      if (d < 0) return in.fail(ua::status::BadDecodingError);
       out.write_i32(d);
+      if (d <= 0 || product == 0) {
+        product = 0;
+        continue;
+      }
       product *= static_cast<uint64_t>(d);
       if (product > in.limits().max_array_length) return in.fail(ua::status::BadEncodingLimitsExceeded);
     }
+    if (!in.ok()) return;
     count = static_cast<uint32_t>(product);
     if (f.kind != Kind::Nested && count > in.remaining()) return in.fail(ua::status::BadDecodingError);
   } else {
