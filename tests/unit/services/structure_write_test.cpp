@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "addressspace/type_check.hpp"
+#include "config/address_space_loader.hpp"
 #include "tests/unit/services/allocation_counter.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
@@ -249,6 +250,46 @@ TEST_CASE("structures: hostile bodies are bounded and get their status through W
       CHECK(f.h.write(f.var(1), ua::Variant(f.object(f.outer_encoding(), cut))) == status::BadDecodingError);
     }
   }
+}
+
+TEST_CASE("structures: a reloaded store brings its own codecs", "[services][structures]") {
+  Fixture f;
+  Bytes one;
+  one.e.write_f64(1);
+  Bytes two;
+  two.e.write_f64(1);
+  two.e.write_f64(2);
+  auto list_of = [&](const Bytes& b) {
+    return ua::Variant(std::vector<ua::ExtensionObject>{f.object(f.inner_encoding(), b)});
+  };
+  REQUIRE(f.write(4, list_of(one)) == status::Good);
+  CHECK(f.write(4, list_of(two)) == status::BadDecodingError);
+  const uint64_t before = f.h.space.current()->generation();
+
+  // types.xml again with a second field in Inner, as a SIGHUP would read it.
+  std::string types = fixture("types.xml");
+  const std::string v_field = R"(<Field Name="V" DataType="Double" />)";
+  const auto at = types.find(v_field);
+  REQUIRE(at != std::string::npos);
+  types.insert(at + v_field.size(), R"(<Field Name="W" DataType="Double" />)");
+  config::LoadResult next;
+  next.config = f.h.loaded.config;
+  next.config.imported = {};
+  config::load_nodeset_file_text(types, "types.xml", next);
+  config::load_nodeset_file_text(fixture("types_more.xml"), "types_more.xml", next);
+  config::load_nodeset_file_text(fixture("types_values.xml"), "types_values.xml", next);
+  config::resolve_nodesets(next);
+  config::check_references(next);
+  for (const auto& e : next.errors) UNSCOPED_INFO(e.to_string());
+  REQUIRE(next.ok());
+  f.h.space.reclaimer().go_online(*f.h.participant);
+  const auto out = config::reload_address_space(f.h.loaded.config, next.config, f.h.space, *f.h.participant);
+  f.h.space.reclaimer().go_offline(*f.h.participant);
+  REQUIRE(out.errors.empty());
+  REQUIRE(f.h.space.current()->generation() > before);
+
+  CHECK(f.write(4, list_of(two)) == status::Good);
+  CHECK(f.write(4, list_of(one)) == status::BadDecodingError);
 }
 
 #ifndef OPCUAD_ALLOCATION_COUNTER_OFF
