@@ -25,6 +25,8 @@
 
 namespace opcuad::addressspace {
 
+class StructureCodecs;  // structure_codec.hpp
+
 // Interned byte strings; id 0 is the null string.
 class StringPool {
  public:
@@ -124,6 +126,9 @@ class NodeStore {
   // whoever remembers one (a browse continuation point, a shard) can tell a new store from the old one.
   uint64_t generation() const noexcept { return generation_; }
   NodeIndex find(const ua::NodeId& id) const noexcept { return index_.find(id, ids_); }
+  // The binary codecs of this store's structures (structure_codec.hpp), built with it by
+  // NodeStoreBuilder::build(), so a reloaded store brings its own; nullptr for a store not built there.
+  const StructureCodecs* structure_codecs() const noexcept { return codecs_.get(); }
 
   // Attributes. REQUIRES: n < size(), and a node of the right class for the class-specific ones.
   const ua::NodeId& node_id(NodeIndex n) const noexcept { return ids_[n]; }
@@ -217,6 +222,7 @@ class NodeStore {
   uint16_t hierarchical_ = 0;  // dense index of HierarchicalReferences (i=33)
   uint16_t has_subtype_ = 0;   // dense index of HasSubtype (i=45)
   uint64_t generation_ = 0;    // set once by AddressSpace::publish(), before any reader sees the store
+  std::shared_ptr<const StructureCodecs> codecs_;
 };
 
 }  // namespace opcuad::addressspace

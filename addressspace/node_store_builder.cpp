@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "addressspace/structure_codec.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::addressspace {
@@ -296,6 +297,7 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
   s.dims_.shrink_to_fit();
   s.strings_.shrink_to_fit();
   if (result.errors.empty()) {
+    s.codecs_ = std::make_shared<const StructureCodecs>(s);  // the definitions and hierarchy are final
     for (auto& [cell, value] : deferred_writes_) values_.write(*cell, value, participant_);
     result.values_reset = values_reset_;
     result.store = std::move(store_);

@@ -17,6 +17,18 @@ void transcode_value(ua::Decoder& in, ua::Encoder& out) {
   if (in.ok()) ua::encode(out, v);
 }
 
+// A String, ByteString or XmlElement (Part 6 §5.2.2.4): its length and bytes copied, nothing decoded, so a
+// structure of strings costs no allocation whatever their lengths.
+void transcode_bytes(uint32_t max_length, ua::Decoder& in, ua::Encoder& out) {
+  const int32_t n = in.read_bytes_length(max_length);
+  if (!in.ok()) return;
+  if (n < 0) return out.write_i32(-1);
+  const auto bytes = in.take(static_cast<size_t>(n));
+  if (!in.ok()) return;
+  out.write_i32(n);
+  out.write_raw(bytes.data(), bytes.size());
+}
+
 void transcode_builtin(ua::BuiltinType t, ua::Decoder& in, ua::Encoder& out) {
   using B = ua::BuiltinType;
   switch (t) {
@@ -43,15 +55,14 @@ void transcode_builtin(ua::BuiltinType t, ua::Decoder& in, ua::Encoder& out) {
     case B::Double:
       return transcode_value<double>(in, out);
     case B::String:
-      return transcode_value<ua::String>(in, out);
+    case B::XmlElement:
+      return transcode_bytes(in.limits().max_string_length, in, out);
     case B::DateTime:
       return transcode_value<ua::DateTime>(in, out);
     case B::Guid:
       return transcode_value<ua::Guid>(in, out);
     case B::ByteString:
-      return transcode_value<ua::ByteString>(in, out);
-    case B::XmlElement:
-      return transcode_value<ua::XmlElement>(in, out);
+      return transcode_bytes(in.limits().max_byte_string_length, in, out);
     case B::NodeId:
       return transcode_value<ua::NodeId>(in, out);
     case B::ExpandedNodeId:
@@ -87,7 +98,10 @@ StructureCodecs::StructureCodecs(const NodeStore& s) {
     const auto* sd = d ? d->get<ua::StructureDefinition>() : nullptr;
     if (!sd) continue;
     by_type_.emplace(n, static_cast<int32_t>(defs.size()));
+    const NodeIndex encoding = sd->default_encoding_id.is_null() ? kNoNode : s.find(sd->default_encoding_id);
+    if (encoding != kNoNode) by_encoding_.emplace(encoding, static_cast<int32_t>(defs.size()));
     defs.push_back(sd);
+    types_.push_back(n);
   }
   codecs_.resize(defs.size());
   // Second pass: a field may name a structure whose codec comes later.
@@ -135,6 +149,11 @@ int StructureCodecs::find(NodeIndex type) const noexcept {
   return it == by_type_.end() ? -1 : it->second;
 }
 
+int StructureCodecs::find_encoding(NodeIndex encoding) const noexcept {
+  const auto it = by_encoding_.find(encoding);
+  return it == by_encoding_.end() ? -1 : it->second;
+}
+
 void StructureCodecs::one(const Field& f, ua::Decoder& in, ua::Encoder& out) const {
   switch (f.kind) {
     case Kind::Builtin:
@@ -155,21 +174,26 @@ void StructureCodecs::field(const Field& f, ua::Decoder& in, ua::Encoder& out) c
   if (f.value_rank < 1) return one(f, in, out);
   uint32_t count = 1;
   if (f.value_rank > 1) {
-    // Part 6 §5.2.5: the dimensions, then their product of elements.
-    const uint32_t dims = in.read_array_length(4);
-    if (dims != static_cast<uint32_t>(f.value_rank)) {
-      in.fail(ua::status::BadDecodingError);
-      return;
-    }
-    out.write_i32(static_cast<int32_t>(dims));
+    // Part 6 §5.2.5 (Table 22, the inline matrix): the dimensions, an Int32 array, then as many values
+    // as their product, none when a dimension is <= 0. A null Dimensions array (-1) is a null matrix.
+    const int32_t dims = in.read_i32();
+    if (!in.ok()) return;
+    if (dims == -1) return out.write_i32(-1);
+    if (dims != f.value_rank) return in.fail(ua::status::BadDecodingError);
+    if (static_cast<size_t>(dims) * 4 > in.remaining()) return in.fail(ua::status::BadDecodingError);
+    out.write_i32(dims);
     uint64_t product = 1;
-    for (uint32_t i = 0; i < dims && in.ok(); ++i) {
+    for (int32_t i = 0; i < dims && in.ok(); ++i) {
       const int32_t d = in.read_i32();
-      if (d < 0) return in.fail(ua::status::BadDecodingError);
       out.write_i32(d);
+      if (d <= 0 || product == 0) {
+        product = 0;
+        continue;
+      }
       product *= static_cast<uint64_t>(d);
       if (product > in.limits().max_array_length) return in.fail(ua::status::BadEncodingLimitsExceeded);
     }
+    if (!in.ok()) return;
     count = static_cast<uint32_t>(product);
     if (f.kind != Kind::Nested && count > in.remaining()) return in.fail(ua::status::BadDecodingError);
   } else {

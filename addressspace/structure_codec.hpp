@@ -33,11 +33,18 @@ namespace opcuad::addressspace {
 class StructureCodecs {
  public:
   // The codecs of every DataType of `s` with a StructureDefinition. Built on the load path (it
-  // allocates); reads nothing of `s` afterwards.
+  // allocates; NodeStoreBuilder::build() makes one per store, NodeStore::structure_codecs()); reads nothing
+  // of `s` afterwards. Transcoding allocates nothing for fields of numbers, enumerations, Strings,
+  // ByteStrings and nested structures; a field of another built-in type (NodeId, LocalizedText, Variant,
+  // ExtensionObject, ...) is decoded to be checked and may allocate.
   explicit StructureCodecs(const NodeStore& s);
 
   // The codec of DataType node `type`, or -1 when it has no StructureDefinition.
   int find(NodeIndex type) const noexcept;
+  // The codec whose DefaultEncodingId (its "Default Binary" encoding node) is `encoding`, or -1.
+  int find_encoding(NodeIndex encoding) const noexcept;
+  // The DataType node of codec `codec` (REQUIRES: 0 <= codec < size()).
+  NodeIndex data_type(int codec) const noexcept { return types_[static_cast<size_t>(codec)]; }
   size_t size() const noexcept { return codecs_.size(); }
 
   // One body of structure `codec` from `in`, written to `out`. The status of `in` afterwards: Good,
@@ -65,7 +72,9 @@ class StructureCodecs {
   void one(const Field& f, ua::Decoder& in, ua::Encoder& out) const;
 
   std::vector<Codec> codecs_;
+  std::vector<NodeIndex> types_;  // [codec] -> its DataType
   std::unordered_map<NodeIndex, int32_t> by_type_;
+  std::unordered_map<NodeIndex, int32_t> by_encoding_;
 };
 
 }  // namespace opcuad::addressspace

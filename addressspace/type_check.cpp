@@ -1,6 +1,56 @@
 #include "addressspace/type_check.hpp"
 
+#include <algorithm>
+
+#include "addressspace/structure_codec.hpp"
+#include "ua/encoder.hpp"
+#include "ua/generated/node_ids.hpp"
+
 namespace opcuad::addressspace {
+
+namespace {
+
+ua::StatusCode check_body(const NodeStore& store, const StructureCodecs& codecs, NodeIndex data_type,
+                          bool any_structure, const ua::ExtensionObject& eo, const ua::DecodeLimits& limits,
+                          ua::ByteBuffer& scratch) {
+  if (eo.is_empty() || eo.is_decoded()) return ua::status::Good;
+  const NodeIndex encoding =
+      eo.encoding() == ua::ExtensionObject::Encoding::ByteString ? store.find(eo.type_id()) : kNoNode;
+  const int codec = encoding == kNoNode ? -1 : codecs.find_encoding(encoding);
+  if (codec < 0) return any_structure ? ua::status::Good : ua::status::BadTypeMismatch;
+  if (!store.is_data_type_subtype(codecs.data_type(codec), data_type)) return ua::status::BadTypeMismatch;
+  scratch.clear();
+  const std::span<const uint8_t> body = eo.body().bytes();
+  ua::Decoder in(body, limits);
+  ua::Encoder out(scratch);
+  (void)codecs.transcode(codec, in, out);
+  if (in.ok() && in.remaining() != 0) in.fail(ua::status::BadDecodingError);
+  if (!in.ok()) return in.status();
+  if (!std::equal(body.begin(), body.end(), scratch.span().begin(), scratch.span().end()))
+    return ua::status::BadDecodingError;
+  return ua::status::Good;
+}
+
+}  // namespace
+
+ua::StatusCode check_structures(const NodeStore& store, const VariableAttributes& var,
+                                const ua::Variant& value, const ua::DecodeLimits& limits,
+                                ua::ByteBuffer& scratch) {
+  const StructureCodecs* codecs = store.structure_codecs();
+  if (!codecs || value.type() != ua::BuiltinType::ExtensionObject || var.data_type == kNoNode)
+    return ua::status::Good;
+  const ua::NodeId& type = store.node_id(var.data_type);
+  const bool any_structure = type.is_ns0(ua::id::BaseDataType) || type.is_ns0(ua::id::Structure);
+  if (const auto* eo = value.get_if<ua::ExtensionObject>())
+    return check_body(store, *codecs, var.data_type, any_structure, *eo, limits, scratch);
+  if (const auto* items = value.get_if<std::vector<ua::ExtensionObject>>()) {
+    for (const ua::ExtensionObject& eo : *items) {
+      const ua::StatusCode st = check_body(store, *codecs, var.data_type, any_structure, eo, limits, scratch);
+      if (!st.is_good()) return st;
+    }
+  }
+  return ua::status::Good;
+}
 
 bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept {
   if (value.is_empty()) return true;

@@ -8,6 +8,8 @@
 // (a Duration variable takes a Double, an enumeration an Int32). An Int32 variable rejects a Double.
 
 #include "addressspace/node_store.hpp"
+#include "ua/buffer.hpp"
+#include "ua/decoder.hpp"
 #include "ua/status_code.hpp"
 #include "ua/variant.hpp"
 
@@ -28,6 +30,20 @@ inline ua::StatusCode check_value(const NodeStore& store, const VariableAttribut
 }
 // Just the DataType part, for a value of built-in type t (and, for ExtensionObject, its structure type).
 bool data_type_accepts(const NodeStore& store, NodeIndex data_type, const ua::Variant& value) noexcept;
+// The structures of a value check_value() accepted (a scalar ExtensionObject or the elements of an array),
+// by the store's structure codecs (structure_codec.hpp). A binary body (Part 6 §5.2.2.15) whose TypeId is
+// the Default Binary encoding of a structure of the store must be of the variable's DataType or a subtype
+// of it (Part 3 §5.6.2; else BadTypeMismatch) and transcode by that structure's StructureDefinition:
+// BadDecodingError for a malformed body, bytes left over, or a body that does not encode back to the same
+// bytes (a Boolean other than 0 or 1); BadEncodingLimitsExceeded past `limits` (nesting, array and string
+// lengths, as for the built-in types). A body of no structure of the store, or an XML body, is
+// BadTypeMismatch unless the variable's DataType is BaseDataType or Structure, which take any structure
+// as it is. Decoded bodies (the generated namespace-0 structures) were checked by check_value().
+// `scratch` receives the transcoded bytes and is reused: nothing is allocated once it has grown to the
+// largest body, and nothing per field but for fields of the built-in types structure_codec.hpp names.
+ua::StatusCode check_structures(const NodeStore& store, const VariableAttributes& var,
+                                const ua::Variant& value, const ua::DecodeLimits& limits,
+                                ua::ByteBuffer& scratch);
 // Just the ValueRank / ArrayDimensions part.
 bool value_rank_accepts(int32_t value_rank, std::span<const uint32_t> array_dimensions,
                         const ua::Variant& value) noexcept;

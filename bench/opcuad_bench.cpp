@@ -289,8 +289,9 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
 }  // namespace
 
 // A configuration directory for the server under test: one endpoint on a free loopback port (offering
-// `security`'s policy and mode), one shard unless asked otherwise, and N writable Double variables
-// ns=2;s=Bench.V1 .. VN.
+// `security`'s policy and mode), one shard unless asked otherwise, N writable Double variables
+// ns=2;s=Bench.V1 .. VN, and from a NodeSet2 file a variable ns=3;s=Bench.Record whose DataType is a
+// structure of ten fields that file defines (read it with --read-node "ns=3;s=Bench.Record").
 bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
                   std::filesystem::path& config) {
   const uint32_t count = std::max<uint32_t>(o.nodes, 100);
@@ -301,6 +302,33 @@ bool write_config(const std::filesystem::path& dir, const Options& o, const Secu
         << count << R"(, "data_type": "Double", "value": 0.0, "access": ["read", "write"]},
    {"kind": "variable", "name": "Sine", "data_type": "Double", "value": 0.0,
     "simulation": {"kind": "sine", "period_ms": 10000, "interval_ms": 100, "min": -1, "max": 1}}]}]}
+)";
+  std::ofstream types(dir / "bench_types.xml");
+  types << R"(<?xml version="1.0" encoding="utf-8"?>
+<UANodeSet xmlns="http://opcfoundation.org/UA/2011/03/UANodeSet.xsd"
+           xmlns:uax="http://opcfoundation.org/UA/2008/02/Types.xsd">
+  <NamespaceUris><Uri>urn:opcuad:bench:types</Uri></NamespaceUris>
+  <Models><Model ModelUri="urn:opcuad:bench:types" Version="1.0" /></Models>
+  <UADataType NodeId="ns=1;i=3001" BrowseName="1:BenchRecord">
+    <DisplayName>BenchRecord</DisplayName>
+    <References><Reference ReferenceType="i=45" IsForward="false">i=22</Reference></References>
+    <Definition Name="1:BenchRecord">
+      <Field Name="Id" DataType="i=6" /><Field Name="Name" DataType="i=12" /><Field Name="Value" DataType="i=11" />
+      <Field Name="Low" DataType="i=11" /><Field Name="High" DataType="i=11" /><Field Name="Count" DataType="i=7" />
+      <Field Name="Time" DataType="i=294" /><Field Name="Ok" DataType="i=1" /><Field Name="Unit" DataType="i=12" />
+      <Field Name="Quality" DataType="i=19" />
+    </Definition>
+  </UADataType>
+  <UAVariable NodeId="ns=1;s=Bench.Record" BrowseName="1:Record" DataType="ns=1;i=3001" AccessLevel="3">
+    <DisplayName>Record</DisplayName>
+    <References><Reference ReferenceType="i=47" IsForward="false">i=85</Reference></References>
+    <Value><uax:ExtensionObject><uax:TypeId><uax:Identifier>ns=1;i=3001</uax:Identifier></uax:TypeId>
+      <uax:Body><BenchRecord xmlns="urn:opcuad:bench:types"><Id>7</Id><Name>pump-7</Name><Value>21.5</Value>
+        <Low>0</Low><High>100</High><Count>42</Count><Time>2024-05-01T12:00:00Z</Time><Ok>true</Ok>
+        <Unit>degC</Unit><Quality><uax:Code>0</uax:Code></Quality></BenchRecord></uax:Body>
+    </uax:ExtensionObject></Value>
+  </UAVariable>
+</UANodeSet>
 )";
   config = dir / "opcuad.json";
   std::ofstream server(config);
@@ -329,9 +357,9 @@ bool write_config(const std::filesystem::path& dir, const Options& o, const Secu
          << (o.server_counters ? "true" : "false") << (o.server_diagnostics ? R"(, "enabled": true)" : "")
          << R"(},
  "namespaces": ["urn:opcuad:bench"],
- "node_files": ["nodes.json"]}
+ "node_files": ["nodes.json", "bench_types.xml"]}
 )";
-  return static_cast<bool>(nodes) && static_cast<bool>(server);
+  return static_cast<bool>(nodes) && static_cast<bool>(types) && static_cast<bool>(server);
 }
 
 namespace {

@@ -288,9 +288,10 @@ struct ImportedReference {
   uint32_t file = 0;
   uint32_t line = 0;
 };
-// An ExtensionObject value of a structure a loaded model defines: no codec exists for it yet, so it is
-// served as the file wrote it, an ExtensionObject with an XmlElement body (Part 6 §5.2.2.15) whose TypeId
-// is the server's NodeId of the file's encoding node. Listed so that nothing is kept undecoded unseen.
+// An ExtensionObject value whose TypeId is no encoding of a structure with a resolved definition (the
+// values of the structures the loaded models define are encoded to their Default Binary body): served as
+// the file wrote it, an ExtensionObject with an XmlElement body (Part 6 §5.2.2.15) whose TypeId is the
+// server's NodeId of the file's encoding node. Listed so that nothing is kept undecoded unseen.
 struct UndecodedValue {
   ua::NodeId node;      // the Variable or VariableType
   ua::NodeId encoding;  // the ExtensionObject's TypeId

@@ -11,6 +11,7 @@
 #include <pugixml.hpp>
 
 #include "config/config.hpp"
+#include "config/xml_value.hpp"
 
 namespace opcuad::config {
 
@@ -50,10 +51,22 @@ struct NodeLocation {
   uint32_t line = 0;
 };
 
+// A Value that holds ExtensionObjects of structures a loaded model defines: read again, by the resolved
+// definitions, before the documents are freed (encode_structure_values()).
+struct PendingValue {
+  size_t node = 0;  // index into result.config.imported.nodes
+  const NodeSetDocument* doc = nullptr;
+  pugi::xml_node element;  // the Value's typed element
+  NamespaceMap map;        // the file's namespace indexes -> the server's
+  uint32_t file = 0;
+};
+
 // Turns the nodes and references of `d`, the `file`-th file in load order, into result.config.imported
-// (errors into result.errors); `parents` gets the ParentNodeIds to check once every file is converted.
+// (errors into result.errors); `parents` gets the ParentNodeIds to check once every file is converted,
+// `pending` the values to encode once every definition is resolved.
 void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
-                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents);
+                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents,
+                     std::vector<PendingValue>& pending);
 
 // What resolve_definitions() asks of the address space being loaded: the NodeClass of a NodeId in
 // namespace 0 or the files (Unspecified: none), and whether its absence is already explained (its model
@@ -78,5 +91,12 @@ void add_namespace_metadata(LoadResult& result, const DataTypeLookup& lookup);
 // with a DataTypeDescription per structure linked from its Default Binary encoding
 // (nodeset_dictionary.cpp). Runs after resolve_definitions().
 void add_type_dictionaries(LoadResult& result, const DataTypeLookup& lookup);
+
+// Reads the `pending` values again with the resolved definitions (after resolve_definitions(), while
+// their documents live): each ExtensionObject of a loaded model's structure becomes its Default Binary
+// body (Part 6 §5.2.7); a value that does not fit its definition is an error naming its file and line.
+// What stays undecoded (no definition for its TypeId) is listed in ImportedModels::undecoded
+// (nodeset_values.cpp).
+void encode_structure_values(LoadResult& result, const std::vector<PendingValue>& pending);
 
 }  // namespace opcuad::config

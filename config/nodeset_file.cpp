@@ -396,21 +396,16 @@ class NodeSetConverter {
       const pugi::xml_node at = values_.error_node() ? values_.error_node() : element;
       return error(at, "Value: " + values_.error());
     }
-    if (values_.undecoded()) note_undecoded(spec.node_id, dv.value, d_.line(element));
+    // A structure of a loaded model (undecoded here) is read again once every definition is resolved.
+    if (values_.undecoded()) pending.push_back({out_.nodes.size(), &d_, element, map_, file_});
     dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
     spec.value = std::move(dv);
   }
 
-  void note_undecoded(const ua::NodeId& node, const ua::Variant& v, uint32_t line) {
-    auto note = [&](const ua::ExtensionObject& eo) {
-      if (!eo.is_decoded() && !eo.is_empty()) out_.undecoded.push_back({node, eo.type_id(), file_, line});
-    };
-    if (const auto* eo = v.get_if<ua::ExtensionObject>()) note(*eo);
-    if (const auto* list = v.get_if<std::vector<ua::ExtensionObject>>()) {
-      for (const auto& eo : *list) note(eo);
-    }
-  }
+ public:
+  std::vector<PendingValue> pending;
 
+ private:
   const NodeSetDocument& d_;
   uint32_t file_;
   LoadResult& result_;
@@ -428,11 +423,14 @@ class NodeSetConverter {
 }  // namespace
 
 void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
-                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents) {
+                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents,
+                     std::vector<PendingValue>& pending) {
   NodeSetConverter c(d, file, result);
   c.run();
   parents.insert(parents.end(), std::make_move_iterator(c.parents.begin()),
                  std::make_move_iterator(c.parents.end()));
+  pending.insert(pending.end(), std::make_move_iterator(c.pending.begin()),
+                 std::make_move_iterator(c.pending.end()));
 }
 
 }  // namespace opcuad::config

@@ -235,6 +235,7 @@ void resolve_nodesets(LoadResult& result) {
   std::unordered_set<std::string> missing_models;
   const std::vector<const NodeSetDocument*> order = load_order(result, missing_models);
   std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
+  std::vector<PendingValue> pending;
   // Room for every node and reference of every file at once: a NodeSpec is some 400 bytes to move.
   size_t nodes = 0, references = 0;
   for (const NodeSetDocument* d : order) {
@@ -250,9 +251,8 @@ void resolve_nodesets(LoadResult& result) {
     out.files.push_back(d->file);
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
-    convert_nodeset(*d, file, result, parents);
+    convert_nodeset(*d, file, result, parents, pending);
   }
-  result.nodesets.clear();  // the XML text and trees are not needed any more
 
   // Every NodeId once, across the files, namespace 0 and the JSON node files.
   std::unordered_map<ua::NodeId, NodeLocation> defined;
@@ -320,7 +320,10 @@ void resolve_nodesets(LoadResult& result) {
   const DataTypeLookup lookup{class_of, excused};
   add_namespace_metadata(result, lookup);
   resolve_definitions(result, lookup);
+  encode_structure_values(result, pending);
+  pending.clear();
   add_type_dictionaries(result, lookup);
+  result.nodesets.clear();  // the XML text and trees are not needed any more
   // DataTypes and values.
   const ImportedTypes types(out);
   for (const ImportedNode& n : out.nodes) {

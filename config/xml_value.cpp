@@ -460,23 +460,62 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::LocalizedText& v) {
 
 namespace {
 
-// Builds the binary encoding (Part 6 §5.2.6, §5.2.7) of a namespace-0 structure from its XML body, field
-// by field as its StructureDefinition lists them, so that the generated decoder turns it into the C++
-// structure: one decoder for both encodings, and the same checks a binary client's value gets.
+// Namespace 0's DataTypes, from the generated store.
+class Ns0DataTypes final : public XmlDataTypes {
+ public:
+  XmlDataType type(const ua::NodeId& data_type) const override {
+    const addressspace::NodeStore& s = ns0_store();
+    static const addressspace::NodeIndex enumeration = s.find(ua::NodeId(0, ua::id::Enumeration));
+    const addressspace::NodeIndex n = s.find(data_type);
+    const addressspace::DataTypeAttributes* a = n == addressspace::kNoNode ? nullptr : s.data_type(n);
+    if (!a) return {};
+    XmlDataType t;
+    t.known = true;
+    t.builtin = a->builtin;
+    t.enumeration = s.is_data_type_subtype(n, enumeration);
+    const ua::ExtensionObject* def = s.data_type_definition(n);
+    t.structure = def ? def->get<ua::StructureDefinition>() : nullptr;
+    return t;
+  }
+  ua::NodeId data_type_of(const ua::NodeId& type_id) const override {
+    if (type_id.namespace_index() != 0 || type_id.type() != ua::IdType::Numeric) return {};
+    const auto& encodings = ns0_encodings();
+    const auto it = encodings.find(type_id.numeric());
+    return it == encodings.end() ? ua::NodeId() : ns0_store().node_id(it->second);
+  }
+};
+
+// Builds the binary encoding (Part 6 §5.2.6, §5.2.7) of a structure from its XML body (Part 6 §5.3.7),
+// field by field as its StructureDefinition lists them: a namespace-0 structure is then decoded by the
+// generated decoder (one decoder for both encodings, and the same checks a binary client's value gets),
+// one of a loaded model is kept as that binary body.
 class StructureEncoder {
  public:
-  StructureEncoder(XmlValueReader& reader, ua::Encoder& e) : r_(reader), e_(e) {}
+  StructureEncoder(XmlValueReader& reader, ua::Encoder& e, const XmlDataTypes& types)
+      : r_(reader), e_(e), types_(types) {}
 
-  bool structure(pugi::xml_node body, addressspace::NodeIndex type, int depth) {
-    const addressspace::NodeStore& s = ns0_store();
-    const ua::ExtensionObject* def_object = s.data_type_definition(type);
-    const auto* def = def_object ? def_object->get<ua::StructureDefinition>() : nullptr;
-    if (!def) return fail(body, "DataType " + s.node_id(type).to_string() + " is not a structure");
+  bool structure(pugi::xml_node body, const ua::NodeId& type, int depth) {
+    const XmlDataType t = types_.type(type);
+    const ua::StructureDefinition* def = t.structure;
+    if (!def) return fail(body, "DataType " + type.to_string() + " is not a structure");
     if (depth > kMaxDepth) return fail(body, "structures nest deeper than " + std::to_string(kMaxDepth));
+    // An element that is no field of the structure is a value of another structure (Part 6 §5.3.7).
+    for (pugi::xml_node c = xml_first_element(body); c; c = c.next_sibling()) {
+      if (c.type() != pugi::node_element) continue;
+      const std::string_view name = local_name(c.name());
+      if (name == "SwitchField" || name == "EncodingMask") continue;
+      const bool known = std::any_of(def->fields.begin(), def->fields.end(),
+                                     [&](const ua::StructureField& f) { return f.name.view() == name; });
+      if (!known) return fail(c, "<" + std::string(name) + "> is no field of " + type.to_string());
+    }
+    // Part 3 §8.51: in the subtyped kinds IsOptional says that a field allows subtypes.
+    const bool subtyped = def->structure_type == ua::StructureTypeEnum::StructureWithSubtypedValues ||
+                          def->structure_type == ua::StructureTypeEnum::UnionWithSubtypedValues;
     switch (def->structure_type) {
       case ua::StructureTypeEnum::Structure:
+      case ua::StructureTypeEnum::StructureWithSubtypedValues:
         for (const auto& f : def->fields) {
-          if (!field(xml_child(body, f.name.view()), f, depth)) return false;
+          if (!field(body, xml_child(body, f.name.view()), f, subtyped && f.is_optional, depth)) return false;
         }
         return true;
       case ua::StructureTypeEnum::StructureWithOptionalFields: {
@@ -484,6 +523,7 @@ class StructureEncoder {
         uint32_t mask = 0, bit = 0;
         for (const auto& f : def->fields) {
           if (!f.is_optional) continue;
+          if (bit == 32) return fail(body, "more than 32 optional fields");
           if (xml_child(body, f.name.view())) mask |= 1u << bit;
           ++bit;
         }
@@ -491,11 +531,12 @@ class StructureEncoder {
         for (const auto& f : def->fields) {
           const pugi::xml_node c = xml_child(body, f.name.view());
           if (f.is_optional && !c) continue;
-          if (!field(c, f, depth)) return false;
+          if (!field(body, c, f, false, depth)) return false;
         }
         return true;
       }
-      case ua::StructureTypeEnum::Union: {
+      case ua::StructureTypeEnum::Union:
+      case ua::StructureTypeEnum::UnionWithSubtypedValues: {
         // The SwitchField: 0 for no field, else the 1-based index of the one field encoded.
         uint32_t which = 0;
         if (!r_.parse(xml_child(body, "SwitchField"), which)) return false;
@@ -504,10 +545,11 @@ class StructureEncoder {
         e_.write_u32(which);
         if (which == 0) return true;
         const auto& f = def->fields[which - 1];
-        return field(xml_child(body, f.name.view()), f, depth);
+        return field(body, xml_child(body, f.name.view()), f, subtyped && f.is_optional, depth);
       }
       default:
-        return fail(body, "structures with subtyped values are not supported in NodeSet2 values");
+        return fail(body,
+                    "StructureType " + std::to_string(static_cast<int>(def->structure_type)) + " is unknown");
     }
   }
 
@@ -523,55 +565,66 @@ class StructureEncoder {
   pugi::xml_node where_;
 
  private:
-  bool field(pugi::xml_node n, const ua::StructureField& f, int depth) {
-    const addressspace::NodeStore& s = ns0_store();
-    const addressspace::NodeIndex type = s.find(f.data_type);
-    const addressspace::DataTypeAttributes* a = type == addressspace::kNoNode ? nullptr : s.data_type(type);
-    if (!a) return fail(n, "field " + std::string(f.name.view()) + " has an unknown DataType");
+  // `n`, the field's element in `body`, may be null: the field's default (an empty array for an array).
+  bool field(pugi::xml_node body, pugi::xml_node n, const ua::StructureField& f, bool allows_subtypes,
+             int depth) {
+    const XmlDataType t = types_.type(f.data_type);
+    const std::string name(f.name.view());
+    if (!t.known) return fail(body, "field " + name + " has an unknown DataType " + f.data_type.to_string());
     if (f.value_rank >= 1) {
       // An array field: its element holds one element per item, named by the item's type.
       if (!n) {
-        e_.write_i32(-1);  // a null array
+        e_.write_i32(-1);  // a null array; of a matrix, a null Dimensions array (Part 6 §5.2.5)
         return true;
       }
+      if (f.value_rank > 1)
+        return fail(n, "field " + name + ": a matrix field's value is not supported in XML");
       size_t count = 0;
       for (pugi::xml_node c = xml_first_element(n); c; c = c.next_sibling())
         count += c.type() == pugi::node_element;
       e_.write_length(count);
       for (pugi::xml_node c = xml_first_element(n); c; c = c.next_sibling()) {
-        if (c.type() == pugi::node_element && !one(c, type, *a, depth)) return false;
+        if (c.type() == pugi::node_element && !one(c, f, t, allows_subtypes, depth)) return false;
       }
       return true;
     }
-    return one(n, type, *a, depth);
+    return one(n, f, t, allows_subtypes, depth);
   }
 
-  bool one(pugi::xml_node n, addressspace::NodeIndex type, const addressspace::DataTypeAttributes& a,
+  bool one(pugi::xml_node n, const ua::StructureField& f, const XmlDataType& t, bool allows_subtypes,
            int depth) {
-    const addressspace::NodeStore& s = ns0_store();
-    static const addressspace::NodeIndex enumeration = s.find(ua::NodeId(0, ua::id::Enumeration));
-    static const addressspace::NodeIndex structure = s.find(ua::NodeId(0, ua::id::Structure));
-    if (a.builtin == static_cast<uint8_t>(ua::BuiltinType::ExtensionObject) && type != structure &&
-        s.data_type_definition(type) && s.data_type_definition(type)->get<ua::StructureDefinition>()) {
-      return structure_value(n, type, depth + 1);  // a nested structure is encoded in place
-    }
-    if (s.is_data_type_subtype(type, enumeration)) {
-      // Part 6 §5.3.3 enumerations: "<symbol>_<value>", e.g. Mandatory_1; a bare number is accepted.
+    using B = ua::BuiltinType;
+    const auto eo = static_cast<uint8_t>(B::ExtensionObject);
+    uint8_t builtin = t.builtin;
+    if (allows_subtypes) {
+      // Part 6 §5.2.7: a field that allows subtypes is an ExtensionObject (a structure) or a Variant.
+      builtin = t.builtin == eo ? eo : 0;
+    } else if (t.structure && !t.structure->default_encoding_id.is_null()) {
+      return structure(n, f.data_type, depth + 1);  // a concrete structure is encoded in place
+    } else if (t.enumeration) {
+      // Part 6 §5.3.4 enumerations: "<symbol>_<value>", e.g. Mandatory_1; a bare number is accepted.
       int32_t value = 0;
       if (n) {
-        const std::string_view t = xml_trim(text_of(n));
-        const auto under = t.rfind('_');
-        const std::string_view digits = under == std::string_view::npos ? t : t.substr(under + 1);
+        const std::string_view text = xml_trim(text_of(n));
+        const auto under = text.rfind('_');
+        const std::string_view digits = under == std::string_view::npos ? text : text.substr(under + 1);
         const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
         if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-          return fail(n, "not an enumeration value (Name_Number): \"" + std::string(t) + "\"");
+          return fail(n, "not an enumeration value (Name_Number): \"" + std::string(text) + "\"");
       }
       e_.write_i32(value);
       return true;
     }
-    if (a.builtin == 0) return fail(n, "a field of an abstract DataType other than Structure");
+    // BaseDataType, Number, Integer, UInteger: any value, a Variant (Part 6 §5.2.7); the element holds
+    // the Variant's content (<Value>).
+    if (builtin == 0 || builtin == static_cast<uint8_t>(B::Variant)) {
+      ua::Variant any;
+      if (!r_.parse(n, any)) return false;
+      ua::encode(e_, any);
+      return true;
+    }
     ua::Variant v;
-    if (!kScalars[a.builtin - 1](r_, n, v)) return false;
+    if (!kScalars[builtin - 1](r_, n, v)) return false;
     std::visit(
         [&](const auto& x) {
           using T = std::remove_cvref_t<decltype(x)>;
@@ -587,15 +640,17 @@ class StructureEncoder {
     return true;
   }
 
-  bool structure_value(pugi::xml_node n, addressspace::NodeIndex type, int depth) {
-    return structure(n, type, depth);
-  }
-
   XmlValueReader& r_;
   ua::Encoder& e_;
+  const XmlDataTypes& types_;
 };
 
 }  // namespace
+
+const XmlDataTypes& ns0_data_types() {
+  static const Ns0DataTypes types;
+  return types;
+}
 
 bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
   v = ua::ExtensionObject();
@@ -630,8 +685,8 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
     }
     ua::ByteBuffer bytes;
     ua::Encoder e(bytes);
-    StructureEncoder enc(*this, e);
-    if (!enc.structure(body, it->second, depth_)) {
+    StructureEncoder enc(*this, e, types_ ? *types_ : ns0_data_types());
+    if (!enc.structure(body, ns0_store().node_id(it->second), depth_)) {
       return why_.empty() ? fail(enc.where_ ? enc.where_ : body, enc.reason_) : false;
     }
     void* data = st->create();
@@ -643,6 +698,27 @@ bool XmlValueReader::parse(pugi::xml_node n, ua::ExtensionObject& v) {
     }
     v.adopt_decoded(ua::NodeId(0, st->binary_encoding_id), st, data);
     return true;
+  }
+  if (types_) {
+    // A structure of a loaded model: its Default Binary body, built by its resolved StructureDefinition.
+    const ua::NodeId data_type = types_->data_type_of(type_id);
+    const XmlDataType t = data_type.is_null() ? XmlDataType() : types_->type(data_type);
+    if (t.structure) {
+      if (t.structure->default_encoding_id.is_null())
+        return fail(
+            n, "ExtensionObject: " + data_type.to_string() + " is abstract (no Default Binary encoding)");
+      ua::ByteBuffer bytes;
+      ua::Encoder e(bytes);
+      StructureEncoder enc(*this, e, *types_);
+      if (!enc.structure(body, data_type, depth_)) {
+        return why_.empty() ? fail(enc.where_ ? enc.where_ : body, enc.reason_) : false;
+      }
+      if (!e.status().is_good()) return fail(body, "the " + data_type.to_string() + " does not encode");
+      v = ua::ExtensionObject::undecoded(t.structure->default_encoding_id,
+                                         ua::ExtensionObject::Encoding::ByteString,
+                                         ua::ByteString::from_bytes(bytes.span()));
+      return true;
+    }
   }
   // A structure of a loaded model: kept as written (see xml_value.hpp), its namespace indexes the server's.
   std::string xml;

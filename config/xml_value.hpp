@@ -12,10 +12,13 @@
 // table) and are mapped to the server's. An ExtensionObject of a namespace-0 structure (Argument,
 // EUInformation, Range, EnumValueType, ...) is decoded field by field, by its DataTypeDefinition, into
 // the generated structure, the same C++ value a binary client's write would give. An ExtensionObject of
-// any other structure (one a NodeSet2 file defines) is kept as it was written: an ExtensionObject with an
-// XmlElement body (Part 6 §5.2.2.15, encoding 2) whose TypeId is the server's NodeId of the file's
-// encoding node and whose NodeIds and QualifiedNames inside are in the server's namespace indexes;
-// XmlValueReader::undecoded() counts them, so the loader can list them (config.hpp,
+// a structure a NodeSet2 file defines is encoded the same way, by the resolved DataTypeDefinitions the
+// reader is given (XmlDataTypes), into its Default Binary body (Part 6 §5.2.2.15, encoding 1, TypeId the
+// "Default Binary" encoding node). Without them (a file is read before the definitions of every file are
+// resolved), or for a TypeId that is no encoding of a structure with a definition, it is kept as it was
+// written: an ExtensionObject with an XmlElement body (encoding 2) whose TypeId is the server's NodeId of
+// the file's encoding node and whose NodeIds and QualifiedNames inside are in the server's namespace
+// indexes; XmlValueReader::undecoded() counts them, so the loader can list them (config.hpp,
 // ImportedModels::undecoded).
 
 #include <cstdint>
@@ -26,6 +29,10 @@
 #include <pugixml.hpp>
 
 #include "ua/variant.hpp"
+
+namespace opcuad::ua {
+struct StructureDefinition;
+}
 
 namespace opcuad::config {
 
@@ -48,9 +55,30 @@ pugi::xml_node xml_first_element(pugi::xml_node n);
 // `s` without the XML white space (space, tab, CR, LF) around it.
 std::string_view xml_trim(std::string_view s) noexcept;
 
+// What an XML structure body is encoded by (Part 6 §5.3.7 into §5.2.7): a DataType's built-in encoding
+// and StructureDefinition, namespace 0's (ns0_data_types()) or those and the loaded models'.
+struct XmlDataType {
+  bool known = false;
+  uint8_t builtin = 0;       // the built-in type its values encode as; 0 for the abstract roots (a Variant)
+  bool enumeration = false;  // an Int32 (Part 6 §5.2.4)
+  // Its StructureDefinition; a structure with a DefaultEncodingId is encoded in place as a field.
+  const ua::StructureDefinition* structure = nullptr;
+};
+class XmlDataTypes {
+ public:
+  virtual ~XmlDataTypes() = default;
+  virtual XmlDataType type(const ua::NodeId& data_type) const = 0;
+  // The DataType `type_id` (an ExtensionObject's TypeId: an encoding node or the DataType) is of; null
+  // when it is none.
+  virtual ua::NodeId data_type_of(const ua::NodeId& type_id) const = 0;
+};
+const XmlDataTypes& ns0_data_types();
+
 class XmlValueReader {
  public:
-  explicit XmlValueReader(const NamespaceMap& ns) : ns_(ns) {}
+  // `types`: the DataTypes of the loaded models too, once resolved (see above); nullptr: namespace 0 only.
+  explicit XmlValueReader(const NamespaceMap& ns, const XmlDataTypes* types = nullptr)
+      : ns_(ns), types_(types) {}
 
   // Reads the typed element `element` (the first element child of <Value>). False with error() and
   // error_node() set when it is malformed or does not fit its type.
@@ -100,6 +128,7 @@ class XmlValueReader {
 
  private:
   const NamespaceMap& ns_;
+  const XmlDataTypes* types_ = nullptr;
   std::string why_;
   pugi::xml_node where_;
   size_t undecoded_ = 0;

@@ -128,7 +128,7 @@ ua::StatusCode check_eu_range(const NodeStore& store, NodeIndex n, const ua::Var
 
 // On success, `written` is the cell that changed (for exception-based monitored items).
 ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const NodeStore& store,
-                         const ua::WriteValue& item, ua::DateTime now,
+                         const ua::WriteValue& item, ua::DateTime now, const ua::DecodeLimits& limits,
                          const addressspace::ValueCell*& written) {
   const NodeIndex n = store.find(item.node_id);
   if (n == addressspace::kNoNode) return status::BadNodeIdUnknown;
@@ -172,6 +172,13 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
   const ua::Variant& value = ranged ? ranged->value : in.value;
   ua::StatusCode typed = addressspace::check_value(store, *var, value);
   if (!typed.is_good()) return typed;
+  if (value.type() == ua::BuiltinType::ExtensionObject) {
+    // A structure's body, by its StructureDefinition, with the request's decoding limits (Part 6 §5.2.7).
+    ua::ByteBuffer& scratch = call.shard.scratch.structure_body;
+    typed = addressspace::check_structures(store, *var, value, limits, scratch);
+    if (scratch.capacity() > kScratchKeepBytes) scratch = ua::ByteBuffer();
+    if (!typed.is_good()) return typed;
+  }
   ua::StatusCode bounded = check_eu_range(store, n, value);
   if (!bounded.is_good()) return bounded;
   const bool own_source = !in.source_timestamp.is_null();
@@ -345,7 +352,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   written->clear();
   for (const auto& item : req->nodes_to_write) {
     const addressspace::ValueCell* cell = nullptr;
-    resp->results.push_back(write_one(call, server.space(), store, item, now, cell));
+    resp->results.push_back(write_one(call, server.space(), store, item, now, body.limits(), cell));
     if (cell) written->push_back(cell);
   }
   call.send(*resp);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "addressspace/node_store.hpp"
+#include "ua/buffer.hpp"
 #include "ua/generated/types.hpp"
 
 namespace opcuad::services {
@@ -112,8 +113,11 @@ struct TranslateScratch {
 // what the default operation limits make common, so ordinary traffic never reallocates.
 inline constexpr size_t kScratchKeepOperations = 1024;
 inline constexpr size_t kScratchKeepReferences = 1u << 16;
+inline constexpr size_t kScratchKeepBytes = 1u << 16;  // of a byte buffer
 
 struct Scratch {
+  // Write: a written structure's body transcoded by its codec (addressspace::check_structures).
+  ua::ByteBuffer structure_body;
   Reusable<ua::ReadRequest> read_request{
       [](const ua::ReadRequest& r) noexcept { return r.nodes_to_read.capacity() > kScratchKeepOperations; }};
   Reusable<ua::ReadResponse> read_response{

@@ -160,9 +160,9 @@ class CheckConfig(unittest.TestCase):
                                                                    os.path.join(fixtures, "base.xml")]}))
             r = opcuad("check-config", "--config", f)
             self.assertEqual(r.returncode, 0, r.stderr)
-            # 45 of the files; 2 x 8 of the models' NamespaceMetadata objects and their properties; base.xml's
+            # 47 of the files; 2 x 8 of the models' NamespaceMetadata objects and their properties; base.xml's
             # OPC Binary dictionary, its NamespaceUri and Deprecated and PointType's DataTypeDescription.
-            self.assertIn(f + ": 65 node(s) of 2 model(s) from 2 NodeSet2 file(s): http://example.com/base/ 1.2.0 "
+            self.assertIn(f + ": 67 node(s) of 2 model(s) from 2 NodeSet2 file(s): http://example.com/base/ 1.2.0 "
                           "http://example.com/machine/ 0.9", r.stdout)
             broken = d.write("broken.xml", "<UANodeSet>\n<UAObject NodeId='ns=1;i=1'\n</UANodeSet>\n")
             missing = d.write("alone.xml", open(os.path.join(fixtures, "machine.xml")).read())

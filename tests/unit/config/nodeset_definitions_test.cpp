@@ -395,3 +395,111 @@ TEST_CASE("Structures the files define transcode by their definitions; malformed
     CHECK(c.transcode(tree, nested(5000)) == ua::status::BadEncodingLimitsExceeded);
   }
 }
+
+TEST_CASE("A matrix field: a null Dimensions array is a null matrix, a dimension <= 0 holds no values") {
+  // Part 6 §5.2.5: the inline matrix is its Dimensions (an Int32 array, -1 when null), then the values,
+  // none when a dimension is <= 0.
+  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  Space s(r);
+  const Codecs c(s);
+  const int holder = c.of(ua::NodeId(namespace_of(r.config, "urn:types"), 3009));
+  // Holder: Any (a Variant), Some (an ExtensionObject), Flags, Choices [Choice], Grid (Int32, ValueRank 2).
+  auto with_grid = [](std::vector<int32_t> grid) {
+    ua::ByteBuffer b;
+    ua::Encoder e(b);
+    ua::encode(e, ua::Variant());
+    ua::encode(e, ua::ExtensionObject());
+    e.write_u32(0);
+    e.write_i32(-1);
+    for (int32_t x : grid) e.write_i32(x);
+    return b;
+  };
+  CHECK(c.transcode(holder, with_grid({-1})) == ua::status::Good);                         // null matrix
+  CHECK(c.transcode(holder, with_grid({2, 2, 3, 1, 2, 3, 4, 5, 6})) == ua::status::Good);  // 2 x 3
+  CHECK(c.transcode(holder, with_grid({2, 0, 5})) == ua::status::Good);                    // no values
+  CHECK(c.transcode(holder, with_grid({2, -1, 5})) == ua::status::Good);
+  CHECK(c.transcode(holder, with_grid({2, 2, 3, 1, 2})) == ua::status::BadDecodingError);  // values missing
+  CHECK(c.transcode(holder, with_grid({3, 1, 1, 1, 0})) == ua::status::BadDecodingError);  // 3 dimensions
+  CHECK(c.transcode(holder, with_grid({-2})) == ua::status::BadDecodingError);
+  CHECK(c.transcode(holder, with_grid({2, 0x10000, 0x10000})) == ua::status::BadEncodingLimitsExceeded);
+  CHECK(c.transcode(holder, with_grid({0x7FFFFFFF})) == ua::status::BadDecodingError);
+}
+
+TEST_CASE("Values of companion-specification structures transcode by their definitions") {
+  if (!std::filesystem::exists(kCompanion / "DI/Opc.Ua.Di.NodeSet2.xml")) {
+    WARN("skipped: no companion specifications at " << kCompanion.string());
+    return;
+  }
+  const LoadResult r = load({"DI/Opc.Ua.Di.NodeSet2.xml", "MachineVision/Opc.Ua.MachineVision.NodeSet2.xml",
+                             "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml"},
+                            kCompanion);
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  Space s(r);
+  const Codecs c(s);
+  const uint16_t di = namespace_of(r.config, "http://opcfoundation.org/UA/DI/");
+  const uint16_t mv = namespace_of(r.config, "http://opcfoundation.org/UA/MachineVision");
+  const uint16_t result = namespace_of(r.config, "http://opcfoundation.org/UA/Machinery/Result/");
+  ua::ByteBuffer b;
+  ua::Encoder e(b);
+  auto check = [&](const ua::NodeId& type) {
+    const int codec = c.of(type);
+    CHECK(c.transcode(codec, b) == ua::status::Good);
+    for (size_t drop = 1; drop <= b.size(); ++drop) {
+      INFO("cut by " << drop);
+      CHECK_FALSE(c.transcode(codec, truncated(b, drop)).is_good());
+    }
+  };
+  SECTION(
+      "DI TransferResultDataDataType: an array of nested structures of QualifiedNames and DiagnosticInfos") {
+    e.write_i32(3);  // SequenceNumber
+    e.write_u8(1);   // EndOfResults
+    e.write_i32(2);  // ParameterDefs
+    for (int i = 0; i < 2; ++i) {
+      e.write_i32(2);  // NodePath
+      ua::encode(e, ua::QualifiedName{di, ua::String("Device")});
+      ua::encode(e, ua::QualifiedName{0, ua::String("Parameter")});
+      e.write_u32(i == 0 ? 0u : 0x80340000u);  // StatusCode
+      ua::encode(e, ua::DiagnosticInfo());
+    }
+    check(ua::NodeId(di, 15889));
+  }
+  SECTION("MachineVision ProcessingTimesDataType: optional fields") {
+    e.write_u32(0b01);  // AcquisitionDuration present, ProcessingDuration not
+    ua::encode(e, ua::DateTime::now());
+    ua::encode(e, ua::DateTime::now());
+    e.write_f64(12.5);
+    check(ua::NodeId(mv, 3005));
+  }
+  SECTION(
+      "Machinery Result ResultMetaDataType: optional fields, a nested structure, arrays, an enumeration") {
+    // Optional fields, in order: HasTransferableDataOnFile 0, ..., ResultState 3, ..., ProcessingTimes 13,
+    // ResultUri 14, ResultEvaluation 15.
+    e.write_u32(1u << 0 | 1u << 3 | 1u << 13 | 1u << 14 | 1u << 15);
+    ua::encode(e, ua::String("result-1"));  // ResultId
+    e.write_u8(0);                          // HasTransferableDataOnFile
+    e.write_i32(2);                         // ResultState
+    e.write_u32(0);                         // ProcessingTimes: no optional field
+    ua::encode(e, ua::DateTime::now());
+    ua::encode(e, ua::DateTime::now());
+    e.write_i32(1);  // ResultUri
+    ua::encode(e, ua::String("urn:result:1"));
+    e.write_i32(1);  // ResultEvaluation
+    check(ua::NodeId(result, 3007));
+  }
+  SECTION("Machinery Result ResultDataType: a field that allows subtypes and an array of BaseDataType") {
+    ua::ByteBuffer meta;
+    ua::Encoder me(meta);
+    me.write_u32(0);
+    ua::encode(me, ua::String("result-2"));
+    ua::encode(e, ua::ExtensionObject::undecoded(s.structure(ua::NodeId(result, 3007)).default_encoding_id,
+                                                 ua::ExtensionObject::Encoding::ByteString,
+                                                 ua::ByteString::from_bytes(meta.span())));
+    e.write_i32(2);  // ResultContent: Variants
+    ua::encode(e, ua::Variant(1.5));
+    ua::encode(e, ua::Variant(ua::String("ok")));
+    check(ua::NodeId(result, 3008));
+  }
+}

@@ -348,7 +348,8 @@ TEST_CASE("A namespace without a dictionary gets one generated from its DataType
     CHECK(s.name(type[0]) == name);
     described.insert(name);
   }
-  CHECK(described == std::set<std::string>{"Outer", "OuterPlus", "Inner", "Choice", "Tree"});
+  CHECK(described ==
+        std::set<std::string>{"Outer", "OuterPlus", "Inner", "Choice", "Tree", "Holder", "Sealed"});
 }
 
 TEST_CASE("A file's own dictionary is kept, with the descriptions its encodings lack",

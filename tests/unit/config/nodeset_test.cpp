@@ -127,11 +127,11 @@ TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces 
   CHECK(ns[2] == "http://example.com/machine/");
   CHECK(ns[3] == "http://example.com/base/");
   CHECK(server_info(r.config, {}).namespace_uris == ns);
-  // Two undecoded structure values: PointTypes, defined by base.xml.
-  REQUIRE(m.undecoded.size() == 2);
-  CHECK(m.undecoded[0].node == ua::NodeId(2, 29));
-  CHECK(m.undecoded[0].encoding == ua::NodeId(3, 5002));
-  CHECK(m.undecoded[1].node == ua::NodeId(2, 32));
+  // One undecoded structure value: an OpaqueType, which base.xml defines without a Definition. The
+  // PointType values are encoded by PointType's Definition.
+  REQUIRE(m.undecoded.size() == 1);
+  CHECK(m.undecoded[0].node == ua::NodeId(2, 32));
+  CHECK(m.undecoded[0].encoding == ua::NodeId(3, 5003));
 }
 
 TEST_CASE("NodeSet2 nodes of every class carry their attributes and references both ways") {
@@ -281,14 +281,26 @@ TEST_CASE("NodeSet2 values of every built-in type, arrays, a matrix and namespac
   CHECK(value(27) == ua::Variant::matrix(std::vector<double>{1, 2, 3, 4, 5, 6}, {2, 3}));
   CHECK(value(28) == ua::Variant(int32_t{1}));
 
-  // A structure of base.xml's own: kept with its XML body, under the server's NodeId of its encoding.
+  // A structure of base.xml's own: its Default Binary body (Part 6 §5.2.7, two Doubles), under the
+  // NodeId of its Default Binary encoding (created by the loader: base.xml has only a Default XML one).
   const ua::Variant point = value(29);
   const auto* raw = point.get_if<ua::ExtensionObject>();
   REQUIRE(raw);
   CHECK_FALSE(raw->is_decoded());
-  CHECK(raw->encoding() == ua::ExtensionObject::Encoding::Xml);
-  CHECK(raw->type_id() == ua::NodeId(base, 5002));
-  CHECK(raw->body().view().find("<X>1</X>") != std::string_view::npos);
+  CHECK(raw->encoding() == ua::ExtensionObject::Encoding::ByteString);
+  const ua::ExtensionObject* point_def =
+      b.store().data_type_definition(b.store().find(ua::NodeId(base, 3002)));
+  REQUIRE(point_def);
+  CHECK(raw->type_id() == point_def->get<ua::StructureDefinition>()->default_encoding_id);
+  {
+    ua::ByteBuffer expected;
+    ua::Encoder e(expected);
+    e.write_f64(1.0);
+    e.write_f64(2.0);
+    CHECK(raw->body().bytes().size() == 16);
+    CHECK(std::equal(raw->body().bytes().begin(), raw->body().bytes().end(), expected.span().begin()));
+  }
+  // A structure without a Definition is kept with its XML body, under the server's NodeId of its encoding.
   // NodeIds and QualifiedNames in such a body are in the server's namespace indexes (base is 3 there, 2 in
   // the file; machine 2 there, 1 in the file).
   const ua::Variant tagged = value(32);
@@ -621,9 +633,10 @@ TEST_CASE("All companion specifications load together, in any order of the files
     const uint16_t di = ns_of(r.config, "http://opcfoundation.org/UA/DI/");
     CHECK(b.store().find(ua::NodeId(robotics, 1004)) != addressspace::kNoNode);  // MotionDeviceType
     CHECK(b.store().find(ua::NodeId(di, 1001)) != addressspace::kNoNode);        // DI's TopologyElementType
-    // Every namespace-0 structure value was decoded; the rest are listed.
-    size_t undecoded_ns0 = 0;
-    for (const auto& u : r.config.imported.undecoded) undecoded_ns0 += u.encoding.namespace_index() == 0;
-    CHECK(undecoded_ns0 == 0);
+    // Every structure value was encoded: namespace 0's decoded, the models' own into their Default
+    // Binary bodies.
+    for (const auto& u : r.config.imported.undecoded)
+      FAIL_CHECK("undecoded: " << r.config.imported.where(u.file, u.line) << " " << u.encoding.to_string());
+    CHECK(r.config.imported.undecoded.empty());
   }
 }

@@ -1,64 +1,15 @@
 // Publish encodes notifications straight from the item queues into the response buffer: a message with
 // more notifications costs no more heap allocations than one with fewer (no allocation per request,
-// docs/ARCHITECTURE.md). Counted by replacing the global allocation functions for this test program; they
-// count only while a test says so, and pair malloc with free so ASan sees matching calls. ThreadSanitizer
-// brings its own replacements of these functions, which a program may not define twice; the TSan build
-// (threaded tests only) leaves this file out.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define OPCUAD_PUBLISH_ALLOCATION_TEST_OFF 1
-#endif
-#endif
-#ifndef OPCUAD_PUBLISH_ALLOCATION_TEST_OFF
+// docs/ARCHITECTURE.md). Counted by allocation_counter.hpp.
+#include "tests/unit/services/allocation_counter.hpp"
+#ifndef OPCUAD_ALLOCATION_COUNTER_OFF
 #include <catch2/catch.hpp>
-
-#include <cstdlib>
-#include <new>
 
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
 
-namespace {
-thread_local bool g_counting = false;
-thread_local size_t g_allocations = 0;
-
-void* counted(size_t n) {
-  if (g_counting) ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-}  // namespace
-
-void* operator new(size_t n) {
-  return counted(n);
-}
-void* operator new[](size_t n) {
-  return counted(n);
-}
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  return std::malloc(n ? n : 1);
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  return std::malloc(n ? n : 1);
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, size_t) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
-void operator delete[](void* p, const std::nothrow_t&) noexcept {
-  std::free(p);
-}
+using opcuad::test::g_allocations;
+using opcuad::test::g_counting;
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -126,4 +77,4 @@ TEST_CASE("subscription: a Publish allocates nothing per notification", "[servic
   CHECK(two == one);
 }
 
-#endif  // OPCUAD_PUBLISH_ALLOCATION_TEST_OFF
+#endif  // OPCUAD_ALLOCATION_COUNTER_OFF

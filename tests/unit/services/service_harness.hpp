@@ -90,9 +90,11 @@ struct ServiceHarness {
   // `extra_limits`: more members of the server file's "limits" object ("\"key\": 1, ..."); `extra_nodes`: a
   // second node file.
   // `members`: more top-level members of the server file; "endpoints", "users" and "security" there
-  // replace the harness's (HASH in them becomes the hash of "secret").
+  // replace the harness's (HASH in them becomes the hash of "secret"). `nodesets`: NodeSet2 files (name,
+  // text) loaded after the node files.
   explicit ServiceHarness(std::string_view extra_limits = "", std::string_view extra_nodes = "",
-                          std::string_view members = "") {
+                          std::string_view members = "",
+                          const std::vector<std::pair<std::string, std::string>>& nodesets = {}) {
     std::string server_json = kServerJson;
     std::string more(members);
     if (more.find("\"users\"") == std::string::npos)
@@ -111,6 +113,8 @@ struct ServiceHarness {
     loaded = config::load_config_text(server_json, "test.json", ".");
     config::load_node_file_text(kNodesJson, "nodes.json", loaded);
     if (!extra_nodes.empty()) config::load_node_file_text(std::string(extra_nodes), "extra.json", loaded);
+    for (const auto& [name, text] : nodesets) config::load_nodeset_file_text(text, name, loaded);
+    if (!nodesets.empty()) config::resolve_nodesets(loaded);
     config::check_references(loaded);
     for (const auto& e : loaded.errors) UNSCOPED_INFO(e.to_string());
     REQUIRE(loaded.errors.empty());

@@ -1,0 +1,243 @@
+// Values of the structures NodeSet2 files define (config/nodeset_values.cpp): the XML bodies of
+// nodesets/types_values.xml become the Default Binary bodies (Part 6 §5.2.7) of types.xml's structures,
+// which the structure codecs built from the same definitions take byte for byte; a value that does not fit
+// its definition is an error naming its file and line.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "addressspace/structure_codec.hpp"
+#include "addressspace/value_store.hpp"
+#include "config/address_space_loader.hpp"
+#include "config/config.hpp"
+#include "ua/codec.hpp"
+#include "ua/generated/types.hpp"
+
+using namespace opcuad;
+using namespace opcuad::config;
+
+namespace {
+
+const std::filesystem::path kFixtures =
+    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
+
+std::string errors_text(const std::vector<ConfigError>& errors) {
+  std::string s;
+  for (const auto& e : errors) s += e.to_string() + "\n";
+  return s;
+}
+
+std::string read_fixture(const std::string& name) {
+  std::ifstream in(kFixtures / name, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// types.xml and types_more.xml, then NodeSet2 texts (name, text).
+LoadResult load_with(const std::vector<std::pair<std::string, std::string>>& files) {
+  LoadResult r = load_config_text("{}", "server.json", ".");
+  load_nodeset_file_text(read_fixture("types.xml"), "types.xml", r);
+  load_nodeset_file_text(read_fixture("types_more.xml"), "types_more.xml", r);
+  for (const auto& [name, text] : files) load_nodeset_file_text(text, name, r);
+  resolve_nodesets(r);
+  check_references(r);
+  return r;
+}
+
+uint16_t namespace_of(const ServerConfig& c, const std::string& uri) {
+  for (size_t i = 0; i < c.namespaces.size(); ++i) {
+    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
+  }
+  FAIL("namespace " << uri << " not loaded");
+  return 0;
+}
+
+struct Space {
+  explicit Space(const LoadResult& r) : config(r.config) {
+    p = space.reclaimer().register_participant();
+    const auto errors = build_address_space(config, space, *p);
+    INFO(errors_text(errors));
+    REQUIRE(errors.empty());
+  }
+  ~Space() { space.reclaimer().go_offline(*p); }
+  const addressspace::NodeStore& store() const { return *space.current(); }
+  ua::Variant value(const ua::NodeId& id) const {
+    const auto n = store().find(id);
+    INFO(id.to_string());
+    REQUIRE(n != addressspace::kNoNode);
+    const auto* v = store().variable(n);
+    REQUIRE(v);
+    ua::DataValue dv;
+    addressspace::ValueStore::read(*v->cell, dv);
+    return dv.value;
+  }
+  ServerConfig config;
+  addressspace::AddressSpace space;
+  addressspace::EpochReclaimer::Participant* p = nullptr;
+};
+
+std::vector<uint8_t> bytes_of(const ua::ByteBuffer& b) {
+  return {b.span().begin(), b.span().end()};
+}
+std::vector<uint8_t> bytes_of(const ua::ByteString& b) {
+  return {b.bytes().begin(), b.bytes().end()};
+}
+
+// A nodeset that requires urn:types (its ns=2) with one Variable of DataType `type` whose Value is `value`.
+std::string values_file(const std::string& type, const std::string& value) {
+  return R"(<?xml version="1.0"?>
+<UANodeSet xmlns="http://opcfoundation.org/UA/2011/03/UANodeSet.xsd"
+           xmlns:uax="http://opcfoundation.org/UA/2008/02/Types.xsd">
+  <NamespaceUris><Uri>urn:bad</Uri><Uri>urn:types</Uri><Uri>urn:types:more</Uri></NamespaceUris>
+  <Models><Model ModelUri="urn:bad"><RequiredModel ModelUri="urn:types" /></Model></Models>
+  <UAVariable NodeId="ns=1;i=1" BrowseName="1:V" DataType=")" +
+         type + R"("><DisplayName>V</DisplayName>
+    <Value>)" +
+         value + R"(</Value>
+  </UAVariable>
+</UANodeSet>
+)";
+}
+
+std::string extension_object(const std::string& type_id, const std::string& body) {
+  return "<uax:ExtensionObject><uax:TypeId><uax:Identifier>" + type_id +
+         "</uax:Identifier></uax:TypeId>\n<uax:Body>" + body + "</uax:Body></uax:ExtensionObject>";
+}
+
+}  // namespace
+
+TEST_CASE("XML values of the structures NodeSet2 files define become their Default Binary bodies") {
+  const LoadResult r = load_with({{"types_values.xml", read_fixture("types_values.xml")}});
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  CHECK(r.config.imported.undecoded.empty());
+  Space s(r);
+  const uint16_t v = namespace_of(r.config, "urn:types:values");
+  const uint16_t t = namespace_of(r.config, "urn:types");
+  const uint16_t more = namespace_of(r.config, "urn:types:more");
+  const addressspace::StructureCodecs codecs(s.store());
+
+  // The value of variable `i`: one ExtensionObject with a binary body of `type`'s Default Binary encoding,
+  // which that type's codec transcodes byte for byte.
+  auto body = [&](uint32_t i, const ua::NodeId& type) {
+    const ua::Variant value = s.value(ua::NodeId(v, i));
+    const auto* eo = value.get_if<ua::ExtensionObject>();
+    REQUIRE(eo);
+    CHECK(eo->encoding() == ua::ExtensionObject::Encoding::ByteString);
+    const auto n = s.store().find(type);
+    const auto* def = s.store().data_type_definition(n)->get<ua::StructureDefinition>();
+    REQUIRE(def);
+    CHECK(eo->type_id() == def->default_encoding_id);
+    ua::ByteBuffer out;
+    CHECK(codecs.transcode_body(codecs.find(n), eo->body().bytes(), out) == ua::status::Good);
+    CHECK(bytes_of(out) == bytes_of(eo->body()));
+    return bytes_of(eo->body());
+  };
+  ua::ByteBuffer expected;
+  ua::Encoder e(expected);
+
+  SECTION("nested structures, an array of them, an enumeration, a String, a structure of another file") {
+    e.write_i32(7);
+    e.write_f64(1.5);
+    e.write_i32(2);
+    e.write_f64(2.5);
+    e.write_f64(3.5);
+    e.write_i32(5);  // On_5
+    ua::encode(e, ua::String("abc"));
+    e.write_u32(9);
+    CHECK(body(1, ua::NodeId(t, 3001)) == bytes_of(expected));
+  }
+  SECTION("optional fields: the EncodingMask, absent fields their defaults; a TypeId naming the DataType") {
+    e.write_u32(1);  // Extra present
+    e.write_i32(7);
+    e.write_f64(1.5);
+    e.write_i32(-1);              // Inners absent: a null array
+    e.write_i32(0);               // Mode
+    ua::encode(e, ua::String());  // Label: null
+    e.write_u32(0);               // Far.Code
+    e.write_f64(4);
+    CHECK(body(2, ua::NodeId(t, 3002)) == bytes_of(expected));
+  }
+  SECTION("a union") {
+    e.write_u32(2);
+    ua::encode(e, ua::String("x"));
+    CHECK(body(3, ua::NodeId(t, 3005)) == bytes_of(expected));
+  }
+  SECTION("an array of structures") {
+    const ua::Variant value = s.value(ua::NodeId(v, 4));
+    const auto* list = value.get_if<std::vector<ua::ExtensionObject>>();
+    REQUIRE(list);
+    REQUIRE(list->size() == 2);
+    CHECK((*list)[1].type_id() == ua::NodeId(t, 5103));
+    e.write_f64(2);
+    CHECK(bytes_of((*list)[1].body()) == bytes_of(expected));
+  }
+  SECTION("fields of abstract DataTypes: a Variant, an ExtensionObject; an OptionSet; an array of unions") {
+    ua::encode(e, ua::Variant(int32_t{5}));
+    ua::ByteBuffer inner;
+    ua::Encoder ie(inner);
+    ie.write_f64(1);
+    ua::encode(e,
+               ua::ExtensionObject::undecoded(ua::NodeId(t, 5103), ua::ExtensionObject::Encoding::ByteString,
+                                              ua::ByteString::from_bytes(inner.span())));
+    e.write_u32(5);  // Flags, an OptionSet of UInt32
+    e.write_i32(2);
+    e.write_u32(1);
+    e.write_i32(3);
+    e.write_u32(0);
+    e.write_i32(-1);  // Grid, a matrix field left out: a null Dimensions array
+    CHECK(body(5, ua::NodeId(t, 3009)) == bytes_of(expected));
+  }
+  SECTION("a field that allows subtypes holds a structure of another file") {
+    ua::ByteBuffer far;
+    ua::Encoder fe(far);
+    fe.write_u32(4);
+    ua::encode(
+        e, ua::ExtensionObject::undecoded(ua::NodeId(more, 5001), ua::ExtensionObject::Encoding::ByteString,
+                                          ua::ByteString::from_bytes(far.span())));
+    CHECK(body(6, ua::NodeId(t, 3010)) == bytes_of(expected));
+  }
+  SECTION("a structure that nests itself") {
+    for (int32_t x : {2, 1, -1, -1}) e.write_i32(x);
+    CHECK(body(7, ua::NodeId(t, 3008)) == bytes_of(expected));
+  }
+}
+
+TEST_CASE("A structure value that does not fit its definition is an error naming file and line") {
+  struct Case {
+    const char* what;
+    std::string type, value;
+    std::string reason;
+  };
+  const std::vector<Case> cases = {
+      {"an element that is no field", "ns=2;i=3003",
+       extension_object("ns=2;i=5103", "<Inner xmlns=\"urn:types\"><V>1</V><W>2</W></Inner>"),
+       "<W> is no field of"},
+      {"a field of the wrong type", "ns=2;i=3003",
+       extension_object("ns=2;i=5103", "<Inner xmlns=\"urn:types\"><V>x</V></Inner>"), "Value:"},
+      {"a SwitchField out of range", "ns=2;i=3005",
+       extension_object("ns=2;i=5105", "<Choice xmlns=\"urn:types\"><SwitchField>3</SwitchField></Choice>"),
+       "SwitchField 3 is out of range"},
+      {"an enumeration value that is no number", "ns=2;i=3001",
+       extension_object("ns=2;i=5101", "<Outer xmlns=\"urn:types\"><Mode>On</Mode></Outer>"),
+       "not an enumeration value"},
+      {"an abstract structure", "ns=2;i=3007",
+       extension_object("ns=2;i=3007", "<Envelope xmlns=\"urn:types\" />"), "is abstract"},
+      {"a matrix field given a value", "ns=2;i=3009",
+       extension_object("ns=2;i=5109", "<Holder xmlns=\"urn:types\"><Grid><Int32>1</Int32></Grid></Holder>"),
+       "matrix field"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    const LoadResult r = load_with({{"bad.xml", values_file(c.type, c.value)}});
+    REQUIRE(r.errors.size() == 1);
+    CHECK(r.errors[0].file == "bad.xml");
+    CHECK(r.errors[0].path.starts_with("line "));
+    CHECK(r.errors[0].path != "line 0");
+    INFO(r.errors[0].reason);
+    CHECK(r.errors[0].reason.find(c.reason) != std::string::npos);
+  }
+}
