@@ -7,6 +7,7 @@
 #include "addressspace/namespace0.hpp"
 #include "config/config.hpp"
 #include "config/nodeset_document.hpp"
+#include "config/type_names.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::config {
