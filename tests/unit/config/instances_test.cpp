@@ -412,3 +412,25 @@ TEST_CASE("instances: a MachineIdentification of the published Machinery specifi
   CHECK(b.exists("State.CurrentState"));
   CHECK(b.exists("State.CurrentState.Id"));
 }
+
+TEST_CASE("instances: a declared variable of a namespace 0 structure takes its fields by name",
+          "[config][instances]") {
+  LoadResult r = load_config_text("{}", "server.json", ".");
+  load_node_file_text(R"({"namespaces": ["urn:app"], "nodes": [
+    {"kind": "variable", "name": "Build", "data_type": "BuildInfo", "value": {"ProductUri": "urn:p",
+     "ManufacturerName": "ACME", "ProductName": "P", "SoftwareVersion": "1.0", "BuildNumber": "7",
+     "BuildDate": "2024-05-01T12:00:00Z"}},
+    {"kind": "variable", "name": "Bad", "data_type": "BuildInfo", "value": {"ProductUri": 5}}]})",
+                      "app.json", r);
+  check_references(r);
+  REQUIRE(r.errors.size() == 1);
+  CHECK(r.errors[0].path == "/nodes/1/value/ProductUri");
+  CHECK(r.errors[0].reason == "value does not fit DataType String");
+  const ua::Variant& v = r.config.nodes[0].value;
+  const auto* e = v.get_if<ua::ExtensionObject>();
+  REQUIRE(e);
+  const auto* info = e->get<ua::BuildInfo>();
+  REQUIRE(info);
+  CHECK(info->manufacturer_name.view() == "ACME");
+  CHECK(info->build_number.view() == "7");
+}
