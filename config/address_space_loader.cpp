@@ -44,6 +44,7 @@ addressspace::NodeSpec spec_of(const NodeDecl& d) {
   addressspace::NodeSpec spec;
   spec.node_class = d.is_type                                                      ? NodeClass::ObjectType
                     : d.kind == NodeKind::Variable || d.kind == NodeKind::Property ? NodeClass::Variable
+                    : d.kind == NodeKind::Method                                   ? NodeClass::Method
                                                                                    : NodeClass::Object;
   spec.browse_name = d.browse_name;
   spec.display_name = d.display_name;
@@ -300,7 +301,9 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
         b.add_reference(d.parent, ua::NodeId(0, ua::id::HasSubtype), spec.node_id);
       } else {
         b.add_reference(parent, d.reference_type, spec.node_id);
-        b.add_reference(spec.node_id, has_type_definition, d.type_definition);
+        // A Method has no TypeDefinition (Part 3 §5.7).
+        if (!d.type_definition.is_null())
+          b.add_reference(spec.node_id, has_type_definition, d.type_definition);
         if (!in_type && spec.node_class == NodeClass::Object) {
           auto own = declared_names.find(spec.node_id);
           instantiate(spec.node_id, d.type_definition, own == declared_names.end() ? Names{} : own->second, d,

@@ -234,7 +234,25 @@ struct Simulation {
   friend bool operator==(const Simulation&, const Simulation&) = default;
 };
 
-enum class NodeKind : uint8_t { Folder, Object, Variable, Property };
+// Method: only the copy of a method instance declaration of a NodeSet2 type (docs/CONFIGURATION.md,
+// "Instances of imported types"); a node file cannot declare one.
+enum class NodeKind : uint8_t { Folder, Object, Variable, Property, Method };
+
+// What a node file's "members" says about one member of an instance of a NodeSet2 type, found by its
+// browse path below the instance (docs/CONFIGURATION.md, "Instances of imported types"). Naming an
+// Optional instance declaration creates it; the given settings replace the declaration's.
+struct MemberSettings {
+  std::string browse_path;  // BrowseNames joined by '/', as written
+  std::string json_path;    // the JSON pointer of its settings object
+  std::optional<ua::LocalizedText> display_name, description;
+  std::optional<uint8_t> access_level;
+  std::optional<RoleSet> read_roles, write_roles;
+  std::optional<double> minimum_sampling_interval;
+  std::optional<bool> historizing;
+  std::optional<Simulation> simulation;
+  std::string value_json;  // the "value" as JSON text, converted once the member's DataType is known
+  friend bool operator==(const MemberSettings&, const MemberSettings&) = default;
+};
 
 // One node of a node file, resolved: ids, types and the initial value are final.
 struct NodeDecl {
@@ -262,7 +280,11 @@ struct NodeDecl {
   uint32_t start = 0;
   std::string id_pattern;  // an explicit bulk NodeId with {n}, e.g. "ns=2;s=Sensor{n}"; else derived ids
   std::string type_name;   // a type definition named by a file's object_types, resolved by check_references()
-  std::string file;        // where it was declared, for messages
+  // A type definition written as a NodeId or "<namespace URI>:<BrowseName>", resolved by check_references()
+  // once every file is read (it may name a type of a NodeSet2 file); empty when resolved at parse time.
+  std::string type_ref;
+  std::vector<MemberSettings> members;  // "members": only for instances of a NodeSet2 type
+  std::string file;                     // where it was declared, for messages
   std::string path;
   bool is_type = false;  // an ObjectType declared by the file (kind is Object)
   bool is_abstract = false;
@@ -380,8 +402,13 @@ void load_nodeset_file_text(std::string text, const std::string& file_name, Load
 // Orders the NodeSet2 files read so far by their RequiredModels, checks the required versions and
 // publication dates, and turns their nodes into result.config.imported (errors: file, line, reason).
 void resolve_nodesets(LoadResult& result);
-// Checks that need every node file at once: duplicate NodeIds and dangling parents. load_config() calls it.
+// Checks that need every node file at once: duplicate NodeIds and dangling parents; it resolves the type
+// definitions written as NodeIds or qualified names first and gives the instances of NodeSet2 types their
+// members (instantiate_imported_types). load_config() calls it.
 void check_references(LoadResult& result);
+// Resolves NodeDecl::type_ref and appends the members of every instance of a NodeSet2 type to
+// result.config.nodes (config/instances.cpp); errors: file, JSON path, reason.
+void instantiate_imported_types(LoadResult& result);
 
 // What the daemon logs as a warning at every start (docs/SECURITY.md): deprecated policies offered,
 // passwords accepted in clear, anonymous writes.

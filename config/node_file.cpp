@@ -5,6 +5,7 @@
 #include "addressspace/node.hpp"
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
+#include "config/json_structure.hpp"
 #include "config/json_value.hpp"
 #include "config/type_names.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -202,6 +203,8 @@ struct FileParser {
       case NodeKind::Property:
         d.type_definition = ua::NodeId(0, ua::id::PropertyType);
         break;
+      case NodeKind::Method:  // not a kind a node file can write
+        break;
     }
     d.reference_type = ua::NodeId(0, d.kind == NodeKind::Property      ? ua::id::HasProperty
                                      : parent_kind == NodeKind::Folder ? ua::id::Organizes
@@ -213,12 +216,15 @@ struct FileParser {
       const addressspace::NodeIndex t = find_ns0_by_name(type_text, cls);
       if (t != kNoNode) {
         d.type_definition = ns0_store().node_id(t);
-      } else if (type_text.find('=') != std::string::npos) {
-        node_id(type_text, 0, r.path_of("type_definition"), d.type_definition);
+      } else if (type_text.find_first_of("=:") != std::string::npos) {
+        // A NodeId or "<namespace URI>:<BrowseName>": it may name a type of a NodeSet2 file read later,
+        // so check_references() resolves it (config/instances.cpp).
+        d.type_ref = type_text;
       } else {
         d.type_name = type_text;  // an object type of a node file, resolved once all files are read
       }
     }
+    if (const Json* m = r.member("members")) members(*m, r.path_of("members"), d);
 
     const bool is_variable = d.kind == NodeKind::Variable || d.kind == NodeKind::Property;
     if (is_variable) variable(r, d, ns);
@@ -272,6 +278,66 @@ struct FileParser {
       ctx.error(r.path_of(key), "an empty list would lock everyone out: omit the key instead");
   }
 
+  // "access": the AccessLevel bits (Part 3 §5.6.2); false when absent.
+  bool access(ObjectReader& r, uint8_t& out) {
+    std::vector<std::string> names;
+    if (!r.read("access", names)) return false;
+    out = 0;
+    for (const auto& a : names) {
+      if (a == "read") {
+        out |= addressspace::access::kCurrentRead;
+      } else if (a == "write") {
+        out |= addressspace::access::kCurrentWrite;
+      } else if (a == "history_read") {
+        out |= addressspace::access::kHistoryRead;
+      } else if (a == "history_write") {
+        out |= addressspace::access::kHistoryWrite;
+      } else {
+        ctx.error(r.path_of("access"),
+                  "unknown access \"" + a + "\" (read, write, history_read, history_write)");
+      }
+    }
+    return true;
+  }
+
+  // "members": {"<browse path>": {settings}} of an instance of a NodeSet2 type. Only what needs no
+  // DataType is checked here; the paths and values are checked against the type by check_references().
+  void members(const Json& j, const std::string& path, NodeDecl& d) {
+    if (!j.is_object()) {
+      ctx.error(path, "expected an object, got " + json_type_name(j));
+      return;
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      MemberSettings m;
+      m.browse_path = it.key();
+      m.json_path = pointer(path, it.key());
+      ObjectReader s(ctx, it.value(), m.json_path);
+      if (!s.valid()) continue;
+      if (s.has("display_name")) text(s, "display_name", m.display_name.emplace());
+      if (s.has("description")) text(s, "description", m.description.emplace());
+      uint8_t level = 0;
+      if (access(s, level)) m.access_level = level;
+      RoleSet set = 0;
+      if (s.has("read_roles")) {
+        roles(s, "read_roles", set);
+        m.read_roles = set;
+      }
+      if (s.has("write_roles")) {
+        roles(s, "write_roles", set);
+        m.write_roles = set;
+      }
+      double msi = 0;
+      if (s.read("minimum_sampling_interval", msi)) m.minimum_sampling_interval = msi;
+      bool hist = false;
+      if (s.read("historizing", hist)) m.historizing = hist;
+      NodeDecl sim;
+      simulation(s, sim);
+      m.simulation = sim.simulation;
+      if (const Json* v = s.member("value")) m.value_json = v->dump();
+      d.members.push_back(std::move(m));
+    }
+  }
+
   void variable(ObjectReader& r, NodeDecl& d, uint16_t ns) {
     std::string dt = "BaseDataType";
     addressspace::NodeIndex dt_index = kNoNode;
@@ -297,32 +363,25 @@ struct FileParser {
         }
       }
     }
-    std::vector<std::string> access{"read"};
-    if (r.read("access", access)) {
-      d.access_level = 0;
-      for (const auto& a : access) {
-        if (a == "read") {
-          d.access_level |= addressspace::access::kCurrentRead;
-        } else if (a == "write") {
-          d.access_level |= addressspace::access::kCurrentWrite;
-        } else if (a == "history_read") {
-          d.access_level |= addressspace::access::kHistoryRead;
-        } else if (a == "history_write") {
-          d.access_level |= addressspace::access::kHistoryWrite;
-        } else {
-          ctx.error(r.path_of("access"),
-                    "unknown access \"" + a + "\" (read, write, history_read, history_write)");
-        }
-      }
-    }
+    access(r, d.access_level);
     roles(r, "read_roles", d.read_roles);
     roles(r, "write_roles", d.write_roles);
     r.read("minimum_sampling_interval", d.minimum_sampling_interval);
     r.read("historizing", d.historizing);
     if (const Json* v = r.member("value"); v && dt_index != kNoNode) {
       std::string why;
-      if (!json_to_variant(*v, ns0_store(), dt_index, d.value_rank, resolver(), d.value, why)) {
-        ctx.error(r.path_of("value"), why);
+      // Structures by their fields' names (config/json_structure.hpp); everything else as json_value.hpp
+      // says.
+      const addressspace::NodeIndex structure = find_ns0_by_name("Structure", NodeClass::DataType);
+      const bool by_fields = ns0_store().is_data_type_subtype(dt_index, structure);
+      if (by_fields ? !json_to_model_value(*v, ns0_store(), dt_index, d.value_rank, resolver(), d.value, why)
+                    : !json_to_variant(*v, ns0_store(), dt_index, d.value_rank, resolver(), d.value, why)) {
+        const auto colon = why.starts_with("/") ? why.find(": ") : std::string::npos;  // a field's pointer
+        if (colon != std::string::npos) {
+          ctx.error(r.path_of("value") + why.substr(0, colon), why.substr(colon + 2));
+        } else {
+          ctx.error(r.path_of("value"), why);
+        }
       } else if (!d.array_dimensions.empty() && d.value.is_array()) {
         const auto& dims = d.value.dimensions();
         for (size_t i = 0; i < d.array_dimensions.size(); ++i) {

@@ -7,13 +7,12 @@
 #include "addressspace/namespace0.hpp"
 #include "config/config.hpp"
 #include "config/nodeset_document.hpp"
+#include "config/type_names.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::config {
 
 namespace {
-
-constexpr int kMaxTypeDepth = 64;  // supertype chains longer than this are taken for cycles
 
 class DefinitionResolver {
  public:
@@ -53,7 +52,7 @@ class DefinitionResolver {
 
   // Is `type` `base` or one of its subtypes, across the loaded files and namespace 0?
   bool is_subtype(ua::NodeId type, const ua::NodeId& base) const {
-    for (int depth = 0; depth < kMaxTypeDepth; ++depth) {
+    for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       if (type == base) return true;
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) {
@@ -157,8 +156,8 @@ class DefinitionResolver {
       case State::Todo:
         break;
     }
-    if (depth > kMaxTypeDepth) {
-      error(d, d.line, "its supertypes are nested more than " + std::to_string(kMaxTypeDepth) + " deep");
+    if (depth > kMaxSupertypeDepth) {
+      error(d, d.line, "its supertypes are nested more than " + std::to_string(kMaxSupertypeDepth) + " deep");
       state_[i] = State::Failed;
       return false;
     }

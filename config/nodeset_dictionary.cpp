@@ -25,7 +25,6 @@ namespace opcuad::config {
 namespace {
 
 constexpr const char* kBinarySchemaUri = "http://opcfoundation.org/BinarySchema/";
-constexpr int kMaxSupertypeDepth = 64;
 
 // The OPC Binary type of a built-in type (Part 5 Annex C.3, Opc.Ua.BinarySchema.bsd), by its number.
 constexpr const char* kBuiltinNames[] = {

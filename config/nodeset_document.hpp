@@ -71,6 +71,9 @@ void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result
 // What resolve_definitions() asks of the address space being loaded: the NodeClass of a NodeId in
 // namespace 0 or the files (Unspecified: none), and whether its absence is already explained (its model
 // is missing, or a node file did not parse).
+// Supertype chains of the files' types longer than this are taken for cycles.
+inline constexpr int kMaxSupertypeDepth = 64;
+
 struct DataTypeLookup {
   std::function<addressspace::NodeClass(const ua::NodeId&)> node_class;
   std::function<bool(const ua::NodeId&)> excused;

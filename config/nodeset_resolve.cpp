@@ -146,7 +146,7 @@ class ImportedTypes {
   }
   // The nearest namespace-0 DataType at or above `type`, or kNoNode.
   addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
-    for (int depth = 0; depth < 64; ++depth) {
+    for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) return n;
       const auto it = supertype_.find(type);
@@ -157,7 +157,7 @@ class ImportedTypes {
   }
   // Is `type` `base` or a subtype of it, across the loaded files and namespace 0?
   bool is_subtype(ua::NodeId type, const ua::NodeId& base) const {
-    for (int depth = 0; depth < 64; ++depth) {
+    for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       if (type == base) return true;
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) {

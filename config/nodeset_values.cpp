@@ -15,8 +15,6 @@ namespace opcuad::config {
 
 namespace {
 
-constexpr int kMaxSupertypeDepth = 64;  // supertype chains longer than this are taken for cycles
-
 // The DataTypes of namespace 0 and of the loaded files, with the definitions resolve_definitions() set.
 class ImportedDataTypes final : public XmlDataTypes {
  public:

@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -148,6 +150,40 @@ TEST_CASE("config: every example configuration loads and builds", "[config][exam
            ->cell,
       dv);
   CHECK(*dv.value.get_if<uint32_t>() == 5000);
+
+  // The machinery example names the DI and Machinery NodeSet2 files below nodesets/ beside its server file
+  // (its README): here a link to the companion specifications of OPCUAD_NODESETS_DIR.
+  const std::filesystem::path nodesets = OPCUAD_NODESETS_DIR;
+  if (!std::filesystem::exists(nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml")) {
+    WARN("no companion specifications in " << nodesets.string() << ": config/examples/machinery not loaded");
+    return;
+  }
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "opcuad-example-machinery";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const char* f : {"opcuad.json", "machine.json"})
+    std::filesystem::copy_file(kRoot / "config/examples/machinery" / f, dir / f);
+  std::filesystem::create_directory_symlink(std::filesystem::absolute(nodesets), dir / "nodesets");
+  const LoadResult machinery = load_config(dir / "opcuad.json");
+  INFO(errors_of(machinery.errors));
+  REQUIRE(machinery.ok());
+  build_and_check(machinery.config);
+  addressspace::AddressSpace mspace;
+  auto* mp = mspace.reclaimer().register_participant();
+  REQUIRE(build_address_space(machinery.config, mspace, *mp).empty());
+  const auto& ms = *mspace.current();
+  const auto example =
+      static_cast<uint16_t>(std::find(machinery.config.namespaces.begin(), machinery.config.namespaces.end(),
+                                      "urn:example:machinery") -
+                            machinery.config.namespaces.begin());
+  for (const char* id : {"Press1.Identification.Manufacturer", "Press1.Identification.SerialNumber",
+                         "Press1.Identification.YearOfConstruction",
+                         "Press1.MachineryItemState.CurrentState.Id", "Press1.Monitoring.Pressure"}) {
+    INFO(id);
+    CHECK(ms.find(ua::NodeId(example, ua::String(id))) != addressspace::kNoNode);
+  }
+  mspace.reclaimer().go_offline(*mp);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config][examples]") {
@@ -166,8 +202,24 @@ TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config]
     // A node file declares nodes or types; anything else is (part of) a server file.
     const bool server =
         block.find("\"nodes\"") == std::string::npos && block.find("\"object_types\"") == std::string::npos;
-    LoadResult r =
-        server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
+    LoadResult r;
+    if (block.find("http://opcfoundation.org/UA/Machinery/") != std::string::npos) {
+      // Instances of Machinery's types: over the DI and Machinery files of OPCUAD_NODESETS_DIR.
+      const std::filesystem::path nodesets = OPCUAD_NODESETS_DIR;
+      if (!std::filesystem::exists(nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml")) {
+        WARN("no companion specifications in " << nodesets.string() << ": example not loaded");
+        at = end + 3;
+        continue;
+      }
+      r = load_config_text(R"({"node_files": [")" + (nodesets / "DI/Opc.Ua.Di.NodeSet2.xml").string() +
+                               R"(", ")" + (nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml").string() +
+                               R"("]})",
+                           "doc", kRoot);
+      load_node_file_text(block, "nodes.json", r);
+      check_references(r);
+    } else {
+      r = server ? load_config_text(block, "doc", kRoot / "config/examples/plant") : load_nodes(block);
+    }
     INFO(errors_of(r.errors));
     CHECK(r.ok());
     if (r.ok() && !server) build_and_check(r.config);

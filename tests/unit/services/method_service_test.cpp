@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
@@ -183,4 +184,29 @@ TEST_CASE("Call: ResendData makes the next Publish carry every current value", "
     if (n.client_handle == 1) CHECK(n.value.value == ua::Variant(10.0));
     if (n.client_handle == 2) CHECK(n.value.value == ua::Variant(int32_t{1}));
   }
+}
+
+TEST_CASE("Call: a Method an instance of a NodeSet2 type got from its type is BadNotImplemented",
+          "[services][call]") {
+  // tests/unit/config/nodesets/instances.xml: MachineType has a Mandatory Method Start with InputArguments.
+  const std::string types =
+      (std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets/instances.xml").string();
+  ServiceHarness h("",
+                   R"({"namespaces": ["urn:app"], "nodes": [
+                        {"kind": "object", "name": "M1", "type_definition": "urn:inst:MachineType"}]})",
+                   "\"node_files\": [\"" + types + "\"]");
+  REQUIRE(h.login().is_good());
+  const auto& uris = h.loaded.config.namespaces;
+  const auto app = static_cast<uint16_t>(std::find(uris.begin(), uris.end(), "urn:app") - uris.begin());
+  const auto inst = static_cast<uint16_t>(std::find(uris.begin(), uris.end(), "urn:inst") - uris.begin());
+  const ua::NodeId object(app, ua::String("M1")), start(app, ua::String("M1.Start"));
+  CHECK(h.read(start, 21).value == ua::Variant(true));  // Executable, as the declaration
+  const auto args = h.read(ua::NodeId(app, ua::String("M1.Start.InputArguments"))).value;
+  REQUIRE(args.get_if<std::vector<ua::ExtensionObject>>());
+  auto r = call(h, {ua::CallMethodRequest{object, start, {ua::Variant(1.0)}},
+                    ua::CallMethodRequest{object, ua::NodeId(inst, 7001), {ua::Variant(1.0)}},  // the type's
+                    ua::CallMethodRequest{ua::NodeId(0, id::ObjectsFolder), start, {}}});
+  CHECK(r[0].status_code == status::BadNotImplemented);
+  CHECK(r[1].status_code == status::BadNotImplemented);
+  CHECK(r[2].status_code == status::BadMethodInvalid);  // not a component of the Objects folder
 }
