@@ -178,7 +178,7 @@ class MetadataBuilder {
     }
     // Every node of an IdType listed above is static: no range or pattern adds any (Part 5 §6.3.13).
     if (name == "StaticNumericNodeIdRange") return ua::Variant(std::vector<ua::String>{});
-    return ua::Variant(ua::String());
+    return ua::Variant(ua::String(std::string_view()));  // an empty pattern, not a null String
   }
 
   static void set_value(addressspace::NodeSpec& spec, ua::Variant value) {
