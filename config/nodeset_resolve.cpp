@@ -267,8 +267,13 @@ void resolve_nodesets(LoadResult& result) {
   }
   result.nodesets.clear();
 
-  // Every NodeId once, across the files, namespace 0 and the JSON node files.
-  std::unordered_map<ua::NodeId, NodeLocation> defined;
+  // Every NodeId once, across the files, namespace 0 and the JSON node files; with the NodeClass of its
+  // first definition.
+  struct Defined {
+    NodeLocation at;
+    addressspace::NodeClass node_class;
+  };
+  std::unordered_map<ua::NodeId, Defined> defined;
   defined.reserve(out.nodes.size());
   for (const ImportedNode& n : out.nodes) {
     const ua::NodeId& id = n.spec.node_id;
@@ -277,11 +282,11 @@ void resolve_nodesets(LoadResult& result) {
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    auto [it, inserted] = defined.emplace(id, NodeLocation{n.file, n.line});
+    auto [it, inserted] = defined.emplace(id, Defined{{n.file, n.line}, n.spec.node_class});
     if (!inserted) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is defined twice: here and at " +
-                                   out.where(it->second.file, it->second.line)});
+                                   out.where(it->second.at.file, it->second.at.line)});
     }
   }
   std::unordered_set<ua::NodeId> declared;  // by JSON node files
@@ -301,13 +306,11 @@ void resolve_nodesets(LoadResult& result) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
   };
   auto exists = [&](const ua::NodeId& id) { return known(id) || excused(id); };
-  std::unordered_map<ua::NodeId, addressspace::NodeClass> classes;
-  for (const ImportedNode& n : out.nodes) classes.emplace(n.spec.node_id, n.spec.node_class);
   auto class_of = [&](const ua::NodeId& id) {
     const addressspace::NodeIndex i = ns0_store().find(id);
     if (i != addressspace::kNoNode) return ns0_store().node_class(i);
-    const auto it = classes.find(id);
-    return it == classes.end() ? addressspace::NodeClass::Unspecified : it->second;
+    const auto it = defined.find(id);
+    return it == defined.end() ? addressspace::NodeClass::Unspecified : it->second.node_class;
   };
   for (const ImportedReference& r : out.references) {
     auto at = [&] { return "line " + std::to_string(r.line); };
