@@ -16,7 +16,8 @@
 namespace opcuad::config {
 
 // One NodeSet2 file between load_nodeset_file_text() and resolve_nodesets(): the text pugixml parsed in
-// place (its strings point into it), and what the header says.
+// place (its strings point into it), and what the header says. resolve_nodesets() frees the text, the
+// tree and the line offsets once the file is converted.
 struct NodeSetDocument {
   struct Required {
     std::string uri, version;

@@ -46,7 +46,7 @@ int compare_versions(std::string_view a, std::string_view b) {
 }
 
 struct LoadedModel {
-  const NodeSetDocument* doc = nullptr;  // nullptr: namespace 0, built in
+  NodeSetDocument* doc = nullptr;  // nullptr: namespace 0, built in
   std::string version;
   ua::DateTime publication_date;
 };
@@ -60,7 +60,7 @@ std::string describe(const std::string& uri, const LoadedModel& m) {
 // The files in an order where every file comes after the files of the models it requires (Part 6 Annex F);
 // errors for a required model that is missing, older than required, or required in a cycle.
 // `missing` gets the URIs of required models no file provides.
-std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<std::string>& missing) {
+std::vector<NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<std::string>& missing) {
   std::unordered_map<std::string, LoadedModel> models;
   ua::DateTime ns0_date;
   (void)parse_date_time(kNs0PublicationDate, ns0_date);
@@ -84,7 +84,7 @@ std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordere
     return s;
   };
   // Dependencies between files, and the checks of each RequiredModel.
-  std::unordered_map<const NodeSetDocument*, std::vector<const NodeSetDocument*>> needs;
+  std::unordered_map<const NodeSetDocument*, std::vector<NodeSetDocument*>> needs;
   for (const auto& d : result.nodesets) {
     for (const auto& m : d->models) {
       for (const auto& r : m.required) {
@@ -114,9 +114,9 @@ std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordere
     }
   }
   // Depth first, in the order of the files in the configuration; a file still on the path is a cycle.
-  std::vector<const NodeSetDocument*> order;
+  std::vector<NodeSetDocument*> order;
   std::unordered_map<const NodeSetDocument*, int> state;  // 1: on the path, 2: placed
-  std::function<void(const NodeSetDocument*)> visit = [&](const NodeSetDocument* d) {
+  std::function<void(NodeSetDocument*)> visit = [&](NodeSetDocument* d) {
     int& s = state[d];
     if (s == 2) return;
     if (s == 1) {
@@ -125,7 +125,7 @@ std::vector<const NodeSetDocument*> load_order(LoadResult& result, std::unordere
       return;
     }
     s = 1;
-    for (const NodeSetDocument* dep : needs[d]) visit(dep);
+    for (NodeSetDocument* dep : needs[d]) visit(dep);
     state[d] = 2;
     order.push_back(d);
   };
@@ -216,14 +216,17 @@ std::string value_mismatch(const addressspace::NodeSpec& spec, const ua::Variant
     }
     return "";
   }
-  const std::string name = std::string(value.is_array() ? "an array of " : "a ") +
-                           std::string(ua::builtin_type_name(value.type()));
+  // Named only for a mismatch: the check runs for every Variable of every file.
+  auto name = [&] {
+    return std::string(value.is_array() ? "an array of " : "a ") +
+           std::string(ua::builtin_type_name(value.type()));
+  };
   if (own_type && s.node_id(ancestor).is_ns0(ua::id::Enumeration)) {
     // An enumeration a loaded file defines: its values are Int32 (Part 3 §8.14).
-    return value.type() == ua::BuiltinType::Int32 ? "" : name + " for an enumeration (Int32)";
+    return value.type() == ua::BuiltinType::Int32 ? "" : name() + " for an enumeration (Int32)";
   }
   if (!addressspace::data_type_accepts(s, ancestor, value))
-    return name + " does not fit DataType " + spec.data_type.to_string();
+    return name() + " does not fit DataType " + spec.data_type.to_string();
   return "";
 }
 
@@ -233,29 +236,48 @@ void resolve_nodesets(LoadResult& result) {
   if (result.nodesets.empty()) return;
   ImportedModels& out = result.config.imported;
   std::unordered_set<std::string> missing_models;
-  const std::vector<const NodeSetDocument*> order = load_order(result, missing_models);
+  const std::vector<NodeSetDocument*> order = load_order(result, missing_models);
   std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
   std::vector<PendingValue> pending;
-  // Room for every node and reference of every file at once: a NodeSpec is some 400 bytes to move.
-  size_t nodes = 0, references = 0;
+  // Room for every node and reference of every file at once, and for the nodes and references
+  // add_namespace_metadata(), resolve_definitions() and add_type_dictionaries() create: a NodeSpec is some
+  // 800 bytes, and a vector that outgrows its room moves every one of them into twice the memory. The
+  // room for those created is generous: a NamespaceMetadata object with its properties per model, an
+  // encoding and a DataTypeDescription per DataType.
+  size_t nodes = 0, references = 0, data_types = 0, models = 0;
   for (const NodeSetDocument* d : order) {
+    models += d->models.size();
     for (pugi::xml_node n = d->doc.document_element().first_child(); n; n = n.next_sibling()) {
       ++nodes;
+      if (local_name(n.name()) == "UADataType") ++data_types;
       for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
     }
   }
-  out.nodes.reserve(nodes);
-  out.references.reserve(references);
-  for (const NodeSetDocument* d : order) {
+  out.nodes.reserve(nodes + 32 * models + 4 * data_types);
+  out.references.reserve(references + 64 * models + 8 * data_types);
+  for (NodeSetDocument* d : order) {
     const auto file = static_cast<uint32_t>(out.files.size());
     out.files.push_back(d->file);
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
+    const size_t pending_before = pending.size();
     convert_nodeset(*d, file, result, parents, pending);
+    // The file's XML text and tree are not needed any more, unless a value of a structure the files
+    // define waits in them for the resolved definitions: freed before the next file is converted.
+    if (pending.size() == pending_before) {
+      d->doc.reset();
+      std::string().swap(d->text);
+      std::vector<size_t>().swap(d->line_starts);
+    }
   }
 
-  // Every NodeId once, across the files, namespace 0 and the JSON node files.
-  std::unordered_map<ua::NodeId, NodeLocation> defined;
+  // Every NodeId once, across the files, namespace 0 and the JSON node files; with the NodeClass of its
+  // first definition.
+  struct Defined {
+    NodeLocation at;
+    addressspace::NodeClass node_class;
+  };
+  std::unordered_map<ua::NodeId, Defined> defined;
   defined.reserve(out.nodes.size());
   for (const ImportedNode& n : out.nodes) {
     const ua::NodeId& id = n.spec.node_id;
@@ -264,11 +286,11 @@ void resolve_nodesets(LoadResult& result) {
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    auto [it, inserted] = defined.emplace(id, NodeLocation{n.file, n.line});
+    auto [it, inserted] = defined.emplace(id, Defined{{n.file, n.line}, n.spec.node_class});
     if (!inserted) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is defined twice: here and at " +
-                                   out.where(it->second.file, it->second.line)});
+                                   out.where(it->second.at.file, it->second.at.line)});
     }
   }
   std::unordered_set<ua::NodeId> declared;  // by JSON node files
@@ -288,27 +310,25 @@ void resolve_nodesets(LoadResult& result) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
   };
   auto exists = [&](const ua::NodeId& id) { return known(id) || excused(id); };
-  std::unordered_map<ua::NodeId, addressspace::NodeClass> classes;
-  for (const ImportedNode& n : out.nodes) classes.emplace(n.spec.node_id, n.spec.node_class);
   auto class_of = [&](const ua::NodeId& id) {
     const addressspace::NodeIndex i = ns0_store().find(id);
     if (i != addressspace::kNoNode) return ns0_store().node_class(i);
-    const auto it = classes.find(id);
-    return it == classes.end() ? addressspace::NodeClass::Unspecified : it->second;
+    const auto it = defined.find(id);
+    return it == defined.end() ? addressspace::NodeClass::Unspecified : it->second.node_class;
   };
   for (const ImportedReference& r : out.references) {
-    const std::string at = "line " + std::to_string(r.line);
+    auto at = [&] { return "line " + std::to_string(r.line); };
     for (const ua::NodeId* id : {&r.source, &r.target}) {
       if (!exists(*id))
         result.errors.push_back(
-            {out.files[r.file], at, "reference to " + id->to_string() + ", which exists nowhere"});
+            {out.files[r.file], at(), "reference to " + id->to_string() + ", which exists nowhere"});
     }
     if (!exists(r.type)) {
       result.errors.push_back(
-          {out.files[r.file], at, "reference type " + r.type.to_string() + " exists nowhere"});
+          {out.files[r.file], at(), "reference type " + r.type.to_string() + " exists nowhere"});
     } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
                !excused(r.type)) {
-      result.errors.push_back({out.files[r.file], at, r.type.to_string() + " is not a ReferenceType"});
+      result.errors.push_back({out.files[r.file], at(), r.type.to_string() + " is not a ReferenceType"});
     }
   }
   for (const auto& [id, where] : parents) {
@@ -331,20 +351,20 @@ void resolve_nodesets(LoadResult& result) {
     if (spec.node_class != addressspace::NodeClass::Variable &&
         spec.node_class != addressspace::NodeClass::VariableType)
       continue;
-    const std::string at = "line " + std::to_string(n.line);
+    auto at = [&] { return "line " + std::to_string(n.line); };
     if (!exists(spec.data_type)) {
       result.errors.push_back(
-          {out.files[n.file], at, "DataType " + spec.data_type.to_string() + " exists nowhere"});
+          {out.files[n.file], at(), "DataType " + spec.data_type.to_string() + " exists nowhere"});
       continue;
     }
     if (excused(spec.data_type)) continue;
     if (class_of(spec.data_type) != addressspace::NodeClass::DataType) {
-      result.errors.push_back({out.files[n.file], at, spec.data_type.to_string() + " is not a DataType"});
+      result.errors.push_back({out.files[n.file], at(), spec.data_type.to_string() + " is not a DataType"});
       continue;
     }
     if (!spec.value) continue;
     if (auto why = value_mismatch(spec, spec.value->value, types); !why.empty()) {
-      result.errors.push_back({out.files[n.file], at, "Value does not match its DataType: " + why});
+      result.errors.push_back({out.files[n.file], at(), "Value does not match its DataType: " + why});
     }
   }
 }
