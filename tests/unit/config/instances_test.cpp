@@ -11,24 +11,16 @@
 #include "addressspace/value_store.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
+#include "tests/unit/config/nodeset_support.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
+using namespace opcuad::nodeset_test;
 
 namespace instances_test {
-
-const std::filesystem::path kFixtures =
-    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
-const std::filesystem::path kCompanion = OPCUAD_NODESETS_DIR;
-
-std::string errors_of(const std::vector<ConfigError>& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.to_string() + "\n";
-  return s;
-}
 
 // instances.xml plus a node file (text) whose namespace is urn:app.
 LoadResult load(const std::string& nodes, const std::vector<std::string>& xml = {"instances.xml"},
@@ -44,26 +36,12 @@ LoadResult load(const std::string& nodes, const std::vector<std::string>& xml = 
   return r;
 }
 
-uint16_t ns_of(const ServerConfig& c, const std::string& uri) {
-  for (size_t i = 0; i < c.namespaces.size(); ++i) {
-    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
-  }
-  FAIL("namespace " << uri << " not loaded");
-  return 0;
-}
-
-struct Built {
-  explicit Built(const LoadResult& r) : config(r.config) {
-    p = space.reclaimer().register_participant();
-    const auto errors = build_address_space(config, space, *p);
-    INFO(errors_of(errors));
-    REQUIRE(errors.empty());
-    app = ns_of(config, "urn:app");
+struct Built : nodeset_test::BuiltSpace {
+  explicit Built(const LoadResult& r) : BuiltSpace(r) {
+    app = namespace_of(config, "urn:app");
     const auto& uris = config.namespaces;
     inst = static_cast<uint16_t>(std::find(uris.begin(), uris.end(), "urn:inst") - uris.begin());
   }
-  ~Built() { space.reclaimer().go_offline(*p); }
-  const addressspace::NodeStore& store() const { return *space.current(); }
   ua::NodeId id(const std::string& s) const { return ua::NodeId(app, ua::String(s)); }
   bool exists(const std::string& s) const { return store().find(id(s)) != addressspace::kNoNode; }
   addressspace::NodeIndex find(const std::string& s) const {
@@ -98,9 +76,6 @@ struct Built {
     }
     return {};
   }
-  ServerConfig config;
-  addressspace::AddressSpace space;
-  addressspace::EpochReclaimer::Participant* p = nullptr;
   uint16_t app = 0, inst = 0;
 };
 
@@ -134,7 +109,7 @@ TEST_CASE("instances: a type by NodeId or by qualified name gets its Mandatory m
   const std::string type = GENERATE(std::string("nsu=urn:inst;i=1001"), std::string("urn:inst:MachineType"));
   INFO(type);
   const LoadResult r = load(machine(type));
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   const auto& s = b.store();
@@ -176,7 +151,7 @@ TEST_CASE("instances: a type by NodeId or by qualified name gets its Mandatory m
 
 TEST_CASE("instances: a subtype's declarations hide its supertype's by browse path", "[config][instances]") {
   const LoadResult r = load(machine("urn:inst:BigMachineType"));
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   CHECK(b.value("M1.Speed") == ua::Variant(99.0));  // BigMachineType's Speed, not MachineType's
@@ -199,7 +174,7 @@ TEST_CASE("instances: members create Optional declarations and set values by bro
       "Mode": {"value": "Stopped"},
       "Config": {"value": {"Id": 7, "Name": "ab", "Limits": [1.5, 2.5], "Mode": "Running", "Inner": {"A": -1}}}},
      "children": [{"kind": "variable", "name": "Extra", "data_type": "Int32", "value": 3}])"));
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   CHECK(b.value("M1.SerialNumber") == ua::Variant(ua::String("SN-42")));
@@ -238,7 +213,7 @@ TEST_CASE("instances: structure values with inheritance, unions, arrays and name
       "Unit": {"value": {"NamespaceUri": "http://www.opcfoundation.org/UA/units/un/cefact", "UnitId": 4408652,
                          "DisplayName": {"locale": "en", "text": "°C"}, "Description": "degree Celsius"}},
       "Modes": {"value": ["Idle", 1, "Stopped"]}})"));
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   // Inherited fields first, then Extra; Inner with its EncodingMask bit 0 set and Note.
@@ -264,7 +239,7 @@ TEST_CASE("instances: a VariableType's declarations for a variable", "[config][i
   const LoadResult r = load(R"({"namespaces": ["urn:app"], "nodes": [
     {"kind": "variable", "name": "Length", "data_type": "Double", "value": 3.0,
      "type_definition": "urn:inst:MeasurementType", "members": {"Unit": {"value": "m"}}}]})");
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   CHECK(b.target("Length", ua::id::HasTypeDefinition) == ua::NodeId(b.inst, 2001));
@@ -277,7 +252,7 @@ TEST_CASE("instances: a child the node file declares replaces the declaration of
   const LoadResult r = load(machine("urn:inst:MachineType", R"("children": [
       {"kind": "variable", "name": "Speed", "data_type": "Float", "value": 1.0},
       {"kind": "object", "name": "Tool1"}])"));
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   CHECK(b.value("M1.Speed") == ua::Variant(1.0f));
@@ -351,7 +326,7 @@ TEST_CASE("instances: errors name the file, the JSON path and the reason", "[con
   for (const Case& c : cases) {
     INFO(c.nodes);
     const LoadResult r = load(c.nodes);
-    INFO(errors_of(r.errors));
+    INFO(errors_text(r.errors));
     const std::string path = c.path.starts_with("/members") ? "/nodes/0" + c.path : c.path;
     CHECK(has_error(r, path, c.reason));
   }
@@ -371,7 +346,7 @@ TEST_CASE("instances: a reload keeps the members' cells and live values", "[conf
     const LoadResult again = load(nodes);
     REQUIRE(again.ok());
     const ReloadOutcome out = reload_address_space(b.config, again.config, b.space, *b.p);
-    INFO(errors_of(out.errors));
+    INFO(errors_text(out.errors));
     REQUIRE(out.errors.empty());
     CHECK(out.values_reset == 0);
     CHECK(b.store().variable(b.find("M1.Speed"))->cell == speed);
@@ -402,7 +377,7 @@ TEST_CASE("instances: a MachineIdentification of the published Machinery specifi
                  "ProductInstanceUri": {"value": "urn:acme:4711"}, "YearOfConstruction": {"value": 2024}}},
     {"kind": "object", "name": "State", "type_definition": "nsu=http://opcfoundation.org/UA/Machinery/;i=1002"}]})",
            {"DI/Opc.Ua.Di.NodeSet2.xml", "Machinery/Opc.Ua.Machinery.NodeSet2.xml"}, kCompanion);
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   CHECK(b.value("Press.Manufacturer") == ua::Variant(ua::LocalizedText{ua::String(), ua::String("ACME")}));

@@ -8,48 +8,19 @@
 #include "addressspace/structure_codec.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
+#include "tests/unit/config/nodeset_support.hpp"
 #include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
+using namespace opcuad::nodeset_test;
 
 namespace {
 
-const std::filesystem::path kFixtures =
-    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
-const std::filesystem::path kCompanion = OPCUAD_NODESETS_DIR;
-
-std::string errors_text(const std::vector<ConfigError>& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.to_string() + "\n";
-  return s;
-}
-
-LoadResult load(const std::vector<std::string>& files, const std::filesystem::path& dir) {
-  std::string list;
-  for (const auto& f : files) list += (list.empty() ? "\"" : ", \"") + f + "\"";
-  return load_config_text(R"({"node_files": [)" + list + "]}", "server.json", dir);
-}
-
-uint16_t namespace_of(const ServerConfig& c, const std::string& uri) {
-  for (size_t i = 0; i < c.namespaces.size(); ++i) {
-    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
-  }
-  FAIL("namespace " << uri << " not loaded");
-  return 0;
-}
-
 // The address space of a loaded configuration.
-struct Space {
-  explicit Space(const LoadResult& r) : config(r.config) {
-    p = space.reclaimer().register_participant();
-    const auto errors = build_address_space(config, space, *p);
-    INFO(errors_text(errors));
-    REQUIRE(errors.empty());
-  }
-  ~Space() { space.reclaimer().go_offline(*p); }
-  const addressspace::NodeStore& store() const { return *space.current(); }
+struct Space : nodeset_test::BuiltSpace {
+  using BuiltSpace::BuiltSpace;
   const ua::ExtensionObject* definition(const ua::NodeId& id) const {
     const auto n = store().find(id);
     INFO(id.to_string());
@@ -72,9 +43,6 @@ struct Space {
     REQUIRE(e);
     return *e;
   }
-  ServerConfig config;
-  addressspace::AddressSpace space;
-  addressspace::EpochReclaimer::Participant* p = nullptr;
 };
 
 std::vector<std::string> names(const std::vector<ua::StructureField>& fields) {
@@ -86,7 +54,7 @@ std::vector<std::string> names(const std::vector<ua::StructureField>& fields) {
 }  // namespace
 
 TEST_CASE("DataTypeDefinition of the structures, unions, enumerations and OptionSets NodeSet2 files define") {
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -226,7 +194,7 @@ TEST_CASE("Every structure of the companion specifications has its DataTypeDefin
       "AutoID/Opc.Ua.AutoID.NodeSet2.xml",
       "Robotics/Opc.Ua.Robotics.NodeSet2.xml",
   };
-  const LoadResult r = load(all, kCompanion);
+  const LoadResult r = load_files(all, kCompanion);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -293,7 +261,7 @@ ua::ByteBuffer truncated(const ua::ByteBuffer& b, size_t drop) {
 }  // namespace
 
 TEST_CASE("Structures the files define transcode by their definitions; malformed bodies are refused") {
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -399,7 +367,7 @@ TEST_CASE("Structures the files define transcode by their definitions; malformed
 TEST_CASE("A matrix field: a null Dimensions array is a null matrix, a dimension <= 0 holds no values") {
   // Part 6 §5.2.5: the inline matrix is its Dimensions (an Int32 array, -1 when null), then the values,
   // none when a dimension is <= 0.
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -432,9 +400,10 @@ TEST_CASE("Values of companion-specification structures transcode by their defin
     WARN("skipped: no companion specifications at " << kCompanion.string());
     return;
   }
-  const LoadResult r = load({"DI/Opc.Ua.Di.NodeSet2.xml", "MachineVision/Opc.Ua.MachineVision.NodeSet2.xml",
-                             "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml"},
-                            kCompanion);
+  const LoadResult r =
+      load_files({"DI/Opc.Ua.Di.NodeSet2.xml", "MachineVision/Opc.Ua.MachineVision.NodeSet2.xml",
+                  "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml"},
+                 kCompanion);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);

@@ -17,50 +17,21 @@
 #include "addressspace/value_store.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
+#include "tests/unit/config/nodeset_support.hpp"
 #include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
+using namespace opcuad::nodeset_test;
 using addressspace::kNoNode;
 using addressspace::NodeIndex;
 
 namespace {
 
-const std::filesystem::path kFixtures =
-    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
-const std::filesystem::path kCompanion = OPCUAD_NODESETS_DIR;
-
-std::string errors_text(const std::vector<ConfigError>& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.to_string() + "\n";
-  return s;
-}
-
-LoadResult load(const std::vector<std::string>& files, const std::filesystem::path& dir) {
-  std::string list;
-  for (const auto& f : files) list += (list.empty() ? "\"" : ", \"") + f + "\"";
-  return load_config_text(R"({"node_files": [)" + list + "]}", "server.json", dir);
-}
-
-uint16_t namespace_of(const ServerConfig& c, const std::string& uri) {
-  for (size_t i = 0; i < c.namespaces.size(); ++i) {
-    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
-  }
-  FAIL("namespace " << uri << " not loaded");
-  return 0;
-}
-
 // The address space of a loaded configuration, browsed as a client would.
-struct Space {
-  explicit Space(const LoadResult& r) : config(r.config) {
-    p = space.reclaimer().register_participant();
-    const auto errors = build_address_space(config, space, *p);
-    INFO(errors_text(errors));
-    REQUIRE(errors.empty());
-  }
-  ~Space() { space.reclaimer().go_offline(*p); }
-  const addressspace::NodeStore& store() const { return *space.current(); }
+struct Space : nodeset_test::BuiltSpace {
+  using BuiltSpace::BuiltSpace;
   NodeIndex find(const ua::NodeId& id) const { return store().find(id); }
   // The nodes `n` references with `type` (exactly that type), forward or inverse.
   std::vector<NodeIndex> targets(NodeIndex n, uint32_t type, bool inverse = false) const {
@@ -118,9 +89,6 @@ struct Space {
     }
     return out;
   }
-  ServerConfig config;
-  addressspace::AddressSpace space;
-  addressspace::EpochReclaimer::Participant* p = nullptr;
 };
 
 std::string text(const ua::Variant& v) {
@@ -183,7 +151,7 @@ struct Schema {
 }  // namespace
 
 TEST_CASE("Every model gets its NamespaceMetadata object below Server.Namespaces", "[nodeset][namespaces]") {
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -221,7 +189,7 @@ TEST_CASE("Every model gets its NamespaceMetadata object below Server.Namespaces
 }
 
 TEST_CASE("A file's own NamespaceMetadata object is completed, not duplicated", "[nodeset][namespaces]") {
-  const LoadResult r = load({"shipped.xml"}, kFixtures);
+  const LoadResult r = load_files({"shipped.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -250,7 +218,7 @@ TEST_CASE("A file's own NamespaceMetadata object is completed, not duplicated", 
 
 TEST_CASE("A namespace without a dictionary gets one generated from its DataTypeDefinitions",
           "[nodeset][dictionary]") {
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -354,7 +322,7 @@ TEST_CASE("A namespace without a dictionary gets one generated from its DataType
 
 TEST_CASE("A file's own dictionary is kept, with the descriptions its encodings lack",
           "[nodeset][dictionary]") {
-  const LoadResult r = load({"shipped.xml"}, kFixtures);
+  const LoadResult r = load_files({"shipped.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -399,7 +367,7 @@ TEST_CASE("The companion specifications' namespaces and dictionaries", "[nodeset
       "AutoID/Opc.Ua.AutoID.NodeSet2.xml",
       "Robotics/Opc.Ua.Robotics.NodeSet2.xml",
   };
-  const LoadResult r = load(all, kCompanion);
+  const LoadResult r = load_files(all, kCompanion);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
@@ -498,11 +466,11 @@ TEST_CASE("The companion specifications' namespaces and dictionaries", "[nodeset
 
 TEST_CASE("A reload keeps the namespaces and dictionaries as they were",
           "[nodeset][dictionary][namespaces]") {
-  const LoadResult r = load({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Space s(r);
-  const LoadResult again = load({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
+  const LoadResult again = load_files({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
   REQUIRE(again.ok());
   const ReloadOutcome out = reload_address_space(r.config, again.config, s.space, *s.p);
   INFO(errors_text(out.errors));
@@ -515,11 +483,11 @@ TEST_CASE("A reload keeps the namespaces and dictionaries as they were",
 
 TEST_CASE("A reload that adds a model adds its NamespaceMetadata object and dictionary",
           "[nodeset][dictionary][namespaces]") {
-  const LoadResult r = load({"types.xml", "types_more.xml"}, kFixtures);
+  const LoadResult r = load_files({"types.xml", "types_more.xml"}, kFixtures);
   REQUIRE(r.ok());
   Space s(r);
   CHECK(s.namespaces().count("urn:shipped") == 0);
-  const LoadResult more = load({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
+  const LoadResult more = load_files({"types.xml", "types_more.xml", "shipped.xml"}, kFixtures);
   REQUIRE(more.ok());
   const ReloadOutcome out = reload_address_space(r.config, more.config, s.space, *s.p);
   INFO(errors_text(out.errors));
@@ -608,7 +576,7 @@ TEST_CASE("Generated dictionaries describe the companion specifications as their
       "AutoID/Opc.Ua.AutoID.NodeSet2.xml",
       "Robotics/Opc.Ua.Robotics.NodeSet2.xml",
   };
-  const LoadResult with = load(all, kCompanion);
+  const LoadResult with = load_files(all, kCompanion);
   REQUIRE(with.ok());
   // The same files stripped of their dictionaries, in a directory of their own.
   const std::filesystem::path dir =
@@ -622,7 +590,7 @@ TEST_CASE("Generated dictionaries describe the companion specifications as their
     std::ofstream(dir / name, std::ios::binary) << without_dictionaries(text);
     stripped.push_back(name);
   }
-  const LoadResult without = load(stripped, dir);
+  const LoadResult without = load_files(stripped, dir);
   std::filesystem::remove_all(dir);
   INFO(errors_text(without.errors));
   REQUIRE(without.ok());

@@ -11,47 +11,16 @@
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
 #include "config/json_value.hpp"
+#include "tests/unit/config/nodeset_support.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
+using namespace opcuad::nodeset_test;
 
 namespace {
-
-const std::filesystem::path kFixtures =
-    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
-const std::filesystem::path kCompanion = OPCUAD_NODESETS_DIR;
-
-std::string errors_of(const std::vector<ConfigError>& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.to_string() + "\n";
-  return s;
-}
-
-std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The server file naming `files` (relative to `dir`) as its node files.
-LoadResult load_files(const std::vector<std::string>& files, const std::filesystem::path& dir = kFixtures) {
-  std::string list;
-  for (const auto& f : files) list += (list.empty() ? "\"" : ", \"") + f + "\"";
-  return load_config_text(R"({"node_files": [)" + list + "]}", "server.json", dir);
-}
-
-// NodeSet2 files given as text (name, text).
-LoadResult load_texts(const std::vector<std::pair<std::string, std::string>>& files) {
-  LoadResult r = load_config_text("{}", "server.json", ".");
-  for (const auto& [name, text] : files) load_nodeset_file_text(text, name, r);
-  resolve_nodesets(r);
-  check_references(r);
-  return r;
-}
 
 // A one-model file around `body` (its namespace is ns=1).
 std::string nodeset(const std::string& body, const std::string& models = "") {
@@ -65,23 +34,8 @@ std::string nodeset(const std::string& body, const std::string& models = "") {
          "\n</UANodeSet>\n";
 }
 
-uint16_t ns_of(const ServerConfig& c, const std::string& uri) {
-  for (size_t i = 0; i < c.namespaces.size(); ++i) {
-    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
-  }
-  FAIL("namespace " << uri << " not loaded");
-  return 0;
-}
-
-struct Built {
-  explicit Built(const LoadResult& r) : config(r.config) {
-    p = space.reclaimer().register_participant();
-    const auto errors = build_address_space(config, space, *p);
-    INFO(errors_of(errors));
-    REQUIRE(errors.empty());
-  }
-  ~Built() { space.reclaimer().go_offline(*p); }
-  const addressspace::NodeStore& store() const { return *space.current(); }
+struct Built : nodeset_test::BuiltSpace {
+  using BuiltSpace::BuiltSpace;
   addressspace::NodeIndex find(const ua::NodeId& id) const {
     const auto n = store().find(id);
     INFO(id.to_string());
@@ -104,9 +58,6 @@ struct Built {
     }
     return false;
   }
-  ServerConfig config;
-  addressspace::AddressSpace space;
-  addressspace::EpochReclaimer::Participant* p = nullptr;
 };
 
 }  // namespace
@@ -114,7 +65,7 @@ struct Built {
 TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces mapped by URI") {
   // machine.xml requires base.xml and is named first; its NamespaceUris list itself before base.
   const LoadResult r = load_files({"machine.xml", "base.xml"});
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   const ImportedModels& m = r.config.imported;
   REQUIRE(m.models.size() == 2);
@@ -136,12 +87,12 @@ TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces 
 
 TEST_CASE("NodeSet2 nodes of every class carry their attributes and references both ways") {
   const LoadResult r = load_files({"machine.xml", "base.xml"});
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
   const auto& s = b.store();
-  const uint16_t base = ns_of(r.config, "http://example.com/base/");
-  const uint16_t machine = ns_of(r.config, "http://example.com/machine/");
+  const uint16_t base = namespace_of(r.config, "http://example.com/base/");
+  const uint16_t machine = namespace_of(r.config, "http://example.com/machine/");
   using addressspace::NodeClass;
   // Server.NamespaceArray (Part 5 §6.3.1) shows the models' namespaces.
   const ua::Variant namespaces = b.value(ua::NodeId(0, ua::id::Server_NamespaceArray));
@@ -218,11 +169,11 @@ TEST_CASE("NodeSet2 nodes of every class carry their attributes and references b
 
 TEST_CASE("NodeSet2 values of every built-in type, arrays, a matrix and namespace-0 structures") {
   const LoadResult r = load_files({"base.xml", "machine.xml"});
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   Built b(r);
-  const uint16_t base = ns_of(r.config, "http://example.com/base/");
-  const uint16_t m = ns_of(r.config, "http://example.com/machine/");
+  const uint16_t base = namespace_of(r.config, "http://example.com/base/");
+  const uint16_t m = namespace_of(r.config, "http://example.com/machine/");
   auto value = [&](uint32_t i) { return b.value(ua::NodeId(m, i)); };
   CHECK(value(1) == ua::Variant(true));
   CHECK(value(2) == ua::Variant(int8_t{-5}));
@@ -488,7 +439,7 @@ TEST_CASE("NodeSet2 errors name the file, the line and the reason") {
 <!DOCTYPE UANodeSet [<!ENTITY x SYSTEM "file:///etc/passwd"><!ENTITY y "expanded">]>
 <UANodeSet><NamespaceUris><Uri>urn:t</Uri></NamespaceUris>
 <UAObject NodeId="ns=1;i=1" BrowseName="1:&x;&y;&amp;"><DisplayName>&y;</DisplayName></UAObject></UANodeSet>)"}});
-    INFO(errors_of(r.errors));
+    INFO(errors_text(r.errors));
     REQUIRE(r.ok());
     REQUIRE(r.config.imported.nodes.size() == 1);
     // Neither the external entity nor the internal one is expanded (no file is read); &amp; is.
@@ -504,7 +455,7 @@ TEST_CASE("A JSON node file can hang nodes below a NodeSet2 node") {
     {"kind": "variable", "name": "V", "data_type": "Double", "parent": "nsu=http://example.com/base/;i=6001"}]})",
                       "nodes.json", r);
   check_references(r);
-  INFO(errors_of(r.errors));
+  INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   REQUIRE(r.config.nodes.size() == 1);
   CHECK(r.config.nodes[0].reference_type == ua::NodeId(0, ua::id::HasComponent));
@@ -523,10 +474,10 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
   };
   write_machine(machine);
   const LoadResult first = load_files({"*.xml"}, dir);
-  INFO(errors_of(first.errors));
+  INFO(errors_text(first.errors));
   REQUIRE(first.ok());
   Built b(first);
-  const uint16_t m = ns_of(first.config, "http://example.com/machine/");
+  const uint16_t m = namespace_of(first.config, "http://example.com/machine/");
   const ua::NodeId speed(m, 31), ints(m, 6);
   auto* cell = b.store().variable(b.find(speed))->cell;
   ua::DataValue dv;
@@ -537,7 +488,7 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
     const LoadResult again = load_files({"*.xml"}, dir);
     REQUIRE(again.ok());
     const ReloadOutcome out = reload_address_space(b.config, again.config, b.space, *b.p);
-    INFO(errors_of(out.errors));
+    INFO(errors_text(out.errors));
     REQUIRE(out.errors.empty());
     CHECK(out.diff.added == 0);
     CHECK(out.diff.removed == 0);
@@ -549,7 +500,7 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
     changed.replace(changed.find("<uax:Double>12.25"), 17, "<uax:Double>13.5");
     write_machine(changed);
     const LoadResult next = load_files({"*.xml"}, dir);
-    INFO(errors_of(next.errors));
+    INFO(errors_text(next.errors));
     REQUIRE(next.ok());
     const ReloadOutcome out = reload_address_space(b.config, next.config, b.space, *b.p);
     REQUIRE(out.errors.empty());
@@ -561,7 +512,7 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
     write_machine(machine.substr(0, machine.size() / 2));
     const LoadResult next = load_files({"*.xml"}, dir);
     CHECK_FALSE(next.ok());
-    CHECK(errors_of(next.errors).find("machine.xml: line") != std::string::npos);
+    CHECK(errors_text(next.errors).find("machine.xml: line") != std::string::npos);
     CHECK(b.value(speed) == ua::Variant(99.0));
   }
   std::filesystem::remove_all(dir);
@@ -604,7 +555,7 @@ TEST_CASE("Each companion specification loads with its dependencies") {
   for (const auto& [name, files] : kCompanionSets) {
     INFO(name);
     const LoadResult r = load_files(files, kCompanion);
-    INFO(errors_of(r.errors));
+    INFO(errors_text(r.errors));
     REQUIRE(r.ok());
     CHECK(r.config.imported.files.size() == files.size());
     Built b(r);
@@ -624,13 +575,13 @@ TEST_CASE("All companion specifications load together, in any order of the files
   for (bool reversed : {false, true}) {
     if (reversed) std::reverse(all.begin(), all.end());
     const LoadResult r = load_files(all, kCompanion);
-    INFO(errors_of(r.errors));
+    INFO(errors_text(r.errors));
     REQUIRE(r.ok());
     CHECK(r.config.imported.models.size() == 12);
     Built b(r);
     // Robotics lists itself before DI: its nodes are in its own namespace, its references reach DI's.
-    const uint16_t robotics = ns_of(r.config, "http://opcfoundation.org/UA/Robotics/");
-    const uint16_t di = ns_of(r.config, "http://opcfoundation.org/UA/DI/");
+    const uint16_t robotics = namespace_of(r.config, "http://opcfoundation.org/UA/Robotics/");
+    const uint16_t di = namespace_of(r.config, "http://opcfoundation.org/UA/DI/");
     CHECK(b.store().find(ua::NodeId(robotics, 1004)) != addressspace::kNoNode);  // MotionDeviceType
     CHECK(b.store().find(ua::NodeId(di, 1001)) != addressspace::kNoNode);        // DI's TopologyElementType
     // Every structure value was encoded: namespace 0's decoded, the models' own into their Default

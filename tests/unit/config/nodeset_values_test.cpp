@@ -12,58 +12,29 @@
 #include "addressspace/value_store.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
+#include "tests/unit/config/nodeset_support.hpp"
 #include "ua/codec.hpp"
 #include "ua/generated/types.hpp"
 
 using namespace opcuad;
 using namespace opcuad::config;
+using namespace opcuad::nodeset_test;
 
 namespace {
-
-const std::filesystem::path kFixtures =
-    std::filesystem::path(OPCUAD_SOURCE_DIR) / "tests/unit/config/nodesets";
-
-std::string errors_text(const std::vector<ConfigError>& errors) {
-  std::string s;
-  for (const auto& e : errors) s += e.to_string() + "\n";
-  return s;
-}
-
-std::string read_fixture(const std::string& name) {
-  std::ifstream in(kFixtures / name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // types.xml and types_more.xml, then NodeSet2 texts (name, text).
 LoadResult load_with(const std::vector<std::pair<std::string, std::string>>& files) {
   LoadResult r = load_config_text("{}", "server.json", ".");
-  load_nodeset_file_text(read_fixture("types.xml"), "types.xml", r);
-  load_nodeset_file_text(read_fixture("types_more.xml"), "types_more.xml", r);
+  load_nodeset_file_text(read_file(kFixtures / "types.xml"), "types.xml", r);
+  load_nodeset_file_text(read_file(kFixtures / "types_more.xml"), "types_more.xml", r);
   for (const auto& [name, text] : files) load_nodeset_file_text(text, name, r);
   resolve_nodesets(r);
   check_references(r);
   return r;
 }
 
-uint16_t namespace_of(const ServerConfig& c, const std::string& uri) {
-  for (size_t i = 0; i < c.namespaces.size(); ++i) {
-    if (c.namespaces[i] == uri) return static_cast<uint16_t>(i);
-  }
-  FAIL("namespace " << uri << " not loaded");
-  return 0;
-}
-
-struct Space {
-  explicit Space(const LoadResult& r) : config(r.config) {
-    p = space.reclaimer().register_participant();
-    const auto errors = build_address_space(config, space, *p);
-    INFO(errors_text(errors));
-    REQUIRE(errors.empty());
-  }
-  ~Space() { space.reclaimer().go_offline(*p); }
-  const addressspace::NodeStore& store() const { return *space.current(); }
+struct Space : nodeset_test::BuiltSpace {
+  using BuiltSpace::BuiltSpace;
   ua::Variant value(const ua::NodeId& id) const {
     const auto n = store().find(id);
     INFO(id.to_string());
@@ -74,9 +45,6 @@ struct Space {
     addressspace::ValueStore::read(*v->cell, dv);
     return dv.value;
   }
-  ServerConfig config;
-  addressspace::AddressSpace space;
-  addressspace::EpochReclaimer::Participant* p = nullptr;
 };
 
 std::vector<uint8_t> bytes_of(const ua::ByteBuffer& b) {
@@ -110,7 +78,7 @@ std::string extension_object(const std::string& type_id, const std::string& body
 }  // namespace
 
 TEST_CASE("XML values of the structures NodeSet2 files define become their Default Binary bodies") {
-  const LoadResult r = load_with({{"types_values.xml", read_fixture("types_values.xml")}});
+  const LoadResult r = load_with({{"types_values.xml", read_file(kFixtures / "types_values.xml")}});
   INFO(errors_text(r.errors));
   REQUIRE(r.ok());
   CHECK(r.config.imported.undecoded.empty());
