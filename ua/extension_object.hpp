@@ -48,8 +48,18 @@ class ExtensionObject {
     }
     return *this;
   }
+  // An undecoded body copied over an undecoded body reuses this object's buffers: a Read copies each
+  // structured value out of its cell into the response it reuses, with no allocation once the buffers
+  // are as large as the values (docs/ARCHITECTURE.md, "no heap allocation in steady state").
   ExtensionObject& operator=(const ExtensionObject& o) {
-    if (this != &o) *this = ExtensionObject(o);
+    if (this == &o) return *this;
+    if (type_ == nullptr && o.type_ == nullptr) {
+      type_id_ = o.type_id_;
+      encoding_ = o.encoding_;
+      body_ = o.body_;
+    } else {
+      *this = ExtensionObject(o);
+    }
     return *this;
   }
   ~ExtensionObject() { reset(); }
