@@ -284,7 +284,11 @@ struct NodeDecl {
   // once every file is read (it may name a type of a NodeSet2 file); empty when resolved at parse time.
   std::string type_ref;
   std::vector<MemberSettings> members;  // "members": only for instances of a NodeSet2 type
-  std::string file;                     // where it was declared, for messages
+  // A DataType written as a NodeId outside namespace 0 or "<namespace URI>:<BrowseName>" (a NodeSet2
+  // file's), resolved like type_ref; the "value" waits in value_json, as JSON text, until then.
+  std::string data_type_ref;
+  std::string value_json;
+  std::string file;  // where it was declared, for messages
   std::string path;
   bool is_type = false;  // an ObjectType declared by the file (kind is Object)
   bool is_abstract = false;
@@ -406,8 +410,8 @@ void resolve_nodesets(LoadResult& result);
 // definitions written as NodeIds or qualified names first and gives the instances of NodeSet2 types their
 // members (instantiate_imported_types). load_config() calls it.
 void check_references(LoadResult& result);
-// Resolves NodeDecl::type_ref and appends the members of every instance of a NodeSet2 type to
-// result.config.nodes (config/instances.cpp); errors: file, JSON path, reason.
+// Resolves NodeDecl::type_ref and NodeDecl::data_type_ref and appends the members of every instance of a
+// NodeSet2 type to result.config.nodes (config/instances.cpp); errors: file, JSON path, reason.
 void instantiate_imported_types(LoadResult& result);
 
 // What the daemon logs as a warning at every start (docs/SECURITY.md): deprecated policies offered,

@@ -113,87 +113,45 @@ class Instantiator {
     const std::string at = d.path + "/type_definition";
     const std::string& text = d.type_ref;
     const bool variable = d.kind == NodeKind::Variable || d.kind == NodeKind::Property;
-    const NodeClass want = variable ? NodeClass::VariableType : NodeClass::ObjectType;
-    ua::NodeId id;
-    if (looks_like_node_id(text)) {
-      auto parsed = ua::NodeId::parse(text, resolver());
-      if (!parsed) {
-        if (text.starts_with("nsu=")) {
-          const auto semi = text.find(';');
-          const std::string uri = text.substr(4, semi == std::string::npos ? std::string::npos : semi - 4);
-          if (!resolver()(uri)) return error(d, at, "unknown namespace \"" + uri + "\"");
-        }
-        return error(d, at, "invalid NodeId \"" + text + "\": " + parsed.error);
-      }
-      id = *parsed.value;
-      if (id.namespace_index() >= result_.config.namespaces.size())
-        return error(d, at, "unknown namespace index " + std::to_string(id.namespace_index()));
-      for (const NodeDecl& t : result_.config.nodes) {
-        if (t.is_type && t.node_id == id) {
-          if (variable) return error(d, at, id.to_string() + " is an ObjectType, not a VariableType");
-          d.type_definition = id;
-          return false;
-        }
-      }
-      const NodeIndex n = s_.find(id);
-      if (n == kNoNode) return error(d, at, "unknown type definition \"" + text + "\"");
-      if (s_.node_class(n) != want)
-        return error(
-            d, at,
-            "\"" + text + "\" is " + node_class_name(s_.node_class(n)) + ", not " + node_class_name(want));
-    } else {
-      // "<namespace URI>:<BrowseName>": the longest namespace URI the text starts with.
-      const auto& uris = result_.config.namespaces;
-      size_t best = uris.size();
-      for (size_t k = 0; k < uris.size(); ++k) {
-        const std::string& u = uris[k];
-        if (text.size() > u.size() + 1 && text.starts_with(u) && text[u.size()] == ':' &&
-            (best == uris.size() || u.size() > uris[best].size()))
-          best = k;
-      }
-      if (best == uris.size()) {
-        return error(
-            d, at,
-            "unknown type definition \"" + text +
-                "\": write a NodeId or \"<namespace URI>:<BrowseName>\" with a namespace URI the server "
-                "has (its own namespaces or a NodeSet2 file's model)");
-      }
-      const auto ns = static_cast<uint16_t>(best);
-      const std::string name = text.substr(uris[best].size() + 1);
-      std::vector<ua::NodeId> found;
-      for (const NodeDecl& t : result_.config.nodes) {
-        if (t.is_type && !variable && t.browse_name.namespace_index == ns &&
-            t.browse_name.name.view() == name)
-          found.push_back(t.node_id);
-      }
-      const bool declared_type = !found.empty();
-      for (NodeIndex n : by_name(ns, name)) {
-        if (s_.node_class(n) == want) found.push_back(s_.node_id(n));
-      }
-      if (found.empty()) {
-        return error(d, at,
-                     "unknown type definition \"" + text + "\": namespace " + uris[best] + " has no " +
-                         (variable ? "VariableType" : "ObjectType") + " with the BrowseName \"" + name +
-                         "\"");
-      }
-      if (found.size() > 1) {
-        std::string list;
-        for (const auto& f : found) list += (list.empty() ? "" : ", ") + f.to_string();
-        return error(d, at, "ambiguous type definition \"" + text + "\": " + list + " have this BrowseName");
-      }
-      id = found.front();
-      if (declared_type) {
-        d.type_definition = id;
-        return false;
-      }
-    }
-    d.type_definition = id;
-    if (id.namespace_index() == 0)
-      return false;  // namespace 0's types keep the node files' behaviour: no copies
+    bool declared = false;
+    const std::optional<ua::NodeId> id =
+        find_named(d, at, text, variable ? NodeClass::VariableType : NodeClass::ObjectType, declared);
+    if (!id) return false;
+    d.type_definition = *id;
+    if (declared || id->namespace_index() == 0)
+      return false;  // a node file's own type, or namespace 0's: the node files' behaviour, no copies
     // Part 3 §6.2.1: "the instance must be of a concrete type".
-    if (s_.has_flag(s_.find(id), addressspace::flag::kIsAbstract))
+    if (s_.has_flag(s_.find(*id), addressspace::flag::kIsAbstract))
       return error(d, at, "\"" + text + "\" is an abstract type: name a concrete subtype");
     return true;
+  }
+
+  // Resolves nodes[i].data_type_ref, a DataType of the NodeSet2 files, and converts the variable's value
+  // to it as the node file's own DataTypes are (config/json_structure.hpp).
+  void resolve_data_type(size_t i) {
+    NodeDecl& d = result_.config.nodes[i];
+    const std::string at = d.path + "/data_type";
+    bool declared = false;
+    const std::optional<ua::NodeId> id = find_named(d, at, d.data_type_ref, NodeClass::DataType, declared);
+    if (!id) return;
+    d.data_type = *id;
+    const NodeIndex dt = s_.find(*id);
+    if (!d.value_json.empty()) {
+      std::string why;
+      if (!json_to_model_value(Json::parse(d.value_json), s_, dt, d.value_rank, resolver(), d.value, why)) {
+        const ValueFault fault = value_fault(d.path + "/value", why);
+        error(d, fault.path, fault.reason);
+      } else if (const std::string wrong = array_dimensions_error(d.array_dimensions, d.value);
+                 !wrong.empty()) {
+        error(d, d.path + "/value", wrong);
+      }
+    }
+    if (d.simulation) {
+      const addressspace::DataTypeAttributes* a = s_.data_type(dt);
+      if (!a || a->builtin < static_cast<uint8_t>(ua::BuiltinType::SByte) ||
+          a->builtin > static_cast<uint8_t>(ua::BuiltinType::Double) || d.value_rank != -1)
+        error(d, d.path + "/simulation", "simulation needs a scalar numeric DataType");
+    }
   }
 
   // The members of nodes[i], an instance of a NodeSet2 type.
@@ -228,6 +186,92 @@ class Instantiator {
     uint16_t reference_type = 0;
   };
 
+  // The node `text` names, of class `want`: a NodeId, or "<namespace URI>:<BrowseName>" (the longest
+  // namespace URI the text starts with). An ObjectType may also be one a node file declares itself
+  // (`declared` is then set). Null after an error at `at`.
+  std::optional<ua::NodeId> find_named(const NodeDecl& d, const std::string& at, const std::string& text,
+                                       NodeClass want, bool& declared) {
+    const bool data_type = want == NodeClass::DataType;
+    const char* what = data_type ? "DataType" : "type definition";
+    const bool file_types = want == NodeClass::ObjectType || want == NodeClass::VariableType;
+    declared = false;
+    if (looks_like_node_id(text)) {
+      auto parsed = ua::NodeId::parse(text, resolver());
+      if (!parsed) {
+        if (text.starts_with("nsu=")) {
+          const auto semi = text.find(';');
+          const std::string uri = text.substr(4, semi == std::string::npos ? std::string::npos : semi - 4);
+          if (!resolver()(uri)) return fail(d, at, "unknown namespace \"" + uri + "\"");
+        }
+        return fail(d, at, "invalid NodeId \"" + text + "\": " + parsed.error);
+      }
+      const ua::NodeId id = *parsed.value;
+      if (id.namespace_index() >= result_.config.namespaces.size())
+        return fail(d, at, "unknown namespace index " + std::to_string(id.namespace_index()));
+      for (const NodeDecl& t : result_.config.nodes) {
+        if (file_types && t.is_type && t.node_id == id) {
+          if (want == NodeClass::VariableType)
+            return fail(d, at, id.to_string() + " is an ObjectType, not a VariableType");
+          declared = true;
+          return id;
+        }
+      }
+      const NodeIndex n = s_.find(id);
+      if (n == kNoNode) return fail(d, at, std::string("unknown ") + what + " \"" + text + "\"");
+      if (s_.node_class(n) != want) {
+        return fail(
+            d, at,
+            "\"" + text + "\" is " + node_class_name(s_.node_class(n)) + ", not " + node_class_name(want));
+      }
+      return id;
+    }
+    const auto& uris = result_.config.namespaces;
+    size_t best = uris.size();
+    for (size_t k = 0; k < uris.size(); ++k) {
+      const std::string& u = uris[k];
+      if (text.size() > u.size() + 1 && text.starts_with(u) && text[u.size()] == ':' &&
+          (best == uris.size() || u.size() > uris[best].size()))
+        best = k;
+    }
+    if (best == uris.size()) {
+      return fail(d, at,
+                  std::string("unknown ") + what + " \"" + text +
+                      "\": write a NodeId or \"<namespace URI>:<BrowseName>\" with a namespace URI the "
+                      "server has (its own namespaces or a NodeSet2 file's model)");
+    }
+    const auto ns = static_cast<uint16_t>(best);
+    const std::string name = text.substr(uris[best].size() + 1);
+    std::vector<ua::NodeId> found;
+    for (const NodeDecl& t : result_.config.nodes) {
+      if (want == NodeClass::ObjectType && t.is_type && t.browse_name.namespace_index == ns &&
+          t.browse_name.name.view() == name)
+        found.push_back(t.node_id);
+    }
+    declared = !found.empty();
+    for (NodeIndex n : by_name(ns, name)) {
+      if (s_.node_class(n) == want) found.push_back(s_.node_id(n));
+    }
+    if (found.empty()) {
+      const char* cls = data_type                         ? "DataType"
+                        : want == NodeClass::VariableType ? "VariableType"
+                                                          : "ObjectType";
+      return fail(d, at,
+                  std::string("unknown ") + what + " \"" + text + "\": namespace " + uris[best] + " has no " +
+                      cls + " with the BrowseName \"" + name + "\"");
+    }
+    if (found.size() > 1) {
+      std::string list;
+      for (const auto& f : found) list += (list.empty() ? "" : ", ") + f.to_string();
+      return fail(d, at,
+                  std::string("ambiguous ") + what + " \"" + text + "\": " + list + " have this BrowseName");
+    }
+    return found.front();
+  }
+  std::optional<ua::NodeId> fail(const NodeDecl& d, const std::string& at, std::string reason) {
+    error(d, at, std::move(reason));
+    return std::nullopt;
+  }
+
   static bool looks_like_node_id(const std::string& t) {
     for (const char* p : {"ns=", "nsu=", "i=", "s=", "g=", "b="})
       if (t.starts_with(p)) return true;
@@ -260,7 +304,7 @@ class Instantiator {
     if (names_.empty()) {
       for (NodeIndex n = 0; n < s_.size(); ++n) {
         const NodeClass c = s_.node_class(n);
-        if (c != NodeClass::ObjectType && c != NodeClass::VariableType) continue;
+        if (c != NodeClass::ObjectType && c != NodeClass::VariableType && c != NodeClass::DataType) continue;
         const auto qn = s_.browse_name(n);
         names_[{qn.namespace_index, std::string(qn.name.view())}].push_back(n);
       }
@@ -480,13 +524,8 @@ class Instantiator {
       std::string why;
       if (!json_to_model_value(Json::parse(m.value_json), s_, data_type, g.value_rank, resolver(), g.value,
                                why)) {
-        // A structure's reason starts with the pointer below the value.
-        if (why.starts_with("/")) {
-          const auto colon = why.find(": ");
-          return error(owner, at + why.substr(0, colon),
-                       colon == std::string::npos ? why : why.substr(colon + 2));
-        }
-        return error(owner, at, why);
+        const ValueFault fault = value_fault(at, why);
+        return error(owner, fault.path, fault.reason);
       }
     }
     return ok;
@@ -505,7 +544,8 @@ class Instantiator {
 
 void instantiate_imported_types(LoadResult& result) {
   bool any = false;
-  for (const NodeDecl& d : result.config.nodes) any = any || !d.type_ref.empty() || !d.members.empty();
+  for (const NodeDecl& d : result.config.nodes)
+    any = any || !d.type_ref.empty() || !d.members.empty() || !d.data_type_ref.empty();
   if (!any) return;
   const ModelStore model(result.config.imported);
   if (!model.get()) return;  // the NodeSet2 files' own errors say why
@@ -524,11 +564,16 @@ void instantiate_imported_types(LoadResult& result) {
                                "VariableType"});
     }
   }
+  for (size_t i = 0; i < declared; ++i) {
+    if (!result.config.nodes[i].data_type_ref.empty()) in.resolve_data_type(i);
+  }
   for (size_t i : instances) in.instantiate(i);
   // Done: a second check_references() (a test adding a node file after load_config) does not repeat it.
   for (size_t i = 0; i < declared; ++i) {
     result.config.nodes[i].type_ref.clear();
     result.config.nodes[i].members.clear();
+    result.config.nodes[i].data_type_ref.clear();
+    result.config.nodes[i].value_json.clear();
   }
 }
 

@@ -57,7 +57,7 @@ class StructureWriter {
       return true;
     }
     if (!j.is_string())
-      return fail(at, "expected a name or a value of enumeration " + name(dt) + ", got " + type_name(j));
+      return fail(at, "expected a name or a value of enumeration " + name(dt) + ", got " + json_type_name(j));
     if (e) {
       for (const ua::EnumField& f : e->fields) {
         if (f.name.view() == j.get<std::string>()) {
@@ -78,7 +78,7 @@ class StructureWriter {
     const auto* sd = def ? def->get<ua::StructureDefinition>() : nullptr;
     if (!sd) return fail(at, "DataType " + name(dt) + " has no StructureDefinition (an abstract structure?)");
     if (!j.is_object())
-      return fail(at, "expected an object with the fields of " + name(dt) + ", got " + type_name(j));
+      return fail(at, "expected an object with the fields of " + name(dt) + ", got " + json_type_name(j));
     for (auto it = j.begin(); it != j.end(); ++it) {
       bool known = false;
       for (const ua::StructureField& f : sd->fields) known = known || f.name.view() == it.key();
@@ -158,22 +158,6 @@ class StructureWriter {
     why_ = at.empty() ? std::move(reason) : at + ": " + reason;
     return false;
   }
-  static std::string type_name(const Json& j) {
-    switch (j.type()) {
-      case Json::value_t::object:
-        return "an object";
-      case Json::value_t::array:
-        return "an array";
-      case Json::value_t::string:
-        return "a string";
-      case Json::value_t::boolean:
-        return "a boolean";
-      case Json::value_t::null:
-        return "null";
-      default:
-        return "a number";
-    }
-  }
   static std::string field_list(const ua::StructureDefinition& sd) {
     std::string out = " (fields:";
     for (const ua::StructureField& f : sd.fields) out += " " + std::string(f.name.view());
@@ -211,7 +195,7 @@ class StructureWriter {
     if (f.value_rank == -1) return element(j, dt, f, at, e, depth, as_extension_object);
     if (f.value_rank != 1)
       return fail(at, "fields with ValueRank " + std::to_string(f.value_rank) + " cannot be given in JSON");
-    if (!j.is_array()) return fail(at, "expected an array, got " + type_name(j));
+    if (!j.is_array()) return fail(at, "expected an array, got " + json_type_name(j));
     e.write_length(j.size());
     for (size_t i = 0; i < j.size(); ++i) {
       if (!element(j[i], dt, f, at + "/" + std::to_string(i), e, depth, as_extension_object)) return false;
@@ -339,6 +323,24 @@ bool json_to_model_value(const Json& j, const NodeStore& store, NodeIndex data_t
   }
   out = ua::Variant(std::move(items));
   return true;
+}
+
+ValueFault value_fault(const std::string& value_path, const std::string& why) {
+  const auto colon = why.starts_with("/") ? why.find(": ") : std::string::npos;
+  if (colon == std::string::npos) return {value_path, why};
+  return {value_path + why.substr(0, colon), why.substr(colon + 2)};
+}
+
+std::string array_dimensions_error(const std::vector<uint32_t>& array_dimensions, const ua::Variant& value) {
+  if (array_dimensions.empty() || !value.is_array()) return {};
+  const auto& dims = value.dimensions();
+  for (size_t i = 0; i < array_dimensions.size(); ++i) {
+    const size_t len =
+        dims.empty() ? value.array_length() : (i < dims.size() ? static_cast<size_t>(dims[i]) : 0);
+    if (array_dimensions[i] != 0 && len > array_dimensions[i])
+      return "value is longer than array_dimensions allows";
+  }
+  return {};
 }
 
 }  // namespace opcuad::config

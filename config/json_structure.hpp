@@ -12,6 +12,7 @@
 // Namespace 0's Range and EUInformation keep their snake_case form there as well.
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,5 +26,17 @@ namespace opcuad::config {
 bool json_to_model_value(const nlohmann::json& j, const addressspace::NodeStore& store,
                          addressspace::NodeIndex data_type, int32_t value_rank,
                          const ua::NodeId::NamespaceResolver& resolver, ua::Variant& out, std::string& why);
+
+// Where a failed conversion of the value at JSON pointer `value_path` went wrong, and why: the pointer
+// below the value that json_to_model_value()'s reason may start with is appended to the path.
+struct ValueFault {
+  std::string path;
+  std::string reason;
+};
+ValueFault value_fault(const std::string& value_path, const std::string& why);
+
+// Why an array value does not fit a variable's ArrayDimensions (a length past a non-zero dimension), or
+// an empty string when it does.
+std::string array_dimensions_error(const std::vector<uint32_t>& array_dimensions, const ua::Variant& value);
 
 }  // namespace opcuad::config

@@ -80,6 +80,13 @@ struct FileParser {
     if (t.read("text", txt)) out.text = ua::String(txt);
   }
 
+  // A DataType name that may be a NodeSet2 file's: a NodeId outside namespace 0 ("ns=3;i=3001",
+  // "nsu=<URI>;i=3001") or "<namespace URI>:<BrowseName>".
+  static bool imported_name(const std::string& name) {
+    if (name.starts_with("i=") || name.starts_with("ns=0;")) return false;
+    return name.find_first_of("=:") != std::string::npos;
+  }
+
   // A DataType by ns=0 name or NodeId text.
   addressspace::NodeIndex data_type(const std::string& name, const std::string& path) {
     addressspace::NodeIndex n = find_ns0_by_name(name, NodeClass::DataType);
@@ -341,7 +348,13 @@ struct FileParser {
   void variable(ObjectReader& r, NodeDecl& d, uint16_t ns) {
     std::string dt = "BaseDataType";
     addressspace::NodeIndex dt_index = kNoNode;
-    if (r.require("data_type") && r.read("data_type", dt)) dt_index = data_type(dt, r.path_of("data_type"));
+    if (r.require("data_type") && r.read("data_type", dt)) {
+      if (find_ns0_by_name(dt, NodeClass::DataType) == kNoNode && imported_name(dt)) {
+        d.data_type_ref = dt;  // a NodeSet2 file's DataType, resolved once every file is read
+      } else {
+        dt_index = data_type(dt, r.path_of("data_type"));
+      }
+    }
     if (dt_index != kNoNode) d.data_type = ns0_store().node_id(dt_index);
     int64_t rank = -1;
     if (r.read_int("value_rank", rank, -3, 32)) d.value_rank = static_cast<int32_t>(rank);
@@ -376,23 +389,14 @@ struct FileParser {
       const bool by_fields = ns0_store().is_data_type_subtype(dt_index, structure);
       if (by_fields ? !json_to_model_value(*v, ns0_store(), dt_index, d.value_rank, resolver(), d.value, why)
                     : !json_to_variant(*v, ns0_store(), dt_index, d.value_rank, resolver(), d.value, why)) {
-        const auto colon = why.starts_with("/") ? why.find(": ") : std::string::npos;  // a field's pointer
-        if (colon != std::string::npos) {
-          ctx.error(r.path_of("value") + why.substr(0, colon), why.substr(colon + 2));
-        } else {
-          ctx.error(r.path_of("value"), why);
-        }
-      } else if (!d.array_dimensions.empty() && d.value.is_array()) {
-        const auto& dims = d.value.dimensions();
-        for (size_t i = 0; i < d.array_dimensions.size(); ++i) {
-          const size_t len =
-              dims.empty() ? d.value.array_length() : (i < dims.size() ? static_cast<size_t>(dims[i]) : 0);
-          if (d.array_dimensions[i] != 0 && len > d.array_dimensions[i]) {
-            ctx.error(r.path_of("value"), "value is longer than array_dimensions allows");
-            break;
-          }
-        }
+        const ValueFault fault = value_fault(r.path_of("value"), why);
+        ctx.error(fault.path, fault.reason);
+      } else if (const std::string wrong = array_dimensions_error(d.array_dimensions, d.value);
+                 !wrong.empty()) {
+        ctx.error(r.path_of("value"), wrong);
       }
+    } else if (const Json* v = r.member("value"); v && !d.data_type_ref.empty()) {
+      d.value_json = v->dump();  // converted once the DataType is resolved (config/instances.cpp)
     }
     simulation(r, d);
     if (d.simulation && dt_index != kNoNode) {

@@ -204,17 +204,20 @@ TEST_CASE("config: every JSON example in docs/CONFIGURATION.md loads", "[config]
         block.find("\"nodes\"") == std::string::npos && block.find("\"object_types\"") == std::string::npos;
     LoadResult r;
     if (block.find("http://opcfoundation.org/UA/Machinery/") != std::string::npos) {
-      // Instances of Machinery's types: over the DI and Machinery files of OPCUAD_NODESETS_DIR.
+      // Instances and DataTypes of Machinery's models: over the DI, Machinery (and Machinery Result)
+      // files of OPCUAD_NODESETS_DIR.
       const std::filesystem::path nodesets = OPCUAD_NODESETS_DIR;
       if (!std::filesystem::exists(nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml")) {
         WARN("no companion specifications in " << nodesets.string() << ": example not loaded");
         at = end + 3;
         continue;
       }
-      r = load_config_text(R"({"node_files": [")" + (nodesets / "DI/Opc.Ua.Di.NodeSet2.xml").string() +
-                               R"(", ")" + (nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml").string() +
-                               R"("]})",
-                           "doc", kRoot);
+      std::string files = "\"" + (nodesets / "DI/Opc.Ua.Di.NodeSet2.xml").string() + "\", \"" +
+                          (nodesets / "Machinery/Opc.Ua.Machinery.NodeSet2.xml").string() + "\"";
+      if (block.find("http://opcfoundation.org/UA/Machinery/Result/") != std::string::npos)
+        files +=
+            ", \"" + (nodesets / "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml").string() + "\"";
+      r = load_config_text(R"({"node_files": [)" + files + "]}", "doc", kRoot);
       load_node_file_text(block, "nodes.json", r);
       check_references(r);
     } else {

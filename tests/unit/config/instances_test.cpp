@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -408,4 +409,87 @@ TEST_CASE("instances: a declared variable of a namespace 0 structure takes its f
   REQUIRE(info);
   CHECK(info->manufacturer_name.view() == "ACME");
   CHECK(info->build_number.view() == "7");
+}
+
+TEST_CASE("instances: a declared variable of a NodeSet2 file's DataType, by NodeId or qualified name",
+          "[config][instances]") {
+  const LoadResult r = load(R"({"namespaces": ["urn:app"], "nodes": [
+    {"kind": "variable", "name": "Config", "data_type": "urn:inst:ConfigType", "access": ["read", "write"],
+     "value": {"Id": 1, "Name": "", "Limits": [1.5], "Mode": "Running", "Inner": {"A": 2}}},
+    {"kind": "variable", "name": "Mode", "data_type": "nsu=urn:inst;i=3001", "value": "Stopped"},
+    {"kind": "variable", "name": "Modes", "data_type": "urn:inst:ModeEnum", "value_rank": 1, "value": ["Idle", 1]},
+    {"kind": "property", "name": "Inner", "data_type": "urn:inst:Inner"}]})");
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  Built b(r);
+  const auto& st = b.store();
+  CHECK(st.node_id(st.variable(b.find("Config"))->data_type) == ua::NodeId(b.inst, 3002));
+  CHECK(st.node_id(st.variable(b.find("Mode"))->data_type) == ua::NodeId(b.inst, 3001));
+  const ua::Variant config = b.value("Config");
+  CHECK(config.get_if<ua::ExtensionObject>()->type_id() == ua::NodeId(b.inst, 5302));
+  // Id, Name (empty), Limits [1.5], Mode 1, Inner {EncodingMask 0, A 2}.
+  CHECK(body_of(config) == std::vector<uint8_t>{1, 0, 0,    0,    0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0,
+                                                0, 0, 0xF8, 0x3F, 1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0});
+  CHECK(b.value("Mode") == ua::Variant(int32_t{5}));
+  CHECK(b.value("Modes") == ua::Variant(std::vector<int32_t>{0, 1}));
+  // No value given: the variable has the DataType and a null value, as a node file's other variables.
+  CHECK(st.node_id(st.variable(b.find("Inner"))->data_type) == ua::NodeId(b.inst, 3003));
+  CHECK(b.value("Inner").is_empty());
+}
+
+TEST_CASE("instances: errors of a declared variable's NodeSet2 DataType", "[config][instances]") {
+  struct Case {
+    std::string variable, path, reason;
+  };
+  const std::vector<Case> cases = {
+      {R"("data_type": "urn:inst:NoSuchType")", "/nodes/0/data_type",
+       "unknown DataType \"urn:inst:NoSuchType\": namespace urn:inst has no DataType with the BrowseName "
+       "\"NoSuchType\""},
+      {R"("data_type": "urn:inst:MachineType")", "/nodes/0/data_type", "has no DataType"},
+      {R"("data_type": "nsu=urn:inst;i=1001")", "/nodes/0/data_type", "is an ObjectType, not a DataType"},
+      {R"("data_type": "nsu=urn:inst;i=9999")", "/nodes/0/data_type", "unknown DataType"},
+      {R"("data_type": "urn:nowhere:Foo")", "/nodes/0/data_type", "unknown DataType \"urn:nowhere:Foo\""},
+      {R"("data_type": "urn:inst:Inner", "value": {"A": 1, "B": 2})", "/nodes/0/value/B",
+       "unknown field of Inner (fields: A Note)"},
+      {R"("data_type": "urn:inst:ModeEnum", "value": "Flying")", "/nodes/0/value", "has no field \"Flying\""},
+      {R"("data_type": "urn:inst:Inner", "value_rank": 1, "array_dimensions": [1], "value": [{"A": 1}, {"A": 2}])",
+       "/nodes/0/value", "value is longer than array_dimensions allows"},
+      {R"("data_type": "urn:inst:Inner", "simulation": {"kind": "counter"})", "/nodes/0/simulation",
+       "simulation needs a scalar numeric DataType"},
+  };
+  for (const Case& c : cases) {
+    const std::string nodes =
+        R"({"namespaces": ["urn:app"], "nodes": [{"kind": "variable", "name": "V", )" + c.variable + "}]}";
+    INFO(nodes);
+    const LoadResult r = load(nodes);
+    INFO(errors_text(r.errors));
+    CHECK(has_error(r, c.path, c.reason));
+  }
+}
+
+TEST_CASE("instances: a variable of the published Machinery Result specification's ProcessingTimesDataType",
+          "[config][instances]") {
+  if (!std::filesystem::exists(kCompanion / "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml")) {
+    WARN("no companion specifications in " << kCompanion.string() << ": skipped");
+    return;
+  }
+  const LoadResult r = load(R"({"namespaces": ["urn:app"], "nodes": [
+    {"kind": "variable", "name": "LastCycle", "access": ["read", "write"],
+     "data_type": "http://opcfoundation.org/UA/Machinery/Result/:ProcessingTimesDataType",
+     "value": {"StartTime": "2026-01-05T06:00:00Z", "EndTime": "2026-01-05T06:00:12Z", "ProcessingDuration": 1500}}]})",
+                            {"DI/Opc.Ua.Di.NodeSet2.xml", "Machinery/Opc.Ua.Machinery.NodeSet2.xml",
+                             "Machinery/Result/Opc.Ua.Machinery.Result.NodeSet2.xml"},
+                            kCompanion);
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  Built b(r);
+  const ua::Variant v = b.value("LastCycle");
+  const std::vector<uint8_t> body = body_of(v);
+  // EncodingMask: AcquisitionDuration (bit 0) left out, ProcessingDuration (bit 1) given; two DateTimes;
+  // one Double.
+  REQUIRE(body.size() == 4 + 8 + 8 + 8);
+  CHECK(body[0] == 2);
+  double ms = 0;
+  std::memcpy(&ms, body.data() + 20, sizeof ms);  // little-endian IEEE 754 (Part 6 §5.2.2.3), as this host
+  CHECK(ms == 1500.0);
 }
