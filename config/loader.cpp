@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "addressspace/namespace0.hpp"
+#include "config/bulk_load.hpp"
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
 #include "config/password.hpp"
@@ -387,6 +388,32 @@ std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base
   return out;
 }
 
+namespace {
+
+void (*bulk_load_observer)(bool bulk) = nullptr;
+
+// Tells the observer of a bulk load's start and end.
+class BulkLoad {
+ public:
+  explicit BulkLoad(bool bulk) : bulk_(bulk && bulk_load_observer) {
+    if (bulk_) bulk_load_observer(true);
+  }
+  ~BulkLoad() {
+    if (bulk_) bulk_load_observer(false);
+  }
+  BulkLoad(const BulkLoad&) = delete;
+  BulkLoad& operator=(const BulkLoad&) = delete;
+
+ private:
+  bool bulk_;
+};
+
+}  // namespace
+
+void set_bulk_load_observer(void (*observer)(bool bulk)) {
+  bulk_load_observer = observer;
+}
+
 LoadResult load_config_text(const std::string& text, const std::string& file_name,
                             const std::filesystem::path& base_dir) {
   LoadResult result;
@@ -406,6 +433,17 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   pki_dir = pki_dir.empty()         ? default_pki_directory(base_dir)
             : pki_dir.is_relative() ? base_dir / pki_dir
                                     : pki_dir;
+  // A bulk load is announced before its files are read (set_bulk_load_observer) and its end once its nodes
+  // are resolved and checked.
+  uintmax_t node_file_bytes = 0;
+  for (const auto& pattern : result.config.node_file_patterns) {
+    for (const auto& f : expand_glob(base_dir, pattern)) {
+      std::error_code ec;
+      const uintmax_t size = std::filesystem::file_size(f, ec);
+      if (!ec) node_file_bytes += size;
+    }
+  }
+  const BulkLoad bulk(node_file_bytes > kBulkLoadBytes);
   for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
     const auto& pattern = result.config.node_file_patterns[i];
     const auto files = expand_glob(base_dir, pattern);
@@ -520,13 +558,16 @@ void check_references(LoadResult& result) {
     }
     return std::nullopt;
   };
-  std::unordered_map<ua::NodeId, size_t> imported;  // NodeSet2 nodes: NodeId -> index
-  for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
-    imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
-  std::unordered_set<ua::NodeId> imported_folders;  // NodeSet2 objects of FolderType
-  for (const ImportedReference& r : result.config.imported.references) {
-    if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
-      imported_folders.insert(r.source);
+  // NodeSet2 nodes: NodeId -> index, and the objects of FolderType; only the node files' nodes ask.
+  std::unordered_map<ua::NodeId, size_t> imported;
+  std::unordered_set<ua::NodeId> imported_folders;
+  if (!nodes.empty()) {
+    for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
+      imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
+    for (const ImportedReference& r : result.config.imported.references) {
+      if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
+        imported_folders.insert(r.source);
+    }
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeDecl& d = nodes[i];

@@ -89,6 +89,14 @@ void load_nodeset_file_text(std::string text, const std::string& file_name, Load
     }
     d->models.push_back(std::move(model));
   }
+  convert_nodeset(*d, into.config.namespaces);
+  // The XML text and tree are not needed any more, unless a value of a structure the files define waits
+  // in them for the resolved definitions: freed before the next file is read.
+  if (d->converted.pending.empty()) {
+    d->doc.reset();
+    std::string().swap(d->text);
+    std::vector<size_t>().swap(d->line_starts);
+  }
   into.nodesets.push_back(std::move(d));
 }
 
@@ -97,9 +105,8 @@ namespace {
 // Turns one file's nodes into ImportedNodes / ImportedReferences.
 class NodeSetConverter {
  public:
-  NodeSetConverter(const NodeSetDocument& d, uint32_t file_index, LoadResult& result)
-      : d_(d), file_(file_index), result_(result), out_(result.config.imported), values_(map_) {
-    const auto& ns = result.config.namespaces;
+  NodeSetConverter(const NodeSetDocument& d, const std::vector<std::string>& ns, ConvertedNodeSet& out)
+      : d_(d), out_(out), values_(map_) {
     map_.server_index.push_back(0);
     for (const auto& uri : d.uris) {
       map_.server_index.push_back(static_cast<uint16_t>(std::find(ns.begin(), ns.end(), uri) - ns.begin()));
@@ -140,13 +147,10 @@ class NodeSetConverter {
     }
   }
 
-  // ParentNodeIds, checked once every file is converted.
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
-
  private:
   void error(pugi::xml_node at, std::string reason) { error_line(d_.line(at), std::move(reason)); }
   void error_line(uint32_t line, std::string reason) {
-    result_.errors.push_back({d_.file, "line " + std::to_string(line), std::move(reason)});
+    out_.errors.push_back({d_.file, "line " + std::to_string(line), std::move(reason)});
   }
 
   void aliases(pugi::xml_node list) {
@@ -218,13 +222,16 @@ class NodeSetConverter {
 
   void node(pugi::xml_node n, addressspace::NodeClass cls) {
     using addressspace::NodeClass;
-    ImportedNode imported;
+    if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
+    ua::NodeId node_id;
+    if (!parse_id(n, n.attribute("NodeId").value(), node_id, false)) return;
+    // Built in place: a NodeSpec is some 800 bytes.
+    ImportedNode& imported = out_.nodes.emplace_back();
     imported.file = file_;
     imported.line = d_.line(n);
     addressspace::NodeSpec& spec = imported.spec;
     spec.node_class = cls;
-    if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
-    if (!parse_id(n, n.attribute("NodeId").value(), spec.node_id, false)) return;
+    spec.node_id = std::move(node_id);
     // BrowseName "<file namespace index>:<name>" (Part 6 Annex F); no prefix: namespace 0.
     const std::string_view browse = n.attribute("BrowseName").value();
     if (browse.empty()) error(n, "a node without BrowseName");
@@ -263,6 +270,7 @@ class NodeSetConverter {
         break;
       case NodeClass::DataType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
+        ++out_.data_types;
         if (const pugi::xml_node def = xml_child(n, "Definition")) definition(def, spec.node_id);
         break;
       case NodeClass::ReferenceType:
@@ -287,23 +295,23 @@ class NodeSetConverter {
     if (const pugi::xml_attribute parent = n.attribute("ParentNodeId")) {
       ua::NodeId p;
       if (parse_id(n, parent.value(), p))
-        parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
+        out_.parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
     }
     for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) {
       if (r.type() != pugi::node_element || local_name(r.name()) != "Reference") continue;
-      ImportedReference ref;
-      ref.file = file_;
-      ref.line = d_.line(r);
-      ua::NodeId target;
-      if (!parse_id(r, r.attribute("ReferenceType").value(), ref.type)) continue;
+      ua::NodeId type, target;
+      if (!parse_id(r, r.attribute("ReferenceType").value(), type)) continue;
       if (!parse_id(r, r.text().get(), target)) continue;
       bool forward = true;
       bool_attribute(r, "IsForward", forward);
-      ref.source = forward ? spec.node_id : target;
-      ref.target = forward ? std::move(target) : spec.node_id;
-      out_.references.push_back(std::move(ref));
+      const ua::NodeId& self = spec.node_id;
+      ImportedReference& ref = out_.references.emplace_back();
+      ref.file = file_;
+      ref.line = d_.line(r);
+      ref.type = std::move(type);
+      ref.source = forward ? self : target;
+      ref.target = forward ? std::move(target) : self;
     }
-    out_.nodes.push_back(std::move(imported));
   }
 
   // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F), as many as a positive ValueRank.
@@ -397,19 +405,15 @@ class NodeSetConverter {
       return error(at, "Value: " + values_.error());
     }
     // A structure of a loaded model (undecoded here) is read again once every definition is resolved.
-    if (values_.undecoded()) pending.push_back({out_.nodes.size(), &d_, element, map_, file_});
+    if (values_.undecoded()) out_.pending.push_back({out_.nodes.size() - 1, &d_, element, map_, file_});
     dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
     spec.value = std::move(dv);
   }
 
- public:
-  std::vector<PendingValue> pending;
-
  private:
   const NodeSetDocument& d_;
-  uint32_t file_;
-  LoadResult& result_;
-  ImportedModels& out_;
+  const uint32_t file_ = 0;  // set when resolve_nodesets() splices the file in (ConvertedNodeSet)
+  ConvertedNodeSet& out_;
   NamespaceMap map_;
   XmlValueReader values_;
   // Looked up by string_view (one per DataType and reference): no string is made for a lookup.
@@ -422,15 +426,17 @@ class NodeSetConverter {
 
 }  // namespace
 
-void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
-                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents,
-                     std::vector<PendingValue>& pending) {
-  NodeSetConverter c(d, file, result);
-  c.run();
-  parents.insert(parents.end(), std::make_move_iterator(c.parents.begin()),
-                 std::make_move_iterator(c.parents.end()));
-  pending.insert(pending.end(), std::make_move_iterator(c.pending.begin()),
-                 std::make_move_iterator(c.pending.end()));
+void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces) {
+  // Room for every node and reference of the file: a NodeSpec is some 800 bytes, and a vector that
+  // outgrows its room moves every one of them into twice the memory.
+  size_t nodes = 0, references = 0;
+  for (pugi::xml_node n = d.doc.document_element().first_child(); n; n = n.next_sibling()) {
+    ++nodes;
+    for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
+  }
+  d.converted.nodes.reserve(nodes);
+  d.converted.references.reserve(references);
+  NodeSetConverter(d, namespaces, d.converted).run();
 }
 
 }  // namespace opcuad::config

@@ -137,21 +137,15 @@ std::vector<NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<
 // encoding node belongs to (HasEncoding), for the check of values against their DataType.
 class ImportedTypes {
  public:
-  explicit ImportedTypes(const ImportedModels& m) {
-    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding);
-    for (const auto& r : m.references) {
-      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
-      if (r.type == has_encoding) encoding_of_.emplace(r.target, r.source);
-    }
-  }
+  explicit ImportedTypes(const ImportedIndex& index) : index_(index) {}
   // The nearest namespace-0 DataType at or above `type`, or kNoNode.
   addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
     for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) return n;
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return addressspace::kNoNode;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return addressspace::kNoNode;
+      type = *up;
     }
     return addressspace::kNoNode;
   }
@@ -164,20 +158,18 @@ class ImportedTypes {
         const addressspace::NodeIndex b = ns0_store().find(base);
         return b != addressspace::kNoNode && ns0_store().is_data_type_subtype(n, b);
       }
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return false;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return false;
+      type = *up;
     }
     return false;
   }
   const ua::NodeId* data_type_of_encoding(const ua::NodeId& encoding) const {
-    const auto it = encoding_of_.find(encoding);
-    return it == encoding_of_.end() ? nullptr : &it->second;
+    return index_.data_type_of_encoding(encoding);
   }
 
  private:
-  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
-  std::unordered_map<ua::NodeId, ua::NodeId> encoding_of_;
+  const ImportedIndex& index_;
 };
 
 // Why `value` does not fit the DataType, ValueRank and ArrayDimensions of `spec`, or "" when it does.
@@ -247,52 +239,68 @@ void resolve_nodesets(LoadResult& result) {
   size_t nodes = 0, references = 0, data_types = 0, models = 0;
   for (const NodeSetDocument* d : order) {
     models += d->models.size();
-    for (pugi::xml_node n = d->doc.document_element().first_child(); n; n = n.next_sibling()) {
-      ++nodes;
-      if (local_name(n.name()) == "UADataType") ++data_types;
-      for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
-    }
+    nodes += d->converted.nodes.size();
+    references += d->converted.references.size();
+    data_types += d->converted.data_types;
   }
   out.nodes.reserve(nodes + 32 * models + 4 * data_types);
   out.references.reserve(references + 64 * models + 8 * data_types);
+  // The files' parts in load order, each freed once moved.
   for (NodeSetDocument* d : order) {
     const auto file = static_cast<uint32_t>(out.files.size());
     out.files.push_back(d->file);
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
-    const size_t pending_before = pending.size();
-    convert_nodeset(*d, file, result, parents, pending);
-    // The file's XML text and tree are not needed any more, unless a value of a structure the files
-    // define waits in them for the resolved definitions: freed before the next file is converted.
-    if (pending.size() == pending_before) {
-      d->doc.reset();
-      std::string().swap(d->text);
-      std::vector<size_t>().swap(d->line_starts);
+    ConvertedNodeSet& c = d->converted;
+    const size_t node_base = out.nodes.size();
+    for (ImportedNode& n : c.nodes) {
+      n.file = file;
+      out.nodes.push_back(std::move(n));
     }
+    for (ImportedReference& r : c.references) {
+      r.file = file;
+      out.references.push_back(std::move(r));
+    }
+    for (ImportedDefinition& def : c.definitions) {
+      def.file = file;
+      out.definitions.push_back(std::move(def));
+    }
+    for (auto& [id, where] : c.parents) parents.emplace_back(std::move(id), NodeLocation{file, where.line});
+    for (PendingValue& p : c.pending) {
+      p.node += node_base;
+      p.file = file;
+      pending.push_back(std::move(p));
+    }
+    result.errors.insert(result.errors.end(), std::make_move_iterator(c.errors.begin()),
+                         std::make_move_iterator(c.errors.end()));
+    c = ConvertedNodeSet();
   }
 
   // Every NodeId once, across the files, namespace 0 and the JSON node files; with the NodeClass of its
-  // first definition.
-  struct Defined {
-    NodeLocation at;
-    addressspace::NodeClass node_class;
-  };
-  std::unordered_map<ua::NodeId, Defined> defined;
-  defined.reserve(out.nodes.size());
-  for (const ImportedNode& n : out.nodes) {
+  // first definition (the index keeps the first node of a NodeId).
+  ImportedIndex index(out);
+  const size_t file_nodes = out.nodes.size();  // the checks below know the files' nodes, not those created
+  for (size_t i = 0; i < file_nodes; ++i) {
+    const ImportedNode& n = out.nodes[i];
     const ua::NodeId& id = n.spec.node_id;
     if (ns0_store().find(id) != addressspace::kNoNode) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    auto [it, inserted] = defined.emplace(id, Defined{{n.file, n.line}, n.spec.node_class});
-    if (!inserted) {
-      result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
-                               "NodeId " + id.to_string() + " is defined twice: here and at " +
-                                   out.where(it->second.at.file, it->second.at.line)});
+    const uint32_t first = index.find(id);
+    if (first != i) {
+      const ImportedNode& f = out.nodes[first];
+      result.errors.push_back(
+          {out.files[n.file], "line " + std::to_string(n.line),
+           "NodeId " + id.to_string() + " is defined twice: here and at " + out.where(f.file, f.line)});
     }
   }
+  // A file's node (not one of namespace 0, not one created by the steps below), or kNone.
+  auto defined = [&](const ua::NodeId& id) {
+    const uint32_t i = index.find(id);
+    return i < file_nodes && ns0_store().find(id) == addressspace::kNoNode ? i : ImportedIndex::kNone;
+  };
   std::unordered_set<ua::NodeId> declared;  // by JSON node files
   for (const NodeDecl& d : result.config.nodes) {
     if (!d.count) declared.insert(d.node_id);
@@ -304,7 +312,8 @@ void resolve_nodesets(LoadResult& result) {
     if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
   }
   auto known = [&](const ua::NodeId& id) {
-    return defined.count(id) || ns0_store().find(id) != addressspace::kNoNode || declared.count(id);
+    return ns0_store().find(id) != addressspace::kNoNode || defined(id) != ImportedIndex::kNone ||
+           declared.count(id);
   };
   auto excused = [&](const ua::NodeId& id) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
@@ -313,39 +322,54 @@ void resolve_nodesets(LoadResult& result) {
   auto class_of = [&](const ua::NodeId& id) {
     const addressspace::NodeIndex i = ns0_store().find(id);
     if (i != addressspace::kNoNode) return ns0_store().node_class(i);
-    const auto it = defined.find(id);
-    return it == defined.end() ? addressspace::NodeClass::Unspecified : it->second.node_class;
+    const uint32_t d = defined(id);
+    return d == ImportedIndex::kNone ? addressspace::NodeClass::Unspecified : out.nodes[d].spec.node_class;
   };
+  // A node's references follow each other: a NodeId found to exist, and a reference type found fit, are
+  // not looked up again for the next reference (the checks depend on the NodeId alone).
+  const ua::NodeId* existing = nullptr;
+  const ua::NodeId* fit_type = nullptr;
   for (const ImportedReference& r : out.references) {
     auto at = [&] { return "line " + std::to_string(r.line); };
     for (const ua::NodeId* id : {&r.source, &r.target}) {
-      if (!exists(*id))
+      if (existing && *id == *existing) continue;
+      if (exists(*id)) {
+        existing = id;
+      } else {
         result.errors.push_back(
             {out.files[r.file], at(), "reference to " + id->to_string() + ", which exists nowhere"});
+      }
     }
+    if (fit_type && r.type == *fit_type) continue;
     if (!exists(r.type)) {
       result.errors.push_back(
           {out.files[r.file], at(), "reference type " + r.type.to_string() + " exists nowhere"});
     } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
                !excused(r.type)) {
       result.errors.push_back({out.files[r.file], at(), r.type.to_string() + " is not a ReferenceType"});
+    } else {
+      fit_type = &r.type;
     }
   }
+  existing = nullptr;
   for (const auto& [id, where] : parents) {
-    if (!exists(id)) {
+    if (existing && id == *existing) continue;
+    if (exists(id)) {
+      existing = &id;
+    } else {
       result.errors.push_back({out.files[where.file], "line " + std::to_string(where.line),
                                "ParentNodeId " + id.to_string() + " exists nowhere"});
     }
   }
   const DataTypeLookup lookup{class_of, excused};
-  add_namespace_metadata(result, lookup);
-  resolve_definitions(result, lookup);
-  encode_structure_values(result, pending);
+  add_namespace_metadata(result, lookup, index);
+  resolve_definitions(result, lookup, index);
+  encode_structure_values(result, pending, index);
   pending.clear();
-  add_type_dictionaries(result, lookup);
+  add_type_dictionaries(result, lookup, index);
   result.nodesets.clear();  // the XML text and trees are not needed any more
   // DataTypes and values.
-  const ImportedTypes types(out);
+  const ImportedTypes types(index);
   for (const ImportedNode& n : out.nodes) {
     const auto& spec = n.spec;
     if (spec.node_class != addressspace::NodeClass::Variable &&
