@@ -11,6 +11,7 @@
 #include "config/bulk_load.hpp"
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
+#include "config/nodeset_document.hpp"
 #include "config/password.hpp"
 #include "config/pki_settings.hpp"
 #include "config/settings_table.hpp"
@@ -444,30 +445,56 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
     }
   }
   const BulkLoad bulk(node_file_bytes > kBulkLoadBytes);
+  // Every node file read first, in the order of the configuration, each in one piece (a NodeSet2 file may
+  // be hundreds of megabytes; pugixml parses this very buffer in place), so that room for all the
+  // NodeSet2 files' nodes is reserved once, before the first is converted. A pattern that matches
+  // nothing keeps its place among them for its error.
+  struct NodeFile {
+    std::filesystem::path path;
+    std::string text;
+    std::optional<size_t> missing;  // the index of a pattern that matches no file
+  };
+  std::vector<NodeFile> node_files;
+  NodeSetCounts counts;
   for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
     const auto& pattern = result.config.node_file_patterns[i];
     const auto files = expand_glob(base_dir, pattern);
-    if (files.empty() && pattern.find_first_of("*?") == std::string::npos) {
-      ctx.error(pointer("/node_files", i), "node file \"" + pattern + "\" does not exist");
-    }
+    if (files.empty() && pattern.find_first_of("*?") == std::string::npos) node_files.push_back({{}, {}, i});
     for (const auto& f : files) {
       if (std::find(result.config.node_files.begin(), result.config.node_files.end(), f) !=
           result.config.node_files.end())
         continue;
       result.config.node_files.push_back(f);
-      // Read in one piece (a NodeSet2 file may be megabytes; pugixml parses this very buffer in place).
       std::ifstream in(f, std::ios::binary | std::ios::ate);
       std::string text(in ? static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)) : 0, '\0');
       in.seekg(0);
       in.read(text.data(), static_cast<std::streamsize>(text.size()));
       text.resize(in ? text.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-      // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
-      if (f.extension() == ".xml") {
-        load_nodeset_file_text(std::move(text), f.string(), result);
-      } else {
-        load_node_file_text(text, f.string(), result);
-      }
+      if (f.extension() == ".xml") count_nodeset_elements(text, counts);
+      node_files.push_back({f, std::move(text), std::nullopt});
     }
+  }
+  // The nodes and references of the NodeSet2 files, and generous room for those resolve_nodesets() adds: a
+  // NamespaceMetadata object with its properties per model, an encoding and a DataTypeDescription per
+  // DataType. A NodeSpec is some 800 bytes: a vector that outgrows its room moves every one.
+  if (counts.nodes > 0) {
+    ImportedModels& imported = result.config.imported;
+    imported.nodes.reserve(counts.nodes + 32 * counts.models + 4 * counts.data_types);
+    imported.references.reserve(counts.references + 64 * counts.models + 8 * counts.data_types);
+  }
+  for (NodeFile& f : node_files) {
+    if (f.missing) {
+      ctx.error(pointer("/node_files", *f.missing),
+                "node file \"" + result.config.node_file_patterns[*f.missing] + "\" does not exist");
+      continue;
+    }
+    // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
+    if (f.path.extension() == ".xml") {
+      load_nodeset_file_text(std::move(f.text), f.path.string(), result);
+    } else {
+      load_node_file_text(f.text, f.path.string(), result);
+    }
+    std::string().swap(f.text);
   }
   resolve_nodesets(result);
   check_references(result);

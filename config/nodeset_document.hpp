@@ -34,23 +34,22 @@ struct PendingValue {
   uint32_t file = 0;
 };
 
-// What convert_nodeset() makes of one file, in the file's order. A file is converted as soon as it is
-// read, so that only one file's XML tree is held at a time; resolve_nodesets() splices the files' parts
-// into result.config.imported in load order, and sets their `file` (0 until then).
+// What convert_nodeset() makes of one file beside its nodes, references and definitions (which go
+// straight into result.config.imported, NodeSetDocument::nodes_begin ...).
 struct ConvertedNodeSet {
-  std::vector<ImportedNode> nodes;
-  std::vector<ImportedReference> references;
-  std::vector<ImportedDefinition> definitions;
   std::vector<std::pair<ua::NodeId, NodeLocation>> parents;  // ParentNodeIds, checked once all are in
   std::vector<PendingValue> pending;  // values to encode once every definition is resolved
   std::vector<ConfigError> errors;    // reported in load order, as if converted then
-  size_t data_types = 0;              // DataType nodes among `nodes`
+  size_t data_types = 0;              // DataType nodes among the file's nodes
 };
 
 // One NodeSet2 file between load_nodeset_file_text() and resolve_nodesets(): what the header says and
-// what its nodes were converted to. The text pugixml parsed in place (its strings point into it), the
-// tree and the line offsets are freed once the file is converted, unless a value of a structure the files
-// define waits in them for the resolved definitions (PendingValue); resolve_nodesets() frees those.
+// where its converted nodes are. A file is converted as soon as it is read, so that one file's XML tree is
+// held at a time: the text pugixml parsed in place (its strings point into it), the tree and the line
+// offsets are freed then, unless a value of a structure the files define waits in them for the resolved
+// definitions (PendingValue); resolve_nodesets() frees those. Its nodes, references and definitions are
+// appended to result.config.imported in the order of the configuration, with `file` its place there
+// (config_index); resolve_nodesets() reorders them when the load order (RequiredModels first) differs.
 struct NodeSetDocument {
   struct Required {
     std::string uri, version;
@@ -69,6 +68,10 @@ struct NodeSetDocument {
   std::vector<size_t> line_starts;  // offsets of the lines after the first
   std::vector<std::string> uris;    // NamespaceUris, the file's indexes 1..n
   std::vector<Model> models;
+  uint32_t config_index = 0;              // among the NodeSet2 files, in the order of the configuration
+  size_t nodes_begin = 0, nodes_end = 0;  // in result.config.imported.nodes
+  size_t references_begin = 0, references_end = 0;
+  size_t definitions_begin = 0, definitions_end = 0;
   ConvertedNodeSet converted;
 
   uint32_t line_at(ptrdiff_t offset) const {
@@ -80,9 +83,19 @@ struct NodeSetDocument {
   uint32_t line(pugi::xml_node n) const { return n ? line_at(n.offset_debug()) : 0; }
 };
 
-// Turns the nodes and references of `d` into d.converted, with the NodeIds in the server's namespace
-// indexes (`namespaces`, the NamespaceArray, which already holds the file's NamespaceUris).
-void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces);
+// Appends the nodes, references and definitions of `d` to `into` (the rest to d.converted), with the
+// NodeIds in the server's namespace indexes (`namespaces`, the NamespaceArray, which already holds the
+// file's NamespaceUris).
+void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces, ImportedModels& into);
+
+// How many nodes, references, DataTypes and Models a NodeSet2 text holds, counted in its text without
+// parsing it (from the elements <UA..., <Reference, <UADataType and <Model): what the
+// loader reserves room for before it reads a configuration's NodeSet2 files. An estimate: a comment or a
+// prefixed element name counts wrongly, which costs only a vector's growth.
+struct NodeSetCounts {
+  size_t nodes = 0, references = 0, data_types = 0, models = 0;
+};
+void count_nodeset_elements(std::string_view text, NodeSetCounts& counts);
 
 // One index of result.config.imported for every step of resolve_nodesets() (the checks, the namespace
 // metadata, the definitions, the dictionaries, the structure values), built once and kept current as the
@@ -123,8 +136,15 @@ class ImportedIndex {
   void grow();
 
   ImportedModels& m_;
-  // Open addressing, linear probing: (hash >> 32) << 32 | (node index + 1); 0 is an empty slot.
-  std::vector<uint64_t> slots_;
+  // Open addressing, linear probing, at most two thirds full. A numeric NodeId's slot holds the NodeId
+  // itself (namespace and identifier), so that finding it reads no node; any other's holds its hash.
+  struct Slot {
+    uint64_t key = 0;
+    uint32_t node = 0;     // index + 1; 0: an empty slot
+    uint32_t numeric = 0;  // 1: `key` is a numeric NodeId
+  };
+  static Slot slot_of(const ua::NodeId& id, uint32_t node);
+  std::vector<Slot> slots_;
   size_t used_ = 0;
   std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
   std::unordered_map<ua::NodeId, std::vector<ua::NodeId>> encodings_;

@@ -9,54 +9,57 @@
 namespace opcuad::config {
 
 ImportedIndex::ImportedIndex(ImportedModels& m) : m_(m) {
-  // Room for the nodes already there and for those the steps add (the capacity resolve_nodesets()
-  // reserved), at a load factor of at most one half.
+  // Room for the nodes already there and for those the steps add (the capacity the loader reserved).
   const size_t room = std::max(m.nodes.capacity(), m.nodes.size());
-  slots_.assign(std::bit_ceil(std::max<size_t>(2 * room, 16)), 0);
+  slots_.resize(std::bit_ceil(std::max<size_t>(room * 3 / 2, 16)));
   for (size_t i = 0; i < m.nodes.size(); ++i) insert(static_cast<uint32_t>(i));
   for (size_t i = 0; i < m.references.size(); ++i) index_reference(static_cast<uint32_t>(i));
 }
 
+ImportedIndex::Slot ImportedIndex::slot_of(const ua::NodeId& id, uint32_t node) {
+  if (id.type() == ua::IdType::Numeric)
+    return {uint64_t{id.namespace_index()} << 32 | id.numeric(), node + 1, 1};
+  return {id.hash(), node + 1, 0};
+}
+
 uint32_t ImportedIndex::find(const ua::NodeId& id) const {
-  const uint64_t h = id.hash();
-  const uint64_t tag = h >> 32 << 32;
+  const Slot want = slot_of(id, 0);
   const size_t mask = slots_.size() - 1;
-  for (size_t s = h & mask;; s = (s + 1) & mask) {
-    const uint64_t slot = slots_[s];
-    if (slot == 0) return kNone;
-    if ((slot >> 32 << 32) != tag) continue;
-    const auto i = static_cast<uint32_t>(slot) - 1;
-    if (m_.nodes[i].spec.node_id == id) return i;
+  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
+    const Slot& slot = slots_[s];
+    if (slot.node == 0) return kNone;
+    if (slot.key != want.key || slot.numeric != want.numeric) continue;
+    if (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id) return slot.node - 1;
   }
 }
 
 // Keeps the first node of a NodeId: a second one is an error resolve_nodesets() reports.
 void ImportedIndex::insert(uint32_t node) {
-  if (2 * (used_ + 1) > slots_.size()) grow();
+  if (3 * (used_ + 1) > 2 * slots_.size()) grow();
   const ua::NodeId& id = m_.nodes[node].spec.node_id;
-  const uint64_t h = id.hash();
-  const uint64_t tag = h >> 32 << 32;
+  const Slot add = slot_of(id, node);
   const size_t mask = slots_.size() - 1;
-  for (size_t s = h & mask;; s = (s + 1) & mask) {
-    const uint64_t slot = slots_[s];
-    if (slot == 0) {
-      slots_[s] = tag | (uint64_t{node} + 1);
+  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
+    Slot& slot = slots_[s];
+    if (slot.node == 0) {
+      slot = add;
       ++used_;
       return;
     }
-    if ((slot >> 32 << 32) == tag && m_.nodes[static_cast<uint32_t>(slot) - 1].spec.node_id == id) return;
+    if (slot.key == add.key && slot.numeric == add.numeric &&
+        (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id))
+      return;
   }
 }
 
 void ImportedIndex::grow() {
-  std::vector<uint64_t> old(slots_.size() * 2, 0);
+  std::vector<Slot> old(slots_.size() * 2);
   old.swap(slots_);
   const size_t mask = slots_.size() - 1;
-  for (const uint64_t slot : old) {
-    if (slot == 0) continue;
-    const uint64_t h = m_.nodes[static_cast<uint32_t>(slot) - 1].spec.node_id.hash();
-    size_t s = h & mask;
-    while (slots_[s] != 0) s = (s + 1) & mask;
+  for (const Slot& slot : old) {
+    if (slot.node == 0) continue;
+    size_t s = m_.nodes[slot.node - 1].spec.node_id.hash() & mask;
+    while (slots_[s].node != 0) s = (s + 1) & mask;
     slots_[s] = slot;
   }
 }

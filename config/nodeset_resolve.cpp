@@ -231,43 +231,53 @@ void resolve_nodesets(LoadResult& result) {
   const std::vector<NodeSetDocument*> order = load_order(result, missing_models);
   std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
   std::vector<PendingValue> pending;
-  // Room for every node and reference of every file at once, and for the nodes and references
-  // add_namespace_metadata(), resolve_definitions() and add_type_dictionaries() create: a NodeSpec is some
-  // 800 bytes, and a vector that outgrows its room moves every one of them into twice the memory. The
-  // room for those created is generous: a NamespaceMetadata object with its properties per model, an
-  // encoding and a DataTypeDescription per DataType.
-  size_t nodes = 0, references = 0, data_types = 0, models = 0;
+  // The files' nodes, references and definitions are in the order of the configuration, each with its
+  // place there as its file: put in load order, unless that is the same order.
+  bool in_order = true;
+  for (size_t k = 0; k < order.size(); ++k) in_order = in_order && order[k]->config_index == k;
+  if (!in_order) {
+    auto reorder = [&](auto& all, size_t NodeSetDocument::*begin, size_t NodeSetDocument::*end) {
+      std::remove_reference_t<decltype(all)> sorted;
+      sorted.reserve(all.capacity());
+      for (size_t k = 0; k < order.size(); ++k) {
+        for (size_t i = order[k]->*begin; i < order[k]->*end; ++i) {
+          sorted.push_back(std::move(all[i]));
+          sorted.back().file = static_cast<uint32_t>(k);
+        }
+      }
+      all.swap(sorted);
+    };
+    // A pending value's node moves with its file.
+    size_t base = 0;
+    for (NodeSetDocument* d : order) {
+      for (PendingValue& p : d->converted.pending) p.node = p.node - d->nodes_begin + base;
+      base += d->nodes_end - d->nodes_begin;
+    }
+    reorder(out.nodes, &NodeSetDocument::nodes_begin, &NodeSetDocument::nodes_end);
+    reorder(out.references, &NodeSetDocument::references_begin, &NodeSetDocument::references_end);
+    reorder(out.definitions, &NodeSetDocument::definitions_begin, &NodeSetDocument::definitions_end);
+  }
+  // Room for the nodes and references add_namespace_metadata(), resolve_definitions() and
+  // add_type_dictionaries() create (the loader reserved it for the files it read): a NodeSpec is some 800
+  // bytes, and a vector that outgrows its room moves every one of them into twice the memory. The room
+  // is generous: a NamespaceMetadata object with its properties per model, an encoding and a
+  // DataTypeDescription per DataType.
+  size_t data_types = 0, models = 0;
   for (const NodeSetDocument* d : order) {
     models += d->models.size();
-    nodes += d->converted.nodes.size();
-    references += d->converted.references.size();
     data_types += d->converted.data_types;
   }
-  out.nodes.reserve(nodes + 32 * models + 4 * data_types);
-  out.references.reserve(references + 64 * models + 8 * data_types);
-  // The files' parts in load order, each freed once moved.
-  for (NodeSetDocument* d : order) {
-    const auto file = static_cast<uint32_t>(out.files.size());
+  out.nodes.reserve(out.nodes.size() + 32 * models + 4 * data_types);
+  out.references.reserve(out.references.size() + 64 * models + 8 * data_types);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto file = static_cast<uint32_t>(k);
+    NodeSetDocument* d = order[k];
     out.files.push_back(d->file);
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
     ConvertedNodeSet& c = d->converted;
-    const size_t node_base = out.nodes.size();
-    for (ImportedNode& n : c.nodes) {
-      n.file = file;
-      out.nodes.push_back(std::move(n));
-    }
-    for (ImportedReference& r : c.references) {
-      r.file = file;
-      out.references.push_back(std::move(r));
-    }
-    for (ImportedDefinition& def : c.definitions) {
-      def.file = file;
-      out.definitions.push_back(std::move(def));
-    }
     for (auto& [id, where] : c.parents) parents.emplace_back(std::move(id), NodeLocation{file, where.line});
     for (PendingValue& p : c.pending) {
-      p.node += node_base;
       p.file = file;
       pending.push_back(std::move(p));
     }
