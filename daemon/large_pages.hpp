@@ -1,6 +1,6 @@
 #pragma once
 // Large pages for bulk configuration loads (config::set_bulk_load_observer): a NodeSet2 model of a million
-// nodes allocates some 3 GB while it is read and resolved, and with 4 KiB pages the kernel's page faults
+// nodes touches some 2 GB while it is read and resolved, and with 4 KiB pages the kernel's page faults
 // were a third of the load's CPU time (docs/PERFORMANCE.md, "Loading companion specifications"). While a
 // bulk load runs, mimalloc maps its new segments with transparent huge pages (2 MiB, madvise); small
 // loads and the running server keep ordinary pages, which cost less memory for small heaps.
