@@ -8,8 +8,10 @@
 #include <unordered_set>
 
 #include "addressspace/namespace0.hpp"
+#include "config/bulk_load.hpp"
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
+#include "config/nodeset_document.hpp"
 #include "config/password.hpp"
 #include "config/pki_settings.hpp"
 #include "config/settings_table.hpp"
@@ -387,6 +389,32 @@ std::vector<std::filesystem::path> expand_glob(const std::filesystem::path& base
   return out;
 }
 
+namespace {
+
+void (*bulk_load_observer)(bool bulk) = nullptr;
+
+// Tells the observer of a bulk load's start and end.
+class BulkLoad {
+ public:
+  explicit BulkLoad(bool bulk) : bulk_(bulk && bulk_load_observer) {
+    if (bulk_) bulk_load_observer(true);
+  }
+  ~BulkLoad() {
+    if (bulk_) bulk_load_observer(false);
+  }
+  BulkLoad(const BulkLoad&) = delete;
+  BulkLoad& operator=(const BulkLoad&) = delete;
+
+ private:
+  bool bulk_;
+};
+
+}  // namespace
+
+void set_bulk_load_observer(void (*observer)(bool bulk)) {
+  bulk_load_observer = observer;
+}
+
 LoadResult load_config_text(const std::string& text, const std::string& file_name,
                             const std::filesystem::path& base_dir) {
   LoadResult result;
@@ -406,30 +434,67 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   pki_dir = pki_dir.empty()         ? default_pki_directory(base_dir)
             : pki_dir.is_relative() ? base_dir / pki_dir
                                     : pki_dir;
+  // A bulk load is announced before its files are read (set_bulk_load_observer) and its end once its nodes
+  // are resolved and checked.
+  uintmax_t node_file_bytes = 0;
+  for (const auto& pattern : result.config.node_file_patterns) {
+    for (const auto& f : expand_glob(base_dir, pattern)) {
+      std::error_code ec;
+      const uintmax_t size = std::filesystem::file_size(f, ec);
+      if (!ec) node_file_bytes += size;
+    }
+  }
+  const BulkLoad bulk(node_file_bytes > kBulkLoadBytes);
+  // Every node file read first, in the order of the configuration, each in one piece (a NodeSet2 file may
+  // be hundreds of megabytes; pugixml parses this very buffer in place), so that room for all the
+  // NodeSet2 files' nodes is reserved once, before the first is converted. A pattern that matches
+  // nothing keeps its place among them for its error.
+  struct NodeFile {
+    std::filesystem::path path;
+    std::string text;
+    std::optional<size_t> missing;  // the index of a pattern that matches no file
+  };
+  std::vector<NodeFile> node_files;
+  NodeSetCounts counts;
   for (size_t i = 0; i < result.config.node_file_patterns.size(); ++i) {
     const auto& pattern = result.config.node_file_patterns[i];
     const auto files = expand_glob(base_dir, pattern);
-    if (files.empty() && pattern.find_first_of("*?") == std::string::npos) {
-      ctx.error(pointer("/node_files", i), "node file \"" + pattern + "\" does not exist");
-    }
+    if (files.empty() && pattern.find_first_of("*?") == std::string::npos) node_files.push_back({{}, {}, i});
     for (const auto& f : files) {
       if (std::find(result.config.node_files.begin(), result.config.node_files.end(), f) !=
           result.config.node_files.end())
         continue;
       result.config.node_files.push_back(f);
-      // Read in one piece (a NodeSet2 file may be megabytes; pugixml parses this very buffer in place).
       std::ifstream in(f, std::ios::binary | std::ios::ate);
       std::string text(in ? static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)) : 0, '\0');
       in.seekg(0);
       in.read(text.data(), static_cast<std::streamsize>(text.size()));
       text.resize(in ? text.size() : static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
-      // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
-      if (f.extension() == ".xml") {
-        load_nodeset_file_text(std::move(text), f.string(), result);
-      } else {
-        load_node_file_text(text, f.string(), result);
-      }
+      if (f.extension() == ".xml") count_nodeset_elements(text, counts);
+      node_files.push_back({f, std::move(text), std::nullopt});
     }
+  }
+  // The nodes and references of the NodeSet2 files, and generous room for those resolve_nodesets() adds: a
+  // NamespaceMetadata object with its properties per model, an encoding and a DataTypeDescription per
+  // DataType. A NodeSpec is some 800 bytes: a vector that outgrows its room moves every one.
+  if (counts.nodes > 0) {
+    ImportedModels& imported = result.config.imported;
+    imported.nodes.reserve(counts.nodes + 32 * counts.models + 4 * counts.data_types);
+    imported.references.reserve(counts.references + 64 * counts.models + 8 * counts.data_types);
+  }
+  for (NodeFile& f : node_files) {
+    if (f.missing) {
+      ctx.error(pointer("/node_files", *f.missing),
+                "node file \"" + result.config.node_file_patterns[*f.missing] + "\" does not exist");
+      continue;
+    }
+    // `*.xml`: a NodeSet2 file (docs/CONFIGURATION.md, "NodeSet2 node files"); anything else is JSON.
+    if (f.path.extension() == ".xml") {
+      load_nodeset_file_text(std::move(f.text), f.path.string(), result);
+    } else {
+      load_node_file_text(f.text, f.path.string(), result);
+    }
+    std::string().swap(f.text);
   }
   resolve_nodesets(result);
   check_references(result);
@@ -520,13 +585,16 @@ void check_references(LoadResult& result) {
     }
     return std::nullopt;
   };
-  std::unordered_map<ua::NodeId, size_t> imported;  // NodeSet2 nodes: NodeId -> index
-  for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
-    imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
-  std::unordered_set<ua::NodeId> imported_folders;  // NodeSet2 objects of FolderType
-  for (const ImportedReference& r : result.config.imported.references) {
-    if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
-      imported_folders.insert(r.source);
+  // NodeSet2 nodes: NodeId -> index, and the objects of FolderType; only the node files' nodes ask.
+  std::unordered_map<ua::NodeId, size_t> imported;
+  std::unordered_set<ua::NodeId> imported_folders;
+  if (!nodes.empty()) {
+    for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
+      imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
+    for (const ImportedReference& r : result.config.imported.references) {
+      if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
+        imported_folders.insert(r.source);
+    }
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeDecl& d = nodes[i];

@@ -16,14 +16,8 @@ namespace {
 
 class DefinitionResolver {
  public:
-  DefinitionResolver(LoadResult& result, const DataTypeLookup& lookup)
-      : result_(result), out_(result.config.imported), lookup_(lookup) {
-    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding);
-    for (const ImportedReference& r : out_.references) {
-      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
-      if (r.type == has_encoding) encodings_[r.source].push_back(r.target);
-    }
-    for (size_t i = 0; i < out_.nodes.size(); ++i) node_.emplace(out_.nodes[i].spec.node_id, i);
+  DefinitionResolver(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index)
+      : result_(result), out_(result.config.imported), lookup_(lookup), index_(index) {
     for (size_t i = 0; i < out_.definitions.size(); ++i)
       definition_.emplace(out_.definitions[i].data_type, i);
     state_.assign(out_.definitions.size(), State::Todo);
@@ -34,11 +28,11 @@ class DefinitionResolver {
     for (size_t i = 0; i < out_.definitions.size(); ++i) resolve(i, 0);
     for (size_t i = 0; i < out_.definitions.size(); ++i) {
       if (state_[i] != State::Done || resolved_[i].is_empty()) continue;
-      const auto it = node_.find(out_.definitions[i].data_type);
-      if (it != node_.end()) out_.nodes[it->second].spec.definition = std::move(resolved_[i]);
+      const uint32_t node = index_.find(out_.definitions[i].data_type);
+      if (node != ImportedIndex::kNone) out_.nodes[node].spec.definition = std::move(resolved_[i]);
     }
-    for (ImportedNode& n : created_nodes_) out_.nodes.push_back(std::move(n));
-    for (ImportedReference& r : created_references_) out_.references.push_back(std::move(r));
+    for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
+    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
   }
 
  private:
@@ -59,9 +53,9 @@ class DefinitionResolver {
         const addressspace::NodeIndex b = ns0_store().find(base);
         return b != addressspace::kNoNode && ns0_store().is_data_type_subtype(n, b);
       }
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return false;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return false;
+      type = *up;
     }
     return false;
   }
@@ -97,10 +91,10 @@ class DefinitionResolver {
   // has none (docs/CONFIGURATION.md "NodeSet2 node files": NodeId `<type's identifier>.DefaultBinary`).
   ua::NodeId default_binary(const ImportedDefinition& d, bool is_abstract) {
     const ua::QualifiedName name{0, ua::String("Default Binary")};
-    if (const auto it = encodings_.find(d.data_type); it != encodings_.end()) {
-      for (const ua::NodeId& e : it->second) {
-        const auto n = node_.find(e);
-        if (n != node_.end() && out_.nodes[n->second].spec.browse_name == name) return e;
+    if (const std::vector<ua::NodeId>* encodings = index_.encodings(d.data_type)) {
+      for (const ua::NodeId& e : *encodings) {
+        const addressspace::NodeSpec* n = index_.spec(e);
+        if (n && n->browse_name == name) return e;
       }
     }
     if (is_abstract) return {};
@@ -109,7 +103,8 @@ class DefinitionResolver {
     const ua::NodeId id(
         d.data_type.namespace_index(),
         ua::String((semicolon == std::string::npos ? text : text.substr(semicolon + 1)) + ".DefaultBinary"));
-    if (lookup_.node_class(id) != addressspace::NodeClass::Unspecified || node_.count(id)) {
+    if (lookup_.node_class(id) != addressspace::NodeClass::Unspecified ||
+        index_.find(id) != ImportedIndex::kNone) {
       error(d, d.line, "its Default Binary encoding is missing, and " + id.to_string() + " is taken");
       return {};
     }
@@ -192,9 +187,8 @@ class DefinitionResolver {
       error(d, d.line, "a DataType with fields that is no Structure, Enumeration or OptionSet");
       return false;
     }
-    const auto base = supertype_.find(d.data_type);
     ua::StructureDefinition s;
-    s.base_data_type = base->second;  // is_subtype() found a supertype
+    s.base_data_type = *index_.supertype(d.data_type);  // is_subtype() found a supertype
     if (!inherited_fields(s.base_data_type, depth, s.fields)) {
       error(d, d.line, "its supertype " + s.base_data_type.to_string() + " has no resolvable Definition");
       return false;
@@ -234,8 +228,8 @@ class DefinitionResolver {
       s.structure_type =
           optional ? ua::StructureTypeEnum::StructureWithOptionalFields : ua::StructureTypeEnum::Structure;
     }
-    const auto node = node_.find(d.data_type);
-    const bool is_abstract = node != node_.end() && out_.nodes[node->second].spec.is_abstract;
+    const addressspace::NodeSpec* node = index_.spec(d.data_type);
+    const bool is_abstract = node && node->is_abstract;
     s.default_encoding_id = default_binary(d, is_abstract);
     resolved_[i] = ua::ExtensionObject::make(std::move(s));
     return true;
@@ -244,9 +238,7 @@ class DefinitionResolver {
   LoadResult& result_;
   ImportedModels& out_;
   const DataTypeLookup& lookup_;
-  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
-  std::unordered_map<ua::NodeId, std::vector<ua::NodeId>> encodings_;
-  std::unordered_map<ua::NodeId, size_t> node_;        // index into out_.nodes
+  ImportedIndex& index_;
   std::unordered_map<ua::NodeId, size_t> definition_;  // index into out_.definitions
   std::vector<State> state_;
   std::vector<ua::ExtensionObject> resolved_;
@@ -256,8 +248,8 @@ class DefinitionResolver {
 
 }  // namespace
 
-void resolve_definitions(LoadResult& result, const DataTypeLookup& lookup) {
-  DefinitionResolver(result, lookup).run();
+void resolve_definitions(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index) {
+  DefinitionResolver(result, lookup, index).run();
 }
 
 }  // namespace opcuad::config

@@ -44,17 +44,13 @@ ua::NodeId dictionary_child_id(const ua::NodeId& parent, std::string_view name) 
 
 class DictionaryBuilder {
  public:
-  DictionaryBuilder(LoadResult& result, const DataTypeLookup& lookup)
-      : result_(result), out_(result.config.imported), lookup_(lookup) {
-    for (size_t i = 0; i < out_.nodes.size(); ++i) node_.emplace(out_.nodes[i].spec.node_id, i);
-    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding),
-        has_description(0, ua::id::HasDescription), has_type_definition(0, ua::id::HasTypeDefinition),
-        has_property(0, ua::id::HasProperty), opc_binary(0, ua::id::OPCBinarySchema_TypeSystem);
-    for (const ImportedReference& r : out_.references) {
-      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
-      if (r.type == has_encoding) encodings_[r.source].push_back(r.target);
+  DictionaryBuilder(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index)
+      : result_(result), out_(result.config.imported), lookup_(lookup), index_(index) {
+    const ua::NodeId has_description(0, ua::id::HasDescription),
+        has_type_definition(0, ua::id::HasTypeDefinition), opc_binary(0, ua::id::OPCBinarySchema_TypeSystem);
+    for (const uint32_t i : index_.marked()) {
+      const ImportedReference& r = out_.references[i];
       if (r.type == has_description) described_.insert(r.source);
-      if (r.type == has_property) properties_[r.source].push_back(r.target);
       if (r.type == has_type_definition && r.target == ua::NodeId(0, ua::id::DataTypeDictionaryType))
         dictionaries_.insert(r.source);
       if (r.source == opc_binary) below_opc_binary_.insert(r.target);
@@ -72,25 +68,22 @@ class DictionaryBuilder {
         types[s.node_id.namespace_index()].push_back(i);
     }
     for (const auto& [ns, list] : types) namespace_dictionary(ns, list);
-    for (ImportedNode& n : created_nodes_) out_.nodes.push_back(std::move(n));
-    for (ImportedReference& r : created_references_) out_.references.push_back(std::move(r));
+    for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
+    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
   }
 
  private:
   // ---- what is known of a DataType, across namespace 0 and the files
 
-  const addressspace::NodeSpec* imported(const ua::NodeId& id) const {
-    const auto it = node_.find(id);
-    return it == node_.end() ? nullptr : &out_.nodes[it->second].spec;
-  }
+  const addressspace::NodeSpec* imported(const ua::NodeId& id) const { return index_.spec(id); }
   // The nearest namespace-0 DataType at or above `type`, or kNoNode.
   addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
     for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) return n;
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return addressspace::kNoNode;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return addressspace::kNoNode;
+      type = *up;
     }
     return addressspace::kNoNode;
   }
@@ -178,9 +171,7 @@ class DictionaryBuilder {
   }
 
   const addressspace::NodeSpec* property(const ua::NodeId& node, std::string_view name) const {
-    const auto it = properties_.find(node);
-    if (it == properties_.end()) return nullptr;
-    for (const ua::NodeId& p : it->second) {
+    for (const ua::NodeId& p : index_.properties(node)) {
       const addressspace::NodeSpec* s = imported(p);
       if (s && s->browse_name.name.view() == name) return s;
     }
@@ -199,9 +190,9 @@ class DictionaryBuilder {
 
   // The Default Binary encoding node of `type`, or null.
   ua::NodeId default_binary(const ua::NodeId& type) const {
-    const auto it = encodings_.find(type);
-    if (it == encodings_.end()) return {};
-    for (const ua::NodeId& e : it->second) {
+    const std::vector<ua::NodeId>* encodings = index_.encodings(type);
+    if (!encodings) return {};
+    for (const ua::NodeId& e : *encodings) {
       const addressspace::NodeSpec* s = imported(e);
       if (s && s->browse_name == ua::QualifiedName{0, ua::String("Default Binary")}) return e;
     }
@@ -288,17 +279,9 @@ class DictionaryBuilder {
             " is taken");
       return;
     }
-    ImportedNode n;
-    n.file = file_;
-    n.line = line_;
-    n.spec.node_id = dictionary;
-    n.spec.node_class = addressspace::NodeClass::Variable;
-    n.spec.browse_name = ua::QualifiedName{ns, ua::String(uri)};
-    n.spec.display_name = ua::LocalizedText{ua::String(), ua::String(uri)};
-    n.spec.data_type = ua::NodeId(0, ua::id::ByteString);
-    n.spec.value_rank = -1;
-    set_value(n.spec, ua::Variant(ua::ByteString(std::move(writer.text))));
-    created_nodes_.push_back(std::move(n));
+    created_nodes_.push_back(
+        created_variable(dictionary, ua::QualifiedName{ns, ua::String(uri)}, ua::id::ByteString, -1,
+                         ua::Variant(ua::ByteString(std::move(writer.text))), file_, line_));
     add_reference(ua::NodeId(0, ua::id::OPCBinarySchema_TypeSystem), ua::id::HasComponent, dictionary);
     add_reference(dictionary, ua::id::HasTypeDefinition, ua::NodeId(0, ua::id::DataTypeDictionaryType));
     add_property(dictionary, "NamespaceUri", ua::id::String, ua::Variant(ua::String(uri)));
@@ -444,7 +427,8 @@ class DictionaryBuilder {
   // ---- nodes
 
   bool taken(const ua::NodeId& id) const {
-    return node_.count(id) || lookup_.node_class(id) != addressspace::NodeClass::Unspecified;
+    return index_.find(id) != ImportedIndex::kNone ||
+           lookup_.node_class(id) != addressspace::NodeClass::Unspecified;
   }
 
   void add_description(const ua::NodeId& dictionary, const ua::NodeId& encoding, const std::string& name,
@@ -456,17 +440,8 @@ class DictionaryBuilder {
       error("the DataTypeDescription of " + name + " cannot be created: " + id.to_string() + " is taken");
       return;
     }
-    ImportedNode n;
-    n.file = file_;
-    n.line = line_;
-    n.spec.node_id = id;
-    n.spec.node_class = addressspace::NodeClass::Variable;
-    n.spec.browse_name = ua::QualifiedName{ns, ua::String(name)};
-    n.spec.display_name = ua::LocalizedText{ua::String(), ua::String(name)};
-    n.spec.data_type = ua::NodeId(0, ua::id::String);
-    n.spec.value_rank = -1;
-    set_value(n.spec, ua::Variant(ua::String(name)));
-    created_nodes_.push_back(std::move(n));
+    created_nodes_.push_back(created_variable(id, ua::QualifiedName{ns, ua::String(name)}, ua::id::String, -1,
+                                              ua::Variant(ua::String(name)), file_, line_));
     add_reference(dictionary, ua::id::HasComponent, id);
     add_reference(id, ua::id::HasTypeDefinition, ua::NodeId(0, ua::id::DataTypeDescriptionType));
     add_reference(encoding, ua::id::HasDescription, id);
@@ -484,26 +459,10 @@ class DictionaryBuilder {
             " cannot be created: " + id.to_string() + " is taken");
       return;
     }
-    ImportedNode n;
-    n.file = file_;
-    n.line = line_;
-    n.spec.node_id = id;
-    n.spec.node_class = addressspace::NodeClass::Variable;
-    n.spec.browse_name = ua::QualifiedName{0, ua::String(name)};
-    n.spec.display_name = ua::LocalizedText{ua::String(), ua::String(name)};
-    n.spec.data_type = ua::NodeId(0, data_type);
-    n.spec.value_rank = -1;
-    set_value(n.spec, std::move(value));
-    created_nodes_.push_back(std::move(n));
+    created_nodes_.push_back(created_variable(id, ua::QualifiedName{0, ua::String(name)}, data_type, -1,
+                                              std::move(value), file_, line_));
     add_reference(parent, ua::id::HasProperty, id);
     add_reference(id, ua::id::HasTypeDefinition, ua::NodeId(0, ua::id::PropertyType));
-  }
-
-  static void set_value(addressspace::NodeSpec& spec, ua::Variant value) {
-    ua::DataValue dv;
-    dv.value = std::move(value);
-    dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
-    spec.value = std::move(dv);
   }
 
   void add_reference(const ua::NodeId& source, uint32_t type, const ua::NodeId& target) {
@@ -517,10 +476,7 @@ class DictionaryBuilder {
   LoadResult& result_;
   ImportedModels& out_;
   const DataTypeLookup& lookup_;
-  std::unordered_map<ua::NodeId, size_t> node_;  // index into out_.nodes
-  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
-  std::unordered_map<ua::NodeId, std::vector<ua::NodeId>> encodings_;
-  std::unordered_map<ua::NodeId, std::vector<ua::NodeId>> properties_;
+  ImportedIndex& index_;
   std::unordered_set<ua::NodeId> described_;  // encodings with a HasDescription
   std::unordered_set<ua::NodeId> dictionaries_;
   std::unordered_set<ua::NodeId> below_opc_binary_;
@@ -534,8 +490,8 @@ class DictionaryBuilder {
 
 }  // namespace
 
-void add_type_dictionaries(LoadResult& result, const DataTypeLookup& lookup) {
-  DictionaryBuilder(result, lookup).run();
+void add_type_dictionaries(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index) {
+  DictionaryBuilder(result, lookup, index).run();
 }
 
 }  // namespace opcuad::config

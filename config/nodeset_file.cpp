@@ -89,6 +89,15 @@ void load_nodeset_file_text(std::string text, const std::string& file_name, Load
     }
     d->models.push_back(std::move(model));
   }
+  d->config_index = static_cast<uint32_t>(into.nodesets.size());
+  convert_nodeset(*d, into.config.namespaces, into.config.imported);
+  // The XML text and tree are not needed any more, unless a value of a structure the files define waits
+  // in them for the resolved definitions: freed before the next file is read.
+  if (d->converted.pending.empty()) {
+    d->doc.reset();
+    std::string().swap(d->text);
+    std::vector<size_t>().swap(d->line_starts);
+  }
   into.nodesets.push_back(std::move(d));
 }
 
@@ -97,9 +106,9 @@ namespace {
 // Turns one file's nodes into ImportedNodes / ImportedReferences.
 class NodeSetConverter {
  public:
-  NodeSetConverter(const NodeSetDocument& d, uint32_t file_index, LoadResult& result)
-      : d_(d), file_(file_index), result_(result), out_(result.config.imported), values_(map_) {
-    const auto& ns = result.config.namespaces;
+  NodeSetConverter(const NodeSetDocument& d, const std::vector<std::string>& ns, ImportedModels& dest,
+                   ConvertedNodeSet& out)
+      : d_(d), file_(d.config_index), dest_(dest), out_(out), values_(map_) {
     map_.server_index.push_back(0);
     for (const auto& uri : d.uris) {
       map_.server_index.push_back(static_cast<uint16_t>(std::find(ns.begin(), ns.end(), uri) - ns.begin()));
@@ -140,13 +149,10 @@ class NodeSetConverter {
     }
   }
 
-  // ParentNodeIds, checked once every file is converted.
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
-
  private:
   void error(pugi::xml_node at, std::string reason) { error_line(d_.line(at), std::move(reason)); }
   void error_line(uint32_t line, std::string reason) {
-    result_.errors.push_back({d_.file, "line " + std::to_string(line), std::move(reason)});
+    out_.errors.push_back({d_.file, "line " + std::to_string(line), std::move(reason)});
   }
 
   void aliases(pugi::xml_node list) {
@@ -218,13 +224,16 @@ class NodeSetConverter {
 
   void node(pugi::xml_node n, addressspace::NodeClass cls) {
     using addressspace::NodeClass;
-    ImportedNode imported;
+    if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
+    ua::NodeId node_id;
+    if (!parse_id(n, n.attribute("NodeId").value(), node_id, false)) return;
+    // Built in place: a NodeSpec is some 800 bytes.
+    ImportedNode& imported = dest_.nodes.emplace_back();
     imported.file = file_;
     imported.line = d_.line(n);
     addressspace::NodeSpec& spec = imported.spec;
     spec.node_class = cls;
-    if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
-    if (!parse_id(n, n.attribute("NodeId").value(), spec.node_id, false)) return;
+    spec.node_id = std::move(node_id);
     // BrowseName "<file namespace index>:<name>" (Part 6 Annex F); no prefix: namespace 0.
     const std::string_view browse = n.attribute("BrowseName").value();
     if (browse.empty()) error(n, "a node without BrowseName");
@@ -243,9 +252,22 @@ class NodeSetConverter {
                    " is not in the file's NamespaceUris");
     }
     spec.browse_name = ua::QualifiedName{ns.value_or(0), ua::String(name)};
-    const pugi::xml_node display = xml_child(n, "DisplayName");
+    // The child elements read below, found in one pass over the children (the first of each name).
+    pugi::xml_node display, description, definition_element, inverse_name, references, value;
+    for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
+      if (c.type() != pugi::node_element) continue;
+      const std::string_view child = local_name(c.name());
+      pugi::xml_node* slot = child == "DisplayName"   ? &display
+                             : child == "Description" ? &description
+                             : child == "References"  ? &references
+                             : child == "Value"       ? &value
+                             : child == "Definition"  ? &definition_element
+                             : child == "InverseName" ? &inverse_name
+                                                      : nullptr;
+      if (slot && !*slot) *slot = c;
+    }
     spec.display_name = display ? text(display) : ua::LocalizedText{ua::String(), ua::String(name)};
-    spec.description = text(xml_child(n, "Description"));
+    spec.description = text(description);
     number_attribute(n, "WriteMask", spec.write_mask);
     // UserWriteMask is what the current user may write (Part 3 §5.2.8): opcuad answers it per session
     // from the WriteMask (services/access_control.hpp), so the file's value may only narrow nothing.
@@ -263,12 +285,13 @@ class NodeSetConverter {
         break;
       case NodeClass::DataType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
-        if (const pugi::xml_node def = xml_child(n, "Definition")) definition(def, spec.node_id);
+        ++out_.data_types;
+        if (definition_element) definition(definition_element, spec.node_id);
         break;
       case NodeClass::ReferenceType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
         bool_attribute(n, "Symmetric", spec.symmetric);
-        spec.inverse_name = text(xml_child(n, "InverseName"));
+        spec.inverse_name = text(inverse_name);
         break;
       case NodeClass::Method: {
         bool_attribute(n, "Executable", spec.executable);
@@ -279,7 +302,7 @@ class NodeSetConverter {
       }
       case NodeClass::Variable:
       case NodeClass::VariableType:
-        variable(n, spec);
+        variable(n, value, spec);
         break;
       default:
         break;
@@ -287,23 +310,23 @@ class NodeSetConverter {
     if (const pugi::xml_attribute parent = n.attribute("ParentNodeId")) {
       ua::NodeId p;
       if (parse_id(n, parent.value(), p))
-        parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
+        out_.parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
     }
-    for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) {
+    for (pugi::xml_node r = references.first_child(); r; r = r.next_sibling()) {
       if (r.type() != pugi::node_element || local_name(r.name()) != "Reference") continue;
-      ImportedReference ref;
-      ref.file = file_;
-      ref.line = d_.line(r);
-      ua::NodeId target;
-      if (!parse_id(r, r.attribute("ReferenceType").value(), ref.type)) continue;
+      ua::NodeId type, target;
+      if (!parse_id(r, r.attribute("ReferenceType").value(), type)) continue;
       if (!parse_id(r, r.text().get(), target)) continue;
       bool forward = true;
       bool_attribute(r, "IsForward", forward);
-      ref.source = forward ? spec.node_id : target;
-      ref.target = forward ? std::move(target) : spec.node_id;
-      out_.references.push_back(std::move(ref));
+      const ua::NodeId& self = spec.node_id;
+      ImportedReference& ref = dest_.references.emplace_back();
+      ref.file = file_;
+      ref.line = d_.line(r);
+      ref.type = std::move(type);
+      ref.source = forward ? self : target;
+      ref.target = forward ? std::move(target) : self;
     }
-    out_.nodes.push_back(std::move(imported));
   }
 
   // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F), as many as a positive ValueRank.
@@ -360,10 +383,10 @@ class NodeSetConverter {
       field.display_name = display ? text(display) : ua::LocalizedText{ua::String(), sf.name};
       d.fields.push_back(std::move(field));
     }
-    out_.definitions.push_back(std::move(d));
+    dest_.definitions.push_back(std::move(d));
   }
 
-  void variable(pugi::xml_node n, addressspace::NodeSpec& spec) {
+  void variable(pugi::xml_node n, pugi::xml_node value, addressspace::NodeSpec& spec) {
     const bool is_variable = spec.node_class == addressspace::NodeClass::Variable;
     spec.data_type = ua::NodeId(0, ua::id::BaseDataType);
     if (const pugi::xml_attribute dt = n.attribute("DataType")) parse_id(n, dt.value(), spec.data_type);
@@ -385,7 +408,6 @@ class NodeSetConverter {
     } else {
       bool_attribute(n, "IsAbstract", spec.is_abstract);
     }
-    const pugi::xml_node value = xml_child(n, "Value");
     pugi::xml_node element;
     for (pugi::xml_node c = value.first_child(); c && !element; c = c.next_sibling()) {
       if (c.type() == pugi::node_element) element = c;
@@ -397,19 +419,16 @@ class NodeSetConverter {
       return error(at, "Value: " + values_.error());
     }
     // A structure of a loaded model (undecoded here) is read again once every definition is resolved.
-    if (values_.undecoded()) pending.push_back({out_.nodes.size(), &d_, element, map_, file_});
+    if (values_.undecoded()) out_.pending.push_back({dest_.nodes.size() - 1, &d_, element, map_, file_});
     dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
     spec.value = std::move(dv);
   }
 
- public:
-  std::vector<PendingValue> pending;
-
  private:
   const NodeSetDocument& d_;
-  uint32_t file_;
-  LoadResult& result_;
-  ImportedModels& out_;
+  const uint32_t file_;  // its place in the configuration, its place in load order in most cases
+  ImportedModels& dest_;
+  ConvertedNodeSet& out_;
   NamespaceMap map_;
   XmlValueReader values_;
   // Looked up by string_view (one per DataType and reference): no string is made for a lookup.
@@ -422,15 +441,42 @@ class NodeSetConverter {
 
 }  // namespace
 
-void convert_nodeset(const NodeSetDocument& d, uint32_t file, LoadResult& result,
-                     std::vector<std::pair<ua::NodeId, NodeLocation>>& parents,
-                     std::vector<PendingValue>& pending) {
-  NodeSetConverter c(d, file, result);
-  c.run();
-  parents.insert(parents.end(), std::make_move_iterator(c.parents.begin()),
-                 std::make_move_iterator(c.parents.end()));
-  pending.insert(pending.end(), std::make_move_iterator(c.pending.begin()),
-                 std::make_move_iterator(c.pending.end()));
+void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces, ImportedModels& into) {
+  // Room for every node and reference of the file: a NodeSpec is some 800 bytes, and a vector that
+  // outgrows its room moves every one of them into twice the memory. The loader reserves room for every
+  // file of a configuration beforehand (count_nodeset_elements).
+  size_t nodes = 0, references = 0;
+  for (pugi::xml_node n = d.doc.document_element().first_child(); n; n = n.next_sibling()) {
+    ++nodes;
+    for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
+  }
+  auto room = [](auto& v, size_t more) {
+    if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
+  };
+  room(into.nodes, nodes);
+  room(into.references, references);
+  d.nodes_begin = into.nodes.size();
+  d.references_begin = into.references.size();
+  d.definitions_begin = into.definitions.size();
+  NodeSetConverter(d, namespaces, into, d.converted).run();
+  d.nodes_end = into.nodes.size();
+  d.references_end = into.references.size();
+  d.definitions_end = into.definitions.size();
+}
+
+void count_nodeset_elements(std::string_view text, NodeSetCounts& counts) {
+  // Every node element's name begins with UA (UAObject ... UAView; the root UANodeSet counts once too).
+  for (size_t at = text.find('<'); at != std::string_view::npos; at = text.find('<', at + 1)) {
+    const std::string_view tag = text.substr(at + 1, 12);
+    if (tag.starts_with("UA")) {
+      ++counts.nodes;
+      if (tag.starts_with("UADataType")) ++counts.data_types;
+    } else if (tag.starts_with("Reference ") || tag.starts_with("Reference>")) {
+      ++counts.references;
+    } else if (tag.starts_with("Model ")) {
+      ++counts.models;
+    }
+  }
 }
 
 }  // namespace opcuad::config

@@ -50,22 +50,26 @@ ua::NodeId metadata_child_id(const ua::NodeId& parent, std::string_view name) {
 
 class MetadataBuilder {
  public:
-  MetadataBuilder(LoadResult& result, const DataTypeLookup& lookup)
-      : result_(result), out_(result.config.imported), lookup_(lookup) {
-    for (size_t i = 0; i < out_.nodes.size(); ++i) node_.emplace(out_.nodes[i].spec.node_id, i);
-    const ua::NodeId has_type_definition(0, ua::id::HasTypeDefinition), has_property(0, ua::id::HasProperty);
-    for (const ImportedReference& r : out_.references) {
+  MetadataBuilder(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index)
+      : result_(result), out_(result.config.imported), lookup_(lookup), index_(index) {
+    const ua::NodeId has_type_definition(0, ua::id::HasTypeDefinition);
+    for (const uint32_t i : index_.marked()) {
+      const ImportedReference& r = out_.references[i];
       if (r.type == has_type_definition && r.target == ua::NodeId(0, ua::id::NamespaceMetadataType))
         metadata_objects_.insert(r.source);
-      if (r.type == has_property) properties_[r.source].push_back(r.target);
       if (r.source == namespaces_ || r.target == namespaces_)
         linked_.insert(r.source == namespaces_ ? r.target : r.source);
     }
     // The IdTypes each file uses in each namespace, before anything is created (Part 5 §6.3.13: the
     // nodes the model defines are the same in every server, they are its static nodes).
-    for (const ImportedNode& n : out_.nodes)
-      id_types_[{n.file, n.spec.node_id.namespace_index()}].insert(
-          static_cast<int32_t>(n.spec.node_id.type()));
+    for (const ImportedNode& n : out_.nodes) {
+      const std::pair<uint32_t, uint16_t> key{n.file, n.spec.node_id.namespace_index()};
+      if (key != last_key_) {
+        last_key_ = key;
+        last_types_ = &id_types_[key];
+      }
+      last_types_->insert(static_cast<int32_t>(n.spec.node_id.type()));
+    }
   }
 
   void run() {
@@ -80,8 +84,8 @@ class MetadataBuilder {
       if (!linked_.count(object)) add_reference(namespaces_, ua::id::HasComponent, object, m);
       complete_properties(object, m, index);
     }
-    for (ImportedNode& n : created_nodes_) out_.nodes.push_back(std::move(n));
-    for (ImportedReference& r : created_references_) out_.references.push_back(std::move(r));
+    for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
+    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
   }
 
  private:
@@ -90,9 +94,9 @@ class MetadataBuilder {
   // in namespace 0.
   ua::NodeId find_object(const ImportedModel& m, uint16_t index) const {
     for (const ua::NodeId& id : metadata_objects_) {
-      const auto it = node_.find(id);
-      if (it == node_.end()) continue;
-      const ImportedNode& n = out_.nodes[it->second];
+      const uint32_t i = index_.find(id);
+      if (i == ImportedIndex::kNone) continue;
+      const ImportedNode& n = out_.nodes[i];
       if (n.file == m.file && n.spec.browse_name.name.view() == m.uri &&
           (n.spec.browse_name.namespace_index == index || n.spec.browse_name.namespace_index == 0))
         return id;
@@ -101,7 +105,8 @@ class MetadataBuilder {
   }
 
   bool taken(const ua::NodeId& id) const {
-    return node_.count(id) || lookup_.node_class(id) != addressspace::NodeClass::Unspecified;
+    return index_.find(id) != ImportedIndex::kNone ||
+           lookup_.node_class(id) != addressspace::NodeClass::Unspecified;
   }
 
   ua::NodeId create_object(const ImportedModel& m, uint16_t index) {
@@ -126,12 +131,10 @@ class MetadataBuilder {
   // contradicts) the value the model implies.
   void complete_properties(const ua::NodeId& object, const ImportedModel& m, uint16_t index) {
     std::unordered_map<std::string, size_t> present;  // browse name -> index into out_.nodes
-    if (const auto it = properties_.find(object); it != properties_.end()) {
-      for (const ua::NodeId& p : it->second) {
-        const auto n = node_.find(p);
-        if (n != node_.end())
-          present.emplace(std::string(out_.nodes[n->second].spec.browse_name.name.view()), n->second);
-      }
+    for (const ua::NodeId& p : index_.properties(object)) {
+      const uint32_t n = index_.find(p);
+      if (n != ImportedIndex::kNone)
+        present.emplace(std::string(out_.nodes[n].spec.browse_name.name.view()), n);
     }
     for (const MetadataProperty& p : kMetadataProperties) {
       ua::Variant value = value_of(p.name, m, index);
@@ -147,17 +150,9 @@ class MetadataBuilder {
                      id.to_string() + " is taken");
         continue;
       }
-      ImportedNode n;
-      n.file = m.file;
-      n.line = m.line;
-      n.spec.node_id = id;
-      n.spec.node_class = addressspace::NodeClass::Variable;
-      n.spec.browse_name = ua::QualifiedName{0, ua::String(p.name)};
-      n.spec.display_name = ua::LocalizedText{ua::String(), ua::String(p.name)};
-      n.spec.data_type = ua::NodeId(0, p.data_type);
-      n.spec.value_rank = p.value_rank;
+      ImportedNode n = created_variable(id, ua::QualifiedName{0, ua::String(p.name)}, p.data_type,
+                                        p.value_rank, std::move(value), m.file, m.line);
       if (p.value_rank == 1) n.spec.array_dimensions = {0};
-      set_value(n.spec, std::move(value));
       created_nodes_.push_back(std::move(n));
       add_reference(object, ua::id::HasProperty, id, m);
       add_reference(id, ua::id::HasTypeDefinition, ua::NodeId(0, ua::id::PropertyType), m);
@@ -202,19 +197,20 @@ class MetadataBuilder {
   ImportedModels& out_;
   const DataTypeLookup& lookup_;
   const ua::NodeId namespaces_{0, ua::id::Server_Namespaces};
-  std::unordered_map<ua::NodeId, size_t> node_;
+  ImportedIndex& index_;
   std::unordered_set<ua::NodeId> metadata_objects_;
-  std::unordered_map<ua::NodeId, std::vector<ua::NodeId>> properties_;
   std::unordered_set<ua::NodeId> linked_;  // nodes with a reference to or from Server.Namespaces
   std::map<std::pair<uint32_t, uint16_t>, std::set<int32_t>> id_types_;  // (file, namespace) -> IdTypes
+  std::pair<uint32_t, uint16_t> last_key_{~uint32_t{0}, 0};              // of the last node, and its set
+  std::set<int32_t>* last_types_ = nullptr;
   std::vector<ImportedNode> created_nodes_;
   std::vector<ImportedReference> created_references_;
 };
 
 }  // namespace
 
-void add_namespace_metadata(LoadResult& result, const DataTypeLookup& lookup) {
-  MetadataBuilder(result, lookup).run();
+void add_namespace_metadata(LoadResult& result, const DataTypeLookup& lookup, ImportedIndex& index) {
+  MetadataBuilder(result, lookup, index).run();
 }
 
 }  // namespace opcuad::config

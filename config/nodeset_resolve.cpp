@@ -137,21 +137,15 @@ std::vector<NodeSetDocument*> load_order(LoadResult& result, std::unordered_set<
 // encoding node belongs to (HasEncoding), for the check of values against their DataType.
 class ImportedTypes {
  public:
-  explicit ImportedTypes(const ImportedModels& m) {
-    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding);
-    for (const auto& r : m.references) {
-      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
-      if (r.type == has_encoding) encoding_of_.emplace(r.target, r.source);
-    }
-  }
+  explicit ImportedTypes(const ImportedIndex& index) : index_(index) {}
   // The nearest namespace-0 DataType at or above `type`, or kNoNode.
   addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
     for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
       const addressspace::NodeIndex n = ns0_store().find(type);
       if (n != addressspace::kNoNode) return n;
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return addressspace::kNoNode;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return addressspace::kNoNode;
+      type = *up;
     }
     return addressspace::kNoNode;
   }
@@ -164,20 +158,18 @@ class ImportedTypes {
         const addressspace::NodeIndex b = ns0_store().find(base);
         return b != addressspace::kNoNode && ns0_store().is_data_type_subtype(n, b);
       }
-      const auto it = supertype_.find(type);
-      if (it == supertype_.end()) return false;
-      type = it->second;
+      const ua::NodeId* up = index_.supertype(type);
+      if (!up) return false;
+      type = *up;
     }
     return false;
   }
   const ua::NodeId* data_type_of_encoding(const ua::NodeId& encoding) const {
-    const auto it = encoding_of_.find(encoding);
-    return it == encoding_of_.end() ? nullptr : &it->second;
+    return index_.data_type_of_encoding(encoding);
   }
 
  private:
-  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
-  std::unordered_map<ua::NodeId, ua::NodeId> encoding_of_;
+  const ImportedIndex& index_;
 };
 
 // Why `value` does not fit the DataType, ValueRank and ArrayDimensions of `spec`, or "" when it does.
@@ -239,60 +231,86 @@ void resolve_nodesets(LoadResult& result) {
   const std::vector<NodeSetDocument*> order = load_order(result, missing_models);
   std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
   std::vector<PendingValue> pending;
-  // Room for every node and reference of every file at once, and for the nodes and references
-  // add_namespace_metadata(), resolve_definitions() and add_type_dictionaries() create: a NodeSpec is some
-  // 800 bytes, and a vector that outgrows its room moves every one of them into twice the memory. The
-  // room for those created is generous: a NamespaceMetadata object with its properties per model, an
-  // encoding and a DataTypeDescription per DataType.
-  size_t nodes = 0, references = 0, data_types = 0, models = 0;
+  // The files' nodes, references and definitions are in the order of the configuration, each with its
+  // place there as its file: put in load order, unless that is the same order.
+  bool in_order = true;
+  for (size_t k = 0; k < order.size(); ++k) in_order = in_order && order[k]->config_index == k;
+  if (!in_order) {
+    auto reorder = [&](auto& all, size_t NodeSetDocument::*begin, size_t NodeSetDocument::*end) {
+      std::remove_reference_t<decltype(all)> sorted;
+      sorted.reserve(all.capacity());
+      for (size_t k = 0; k < order.size(); ++k) {
+        for (size_t i = order[k]->*begin; i < order[k]->*end; ++i) {
+          sorted.push_back(std::move(all[i]));
+          sorted.back().file = static_cast<uint32_t>(k);
+        }
+      }
+      all.swap(sorted);
+    };
+    // A pending value's node moves with its file.
+    size_t base = 0;
+    for (NodeSetDocument* d : order) {
+      for (PendingValue& p : d->converted.pending) p.node = p.node - d->nodes_begin + base;
+      base += d->nodes_end - d->nodes_begin;
+    }
+    reorder(out.nodes, &NodeSetDocument::nodes_begin, &NodeSetDocument::nodes_end);
+    reorder(out.references, &NodeSetDocument::references_begin, &NodeSetDocument::references_end);
+    reorder(out.definitions, &NodeSetDocument::definitions_begin, &NodeSetDocument::definitions_end);
+  }
+  // Room for the nodes and references add_namespace_metadata(), resolve_definitions() and
+  // add_type_dictionaries() create (the loader reserved it for the files it read): a NodeSpec is some 800
+  // bytes, and a vector that outgrows its room moves every one of them into twice the memory. The room
+  // is generous: a NamespaceMetadata object with its properties per model, an encoding and a
+  // DataTypeDescription per DataType.
+  size_t data_types = 0, models = 0;
   for (const NodeSetDocument* d : order) {
     models += d->models.size();
-    for (pugi::xml_node n = d->doc.document_element().first_child(); n; n = n.next_sibling()) {
-      ++nodes;
-      if (local_name(n.name()) == "UADataType") ++data_types;
-      for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
-    }
+    data_types += d->converted.data_types;
   }
-  out.nodes.reserve(nodes + 32 * models + 4 * data_types);
-  out.references.reserve(references + 64 * models + 8 * data_types);
-  for (NodeSetDocument* d : order) {
-    const auto file = static_cast<uint32_t>(out.files.size());
+  out.nodes.reserve(out.nodes.size() + 32 * models + 4 * data_types);
+  out.references.reserve(out.references.size() + 64 * models + 8 * data_types);
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto file = static_cast<uint32_t>(k);
+    NodeSetDocument* d = order[k];
     out.files.push_back(d->file);
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
-    const size_t pending_before = pending.size();
-    convert_nodeset(*d, file, result, parents, pending);
-    // The file's XML text and tree are not needed any more, unless a value of a structure the files
-    // define waits in them for the resolved definitions: freed before the next file is converted.
-    if (pending.size() == pending_before) {
-      d->doc.reset();
-      std::string().swap(d->text);
-      std::vector<size_t>().swap(d->line_starts);
+    ConvertedNodeSet& c = d->converted;
+    for (auto& [id, where] : c.parents) parents.emplace_back(std::move(id), NodeLocation{file, where.line});
+    for (PendingValue& p : c.pending) {
+      p.file = file;
+      pending.push_back(std::move(p));
     }
+    result.errors.insert(result.errors.end(), std::make_move_iterator(c.errors.begin()),
+                         std::make_move_iterator(c.errors.end()));
+    c = ConvertedNodeSet();
   }
 
   // Every NodeId once, across the files, namespace 0 and the JSON node files; with the NodeClass of its
-  // first definition.
-  struct Defined {
-    NodeLocation at;
-    addressspace::NodeClass node_class;
-  };
-  std::unordered_map<ua::NodeId, Defined> defined;
-  defined.reserve(out.nodes.size());
-  for (const ImportedNode& n : out.nodes) {
+  // first definition (the index keeps the first node of a NodeId).
+  ImportedIndex index(out);
+  const size_t file_nodes = out.nodes.size();  // the checks below know the files' nodes, not those created
+  for (size_t i = 0; i < file_nodes; ++i) {
+    const ImportedNode& n = out.nodes[i];
     const ua::NodeId& id = n.spec.node_id;
     if (ns0_store().find(id) != addressspace::kNoNode) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    auto [it, inserted] = defined.emplace(id, Defined{{n.file, n.line}, n.spec.node_class});
-    if (!inserted) {
-      result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
-                               "NodeId " + id.to_string() + " is defined twice: here and at " +
-                                   out.where(it->second.at.file, it->second.at.line)});
+    const uint32_t first = index.find(id);
+    if (first != i) {
+      const ImportedNode& f = out.nodes[first];
+      result.errors.push_back(
+          {out.files[n.file], "line " + std::to_string(n.line),
+           "NodeId " + id.to_string() + " is defined twice: here and at " + out.where(f.file, f.line)});
     }
   }
+  // A file's node (not one of namespace 0, not one created by the steps below), or kNone.
+  auto defined = [&](const ua::NodeId& id) {
+    const uint32_t i = index.find(id);
+    return i < file_nodes && ns0_store().find(id) == addressspace::kNoNode ? i : ImportedIndex::kNone;
+  };
   std::unordered_set<ua::NodeId> declared;  // by JSON node files
   for (const NodeDecl& d : result.config.nodes) {
     if (!d.count) declared.insert(d.node_id);
@@ -304,7 +322,8 @@ void resolve_nodesets(LoadResult& result) {
     if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
   }
   auto known = [&](const ua::NodeId& id) {
-    return defined.count(id) || ns0_store().find(id) != addressspace::kNoNode || declared.count(id);
+    return ns0_store().find(id) != addressspace::kNoNode || defined(id) != ImportedIndex::kNone ||
+           declared.count(id);
   };
   auto excused = [&](const ua::NodeId& id) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
@@ -313,39 +332,54 @@ void resolve_nodesets(LoadResult& result) {
   auto class_of = [&](const ua::NodeId& id) {
     const addressspace::NodeIndex i = ns0_store().find(id);
     if (i != addressspace::kNoNode) return ns0_store().node_class(i);
-    const auto it = defined.find(id);
-    return it == defined.end() ? addressspace::NodeClass::Unspecified : it->second.node_class;
+    const uint32_t d = defined(id);
+    return d == ImportedIndex::kNone ? addressspace::NodeClass::Unspecified : out.nodes[d].spec.node_class;
   };
+  // A node's references follow each other: a NodeId found to exist, and a reference type found fit, are
+  // not looked up again for the next reference (the checks depend on the NodeId alone).
+  const ua::NodeId* existing = nullptr;
+  const ua::NodeId* fit_type = nullptr;
   for (const ImportedReference& r : out.references) {
     auto at = [&] { return "line " + std::to_string(r.line); };
     for (const ua::NodeId* id : {&r.source, &r.target}) {
-      if (!exists(*id))
+      if (existing && *id == *existing) continue;
+      if (exists(*id)) {
+        existing = id;
+      } else {
         result.errors.push_back(
             {out.files[r.file], at(), "reference to " + id->to_string() + ", which exists nowhere"});
+      }
     }
+    if (fit_type && r.type == *fit_type) continue;
     if (!exists(r.type)) {
       result.errors.push_back(
           {out.files[r.file], at(), "reference type " + r.type.to_string() + " exists nowhere"});
     } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
                !excused(r.type)) {
       result.errors.push_back({out.files[r.file], at(), r.type.to_string() + " is not a ReferenceType"});
+    } else {
+      fit_type = &r.type;
     }
   }
+  existing = nullptr;
   for (const auto& [id, where] : parents) {
-    if (!exists(id)) {
+    if (existing && id == *existing) continue;
+    if (exists(id)) {
+      existing = &id;
+    } else {
       result.errors.push_back({out.files[where.file], "line " + std::to_string(where.line),
                                "ParentNodeId " + id.to_string() + " exists nowhere"});
     }
   }
   const DataTypeLookup lookup{class_of, excused};
-  add_namespace_metadata(result, lookup);
-  resolve_definitions(result, lookup);
-  encode_structure_values(result, pending);
+  add_namespace_metadata(result, lookup, index);
+  resolve_definitions(result, lookup, index);
+  encode_structure_values(result, pending, index);
   pending.clear();
-  add_type_dictionaries(result, lookup);
+  add_type_dictionaries(result, lookup, index);
   result.nodesets.clear();  // the XML text and trees are not needed any more
   // DataTypes and values.
-  const ImportedTypes types(out);
+  const ImportedTypes types(index);
   for (const ImportedNode& n : out.nodes) {
     const auto& spec = n.spec;
     if (spec.node_class != addressspace::NodeClass::Variable &&

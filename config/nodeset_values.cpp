@@ -18,12 +18,7 @@ namespace {
 // The DataTypes of namespace 0 and of the loaded files, with the definitions resolve_definitions() set.
 class ImportedDataTypes final : public XmlDataTypes {
  public:
-  explicit ImportedDataTypes(const ImportedModels& m) {
-    const ua::NodeId has_subtype(0, ua::id::HasSubtype), has_encoding(0, ua::id::HasEncoding);
-    for (const ImportedReference& r : m.references) {
-      if (r.type == has_subtype) supertype_.emplace(r.target, r.source);
-      if (r.type == has_encoding) encoding_of_.emplace(r.target, r.source);
-    }
+  ImportedDataTypes(const ImportedModels& m, const ImportedIndex& index) : index_(index) {
     for (const ImportedNode& n : m.nodes) {
       if (n.spec.node_class != addressspace::NodeClass::DataType) continue;
       const ua::StructureDefinition* s =
@@ -39,9 +34,9 @@ class ImportedDataTypes final : public XmlDataTypes {
     // Its built-in encoding and whether it is an enumeration: those of its nearest namespace-0 supertype.
     ua::NodeId t = data_type;
     for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
-      const auto up = supertype_.find(t);
-      if (up == supertype_.end()) return {};
-      t = up->second;
+      const ua::NodeId* up = index_.supertype(t);
+      if (!up) return {};
+      t = *up;
       if (ns0_store().find(t) == addressspace::kNoNode) continue;
       XmlDataType r = ns0_data_types().type(t);
       r.structure = own->second;
@@ -53,22 +48,22 @@ class ImportedDataTypes final : public XmlDataTypes {
   ua::NodeId data_type_of(const ua::NodeId& type_id) const override {
     if (ns0_store().find(type_id) != addressspace::kNoNode) return ns0_data_types().data_type_of(type_id);
     if (own_.count(type_id)) return type_id;
-    const auto it = encoding_of_.find(type_id);
-    return it == encoding_of_.end() ? ua::NodeId() : it->second;
+    const ua::NodeId* type = index_.data_type_of_encoding(type_id);
+    return type ? *type : ua::NodeId();
   }
 
  private:
-  std::unordered_map<ua::NodeId, ua::NodeId> supertype_;
-  std::unordered_map<ua::NodeId, ua::NodeId> encoding_of_;
+  const ImportedIndex& index_;
   std::unordered_map<ua::NodeId, const ua::StructureDefinition*> own_;  // the files' DataTypes
 };
 
 }  // namespace
 
-void encode_structure_values(LoadResult& result, const std::vector<PendingValue>& pending) {
+void encode_structure_values(LoadResult& result, const std::vector<PendingValue>& pending,
+                             const ImportedIndex& index) {
   if (pending.empty()) return;
   ImportedModels& out = result.config.imported;
-  const ImportedDataTypes types(out);
+  const ImportedDataTypes types(out, index);
   for (const PendingValue& p : pending) {
     addressspace::NodeSpec& spec = out.nodes[p.node].spec;
     if (!spec.value) continue;

@@ -22,12 +22,19 @@ namespace {
 constexpr int kMaxDepth = 32;
 
 // The built-in type an XML element names (Part 6 §5.3.1: the element is named by its type).
+// Looked up once per value element: a table built once, not a scan of the names.
 std::optional<ua::BuiltinType> builtin_by_name(std::string_view name) {
-  for (uint8_t i = 1; i <= ua::kMaxBuiltinType; ++i) {
-    if (ua::builtin_type_name(static_cast<ua::BuiltinType>(i)) == name)
-      return static_cast<ua::BuiltinType>(i);
-  }
-  return std::nullopt;
+  static const auto table = [] {
+    std::unordered_map<std::string_view, ua::BuiltinType> m;
+    for (uint8_t i = 1; i <= ua::kMaxBuiltinType; ++i) {
+      const auto t = static_cast<ua::BuiltinType>(i);
+      m.emplace(ua::builtin_type_name(t), t);
+    }
+    return m;
+  }();
+  const auto it = table.find(name);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
 }
 
 // The first child element whose local name is `name`.

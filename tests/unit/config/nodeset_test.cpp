@@ -78,6 +78,18 @@ TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces 
   CHECK(ns[2] == "http://example.com/machine/");
   CHECK(ns[3] == "http://example.com/base/");
   CHECK(server_info(r.config, {}).namespace_uris == ns);
+  // The files in load order, every node with its own file: each file is converted as it is read and
+  // spliced in load order.
+  REQUIRE(m.files.size() == 2);
+  CHECK(m.files[0].ends_with("base.xml"));
+  CHECK(m.files[1].ends_with("machine.xml"));
+  REQUIRE(!m.nodes.empty());
+  CHECK(m.files[m.nodes.front().file].ends_with("base.xml"));
+  for (const ImportedNode& n : m.nodes) {
+    INFO(n.spec.node_id.to_string() << " at " << m.where(n.file, n.line));
+    CHECK(n.file == (n.spec.node_id.namespace_index() == 3 ? 0u : 1u));
+  }
+  for (const ImportedReference& ref : m.references) CHECK(ref.file < 2);
   // One undecoded structure value: an OpaqueType, which base.xml defines without a Definition. The
   // PointType values are encoded by PointType's Definition.
   REQUIRE(m.undecoded.size() == 1);

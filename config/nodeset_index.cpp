@@ -1,0 +1,153 @@
+// The index of the NodeSet2 files' nodes and references that every step of resolve_nodesets() shares
+// (nodeset_document.hpp, ImportedIndex).
+#include <bit>
+
+#include "config/config.hpp"
+#include "config/nodeset_document.hpp"
+#include "ua/generated/node_ids.hpp"
+
+namespace opcuad::config {
+
+ImportedIndex::ImportedIndex(ImportedModels& m) : m_(m) {
+  // Room for the nodes already there and for those the steps add (the capacity the loader reserved).
+  const size_t room = std::max(m.nodes.capacity(), m.nodes.size());
+  slots_.resize(std::bit_ceil(std::max<size_t>(room * 3 / 2, 16)));
+  for (size_t i = 0; i < m.nodes.size(); ++i) insert(static_cast<uint32_t>(i));
+  for (size_t i = 0; i < m.references.size(); ++i) index_reference(static_cast<uint32_t>(i));
+}
+
+ImportedIndex::Slot ImportedIndex::slot_of(const ua::NodeId& id, uint32_t node) {
+  if (id.type() == ua::IdType::Numeric)
+    return {uint64_t{id.namespace_index()} << 32 | id.numeric(), node + 1, 1};
+  return {id.hash(), node + 1, 0};
+}
+
+uint32_t ImportedIndex::find(const ua::NodeId& id) const {
+  const Slot want = slot_of(id, 0);
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
+    const Slot& slot = slots_[s];
+    if (slot.node == 0) return kNone;
+    if (slot.key != want.key || slot.numeric != want.numeric) continue;
+    if (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id) return slot.node - 1;
+  }
+}
+
+// Keeps the first node of a NodeId: a second one is an error resolve_nodesets() reports.
+void ImportedIndex::insert(uint32_t node) {
+  if (3 * (used_ + 1) > 2 * slots_.size()) grow();
+  const ua::NodeId& id = m_.nodes[node].spec.node_id;
+  const Slot add = slot_of(id, node);
+  const size_t mask = slots_.size() - 1;
+  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
+    Slot& slot = slots_[s];
+    if (slot.node == 0) {
+      slot = add;
+      ++used_;
+      return;
+    }
+    if (slot.key == add.key && slot.numeric == add.numeric &&
+        (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id))
+      return;
+  }
+}
+
+void ImportedIndex::grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  const size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.node == 0) continue;
+    size_t s = m_.nodes[slot.node - 1].spec.node_id.hash() & mask;
+    while (slots_[s].node != 0) s = (s + 1) & mask;
+    slots_[s] = slot;
+  }
+}
+
+void ImportedIndex::index_reference(uint32_t i) {
+  const ImportedReference& r = m_.references[i];
+  const ua::NodeId namespaces(0, ua::id::Server_Namespaces),
+      opc_binary(0, ua::id::OPCBinarySchema_TypeSystem);
+  if (r.source == namespaces || r.target == namespaces || r.source == opc_binary || r.target == opc_binary)
+    marked_.push_back(i);
+  if (r.type.namespace_index() != 0 || r.type.type() != ua::IdType::Numeric) return;
+  switch (r.type.numeric()) {
+    case ua::id::HasSubtype:
+      supertype_.emplace(r.target, r.source);
+      break;
+    case ua::id::HasEncoding:
+      encodings_[r.source].push_back(r.target);
+      encoding_of_.emplace(r.target, r.source);
+      break;
+    case ua::id::HasProperty:
+      has_property_.push_back(r.source.hash() >> 32 << 32 | i);
+      break;
+    case ua::id::HasDescription:
+      if (marked_.empty() || marked_.back() != i) marked_.push_back(i);
+      break;
+    case ua::id::HasTypeDefinition:
+      if ((r.target.is_ns0(ua::id::NamespaceMetadataType) ||
+           r.target.is_ns0(ua::id::DataTypeDictionaryType)) &&
+          (marked_.empty() || marked_.back() != i))
+        marked_.push_back(i);
+      break;
+    default:
+      break;
+  }
+}
+
+const ua::NodeId* ImportedIndex::supertype(const ua::NodeId& type) const {
+  const auto it = supertype_.find(type);
+  return it == supertype_.end() ? nullptr : &it->second;
+}
+
+const std::vector<ua::NodeId>* ImportedIndex::encodings(const ua::NodeId& type) const {
+  const auto it = encodings_.find(type);
+  return it == encodings_.end() ? nullptr : &it->second;
+}
+
+const ua::NodeId* ImportedIndex::data_type_of_encoding(const ua::NodeId& encoding) const {
+  const auto it = encoding_of_.find(encoding);
+  return it == encoding_of_.end() ? nullptr : &it->second;
+}
+
+std::vector<ua::NodeId> ImportedIndex::properties(const ua::NodeId& node) const {
+  std::vector<ua::NodeId> out;
+  const uint64_t tag = node.hash() >> 32 << 32;
+  for (const uint64_t p : has_property_) {
+    if ((p >> 32 << 32) != tag) continue;
+    const ImportedReference& r = m_.references[static_cast<uint32_t>(p)];
+    if (r.source == node) out.push_back(r.target);
+  }
+  return out;
+}
+
+void ImportedIndex::add_node(ImportedNode n) {
+  m_.nodes.push_back(std::move(n));
+  insert(static_cast<uint32_t>(m_.nodes.size() - 1));
+}
+
+void ImportedIndex::add_reference(ImportedReference r) {
+  m_.references.push_back(std::move(r));
+  index_reference(static_cast<uint32_t>(m_.references.size() - 1));
+}
+
+ImportedNode created_variable(ua::NodeId id, ua::QualifiedName browse_name, uint32_t data_type,
+                              int32_t value_rank, ua::Variant value, uint32_t file, uint32_t line) {
+  ImportedNode n;
+  n.file = file;
+  n.line = line;
+  n.spec.node_id = std::move(id);
+  n.spec.node_class = addressspace::NodeClass::Variable;
+  n.spec.display_name = ua::LocalizedText{ua::String(), browse_name.name};
+  n.spec.browse_name = std::move(browse_name);
+  n.spec.data_type = ua::NodeId(0, data_type);
+  n.spec.value_rank = value_rank;
+  ua::DataValue dv;
+  dv.value = std::move(value);
+  dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
+  n.spec.value = std::move(dv);
+  return n;
+}
+
+}  // namespace opcuad::config
