@@ -131,8 +131,13 @@ bool NodeStoreBuilder::add_node(const NodeSpec& spec) {
         if (previous_) v.cell = values_.adopt(spec.node_id);
         if (!v.cell) v.cell = values_.allocate(spec.node_id);
         if (v.cell && previous_) new_cells_.emplace_back(spec.node_id, v.cell);
-        if (v.cell && (spec.value || previous_)) {
-          values_.write(*v.cell, spec.value ? *spec.value : ua::DataValue{}, participant_);
+        if (v.cell && (spec.value || spec.no_value || previous_)) {
+          static const ua::DataValue kNoValue{.status = ua::status::BadNoValue};
+          values_.write(*v.cell,
+                        spec.value      ? *spec.value
+                        : spec.no_value ? kNoValue
+                                        : ua::DataValue{},
+                        participant_);
         }
       }
       s.variables_.push_back(v);

@@ -57,6 +57,9 @@ struct NodeSpec {
   uint8_t write_roles = 0xFF;
   std::optional<ua::DataValue> value;  // initial Value
   bool replace_value = false;          // a reload writes `value` over the live one (see above)
+  // A Variable that has no initial Value at all (a NodeSet2 file's without <Value>): without `value`, its
+  // new cell holds no value and the status Bad_NoValue (Part 6 §F.8).
+  bool no_value = false;
   // DataType
   std::optional<ua::ExtensionObject> definition;
 };

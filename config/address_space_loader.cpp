@@ -68,6 +68,7 @@ void set_initial_value(addressspace::NodeSpec& spec, const NodeDecl& d) {
   if (spec.node_class != addressspace::NodeClass::Variable) return;
   ua::DataValue dv;
   dv.value = d.value;
+  if (d.no_value && d.value.is_empty()) dv.status = ua::status::BadNoValue;
   dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
   spec.value = std::move(dv);
 }
@@ -117,21 +118,28 @@ void restrict_diagnostics(addressspace::NodeStoreBuilder& b) {
 }
 
 // The nodes and references of the NodeSet2 files (config.hpp, ImportedModels), checked when they were
-// loaded. On a reload a variable whose Value in the file changed gets the new one, as a JSON node's does.
+// loaded. On a reload a variable whose Value in the file changed gets the new one, as a JSON node's does;
+// one whose file no longer gives a Value reads Bad_NoValue again (Part 6 §F.8).
 void add_imported(addressspace::NodeStoreBuilder& b, const ImportedModels& m, const ImportedModels* running,
                   std::vector<ConfigError>& errors) {
-  std::unordered_map<ua::NodeId, const ua::Variant*> before;
+  using addressspace::NodeClass;
+  std::unordered_map<ua::NodeId, const addressspace::NodeSpec*> before;
   if (running) {
     for (const ImportedNode& n : running->nodes) {
-      if (n.spec.value) before.emplace(n.spec.node_id, &n.spec.value->value);
+      if (n.spec.node_class == NodeClass::Variable) before.emplace(n.spec.node_id, &n.spec);
     }
   }
+  const auto same_value = [](const addressspace::NodeSpec& a, const addressspace::NodeSpec& b) {
+    if (!a.value || !b.value) return !a.value && !b.value;
+    return a.value->value == b.value->value;
+  };
   for (const ImportedNode& n : m.nodes) {
     bool added;
-    const auto it = n.spec.value ? before.find(n.spec.node_id) : before.end();
-    if (it != before.end() && !(*it->second == n.spec.value->value)) {
+    const auto it = n.spec.node_class == NodeClass::Variable ? before.find(n.spec.node_id) : before.end();
+    if (it != before.end() && !same_value(*it->second, n.spec)) {
       addressspace::NodeSpec changed = n.spec;
       changed.replace_value = true;
+      if (!changed.value) changed.value = ua::DataValue{.status = ua::status::BadNoValue};
       added = b.add_node(changed);
     } else {
       added = b.add_node(n.spec);

@@ -275,6 +275,9 @@ struct NodeDecl {
   double minimum_sampling_interval = 0;
   bool historizing = false;
   std::optional<Simulation> simulation;
+  // A member of an instance whose InstanceDeclaration has no Value (a NodeSet2 file's without <Value>):
+  // while `value` stays empty it reads Bad_NoValue, as the declaration does (Part 6 §F.8).
+  bool no_value = false;
   // Bulk: `count` nodes whose name, display name and derived id have {n} replaced by start .. start+count-1.
   uint32_t count = 0;
   uint32_t start = 0;

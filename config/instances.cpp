@@ -480,7 +480,9 @@ class Instantiator {
       g.array_dimensions.assign(dims.begin(), dims.end());
       g.access_level = v->access_level;
       g.minimum_sampling_interval = v->minimum_sampling_interval;
-      g.value = model_.value(x).value;
+      const ua::DataValue declared = model_.value(x);
+      g.value = declared.value;
+      g.no_value = declared.status == ua::status::BadNoValue;
     }
     if (m && !apply(owner, *m->settings, data_type, g)) return {};
     result_.config.nodes.push_back(std::move(g));

@@ -412,7 +412,10 @@ class NodeSetConverter {
     for (pugi::xml_node c = value.first_child(); c && !element; c = c.next_sibling()) {
       if (c.type() == pugi::node_element) element = c;
     }
-    if (!element) return;
+    if (!element) {
+      spec.no_value = is_variable;  // Part 6 §F.8: read as Bad_NoValue until a value is written
+      return;
+    }
     ua::DataValue dv;
     if (!values_.read(element, dv.value)) {
       const pugi::xml_node at = values_.error_node() ? values_.error_node() : element;

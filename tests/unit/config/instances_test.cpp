@@ -51,13 +51,14 @@ struct Built : nodeset_test::BuiltSpace {
     REQUIRE(n != addressspace::kNoNode);
     return n;
   }
-  ua::Variant value(const std::string& s) const {
+  ua::DataValue data_value(const std::string& s) const {
     const auto* v = store().variable(find(s));
     REQUIRE(v);
     ua::DataValue dv;
     addressspace::ValueStore::read(*v->cell, dv);
-    return dv.value;
+    return dv;
   }
+  ua::Variant value(const std::string& s) const { return data_value(s).value; }
   // The target of the forward reference of `type` from `s`, or a null NodeId.
   ua::NodeId target(const std::string& s, uint32_t type) const {
     const auto& st = store();
@@ -140,6 +141,11 @@ TEST_CASE("instances: a type by NodeId or by qualified name gets its Mandatory m
   CHECK(b.parent_reference("M1.Manufacturer") == ua::NodeId(0, ua::id::HasProperty));
   CHECK(b.parent_reference("M1.Motor.Label") == ua::NodeId(0, ua::id::HasProperty));
   CHECK(b.value("M1.Motor.Temperature") == ua::Variant(20.5));
+  // Mode's declaration has no <Value>: neither has the member, which reads Bad_NoValue as the declaration
+  // does (Part 6 §F.8) until a value is written or configured.
+  CHECK(b.data_value("M1.Mode").status == ua::status::BadNoValue);
+  CHECK(b.value("M1.Mode").is_empty());
+  CHECK(b.data_value("M1.Speed").status == ua::status::Good);
   // The Method: a Method node with no TypeDefinition, its InputArguments the declaration's.
   const auto start = b.find("M1.Start");
   CHECK(s.node_class(start) == addressspace::NodeClass::Method);
@@ -185,6 +191,7 @@ TEST_CASE("instances: members create Optional declarations and set values by bro
   CHECK(b.store().display_name(b.find("M1.Speed")).text.view() == "Drehzahl");
   CHECK(b.exists("M1.Motor.Torque"));
   CHECK(b.value("M1.Mode") == ua::Variant(int32_t{5}));
+  CHECK(b.data_value("M1.Mode").status == ua::status::Good);  // a configured value is Good
   CHECK(b.exists("M1.Extra"));
   // The simulation and roles of a member reach the configuration like a declared variable's.
   bool simulated = false;

@@ -42,13 +42,14 @@ struct Built : nodeset_test::BuiltSpace {
     REQUIRE(n != addressspace::kNoNode);
     return n;
   }
-  ua::Variant value(const ua::NodeId& id) const {
+  ua::DataValue data_value(const ua::NodeId& id) const {
     const auto* v = store().variable(find(id));
     REQUIRE(v);
     ua::DataValue dv;
     addressspace::ValueStore::read(*v->cell, dv);
-    return dv.value;
+    return dv;
   }
+  ua::Variant value(const ua::NodeId& id) const { return data_value(id).value; }
   bool has_reference(const ua::NodeId& from, uint32_t type, const ua::NodeId& to, bool inverse) const {
     const auto& s = store();
     for (const auto& r : s.references(find(from))) {
@@ -526,6 +527,64 @@ TEST_CASE("A reload of NodeSet2 files keeps unchanged values and a failed one ke
     CHECK_FALSE(next.ok());
     CHECK(errors_text(next.errors).find("machine.xml: line") != std::string::npos);
     CHECK(b.value(speed) == ua::Variant(99.0));
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("A NodeSet2 variable without <Value> reads Bad_NoValue until written, also across reloads") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "opcuad-nodeset-novalue";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(kFixtures / "base.xml", dir / "base.xml",
+                             std::filesystem::copy_options::overwrite_existing);
+  // machine.xml with a variable Setpoint (ns=1;i=40) whose <Value> is `value` (none when empty).
+  std::string machine = read_file(kFixtures / "machine.xml");
+  machine.erase(machine.rfind("</UANodeSet>"));
+  auto write_machine = [&](const std::string& value) {
+    std::ofstream(dir / "machine.xml", std::ios::binary | std::ios::trunc)
+        << machine
+        << R"(<UAVariable NodeId="ns=1;i=40" BrowseName="1:Setpoint" DataType="Double" AccessLevel="3">
+    <DisplayName>Setpoint</DisplayName>
+    <References><Reference ReferenceType="HasComponent" IsForward="false">ns=1;s=Machine</Reference></References>)"
+        << value << "</UAVariable></UANodeSet>";
+  };
+  write_machine("");
+  const LoadResult first = load_files({"*.xml"}, dir);
+  INFO(errors_text(first.errors));
+  REQUIRE(first.ok());
+  Built b(first);
+  const uint16_t m = namespace_of(first.config, "http://example.com/machine/");
+  const ua::NodeId setpoint(m, 40);
+  // Part 6 §F.8: no value, status Bad_NoValue. A VariableType without <Value> keeps a null Value: its
+  // Value is optional (Part 3 §5.6.5).
+  CHECK(b.data_value(setpoint).status == ua::status::BadNoValue);
+  CHECK(b.value(setpoint).is_empty());
+  auto reload = [&] {
+    const LoadResult next = load_files({"*.xml"}, dir);
+    INFO(errors_text(next.errors));
+    REQUIRE(next.ok());
+    const ReloadOutcome out = reload_address_space(b.config, next.config, b.space, *b.p);
+    INFO(errors_text(out.errors));
+    REQUIRE(out.errors.empty());
+    b.config = next.config;  // the running configuration from now on, as the daemon keeps it
+    return out;
+  };
+  SECTION("a written value is kept by a reload of the unchanged file") {
+    ua::DataValue dv;
+    dv.value = ua::Variant(7.5);
+    b.space.values().write(*b.store().variable(b.find(setpoint))->cell, dv, *b.p);
+    CHECK(reload().values_reset == 0);
+    CHECK(b.data_value(setpoint).status == ua::status::Good);
+    CHECK(b.value(setpoint) == ua::Variant(7.5));
+  }
+  SECTION("a <Value> the file gains is applied, and taken away again reads Bad_NoValue") {
+    write_machine("<Value><uax:Double>3.25</uax:Double></Value>");
+    CHECK(reload().values_reset == 1);
+    CHECK(b.data_value(setpoint).status == ua::status::Good);
+    CHECK(b.value(setpoint) == ua::Variant(3.25));
+    write_machine("");
+    CHECK(reload().values_reset == 1);
+    CHECK(b.data_value(setpoint).status == ua::status::BadNoValue);
+    CHECK(b.value(setpoint).is_empty());
   }
   std::filesystem::remove_all(dir);
 }
