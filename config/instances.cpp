@@ -277,15 +277,20 @@ class Instantiator {
       if (t.starts_with(p)) return true;
     return false;
   }
+  // The BrowseNames of a member's path: split at '/', where "&/" is a '/' of the name and "&&" an '&' (the
+  // escape of the RelativePath text format, Part 4 §A.2).
   static std::vector<std::string> split(const std::string& path) {
-    std::vector<std::string> out;
-    size_t start = 0;
-    while (true) {
-      const size_t slash = path.find('/', start);
-      out.push_back(path.substr(start, slash == std::string::npos ? std::string::npos : slash - start));
-      if (slash == std::string::npos) return out;
-      start = slash + 1;
+    std::vector<std::string> out(1);
+    for (size_t i = 0; i < path.size(); ++i) {
+      if (path[i] == '&' && i + 1 < path.size() && (path[i + 1] == '/' || path[i + 1] == '&')) {
+        out.back() += path[++i];
+      } else if (path[i] == '/') {
+        out.emplace_back();
+      } else {
+        out.back() += path[i];
+      }
     }
+    return out;
   }
   ua::NodeId::NamespaceResolver resolver() {
     auto* ns = &result_.config.namespaces;

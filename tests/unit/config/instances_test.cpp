@@ -177,6 +177,7 @@ TEST_CASE("instances: members create Optional declarations and set values by bro
       "Manufacturer": {"value": {"locale": "en", "text": "ACME"}},
       "Speed": {"value": 1450.0, "access": ["read"], "display_name": "Drehzahl"},
       "Motor/Torque": {},
+      "Motor/In&/Out": {"value": 2.5},
       "Motor/Temperature": {"simulation": {"kind": "sine", "min": 20, "max": 80}, "read_roles": ["Operator"]},
       "Mode": {"value": "Stopped"},
       "Config": {"value": {"Id": 7, "Name": "ab", "Limits": [1.5, 2.5], "Mode": "Running", "Inner": {"A": -1}}}},
@@ -193,6 +194,8 @@ TEST_CASE("instances: members create Optional declarations and set values by bro
   CHECK(b.value("M1.Mode") == ua::Variant(int32_t{5}));
   CHECK(b.data_value("M1.Mode").status == ua::status::Good);  // a configured value is Good
   CHECK(b.exists("M1.Extra"));
+  // "&/" stands for a '/' inside a BrowseName (Part 4 §A.2).
+  CHECK(b.value("M1.Motor.In/Out") == ua::Variant(2.5));
   // The simulation and roles of a member reach the configuration like a declared variable's.
   bool simulated = false;
   for (const NodeDecl& d : r.config.nodes) {
