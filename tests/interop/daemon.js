@@ -91,4 +91,15 @@ function until(predicate, what, ms = 5000) {
   });
 }
 
-module.exports = { startDaemon, until, plainClient, BIN };
+// A test file's teardown: closes the session and disconnects the client when they were opened, and stops
+// the daemon, which must exit with 0 on SIGTERM.
+async function closeAll({ session, client, daemon }) {
+  if (session) await session.close();
+  if (client) await client.disconnect();
+  if (daemon) {
+    const { code } = await daemon.stop();
+    require("node:assert/strict").equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
+  }
+}
+
+module.exports = { startDaemon, until, plainClient, closeAll, BIN };

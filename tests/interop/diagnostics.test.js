@@ -8,7 +8,7 @@ const test = require("node:test");
 const assert = require("node:assert/strict");
 const { execFileSync } = require("node:child_process");
 const { AttributeIds, DataType, StatusCodes, UserTokenType } = require("node-opcua");
-const { startDaemon, BIN, plainClient } = require("./daemon");
+const { startDaemon, BIN, plainClient, closeAll } = require("./daemon");
 
 const SESSIONS = "ns=0;i=3707";       // Server.ServerDiagnostics.SessionsDiagnosticsSummary.SessionDiagnosticsArray
 const SECURITY = "ns=0;i=3708";       // ... SessionSecurityDiagnosticsArray
@@ -32,10 +32,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
+  await closeAll({ daemon });
 });
 
 async function open(name, identity) {

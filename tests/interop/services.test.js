@@ -4,7 +4,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const { MessageSecurityMode, AttributeIds, DataType, StatusCodes, BrowseDirection, UserTokenType, makeBrowsePath, coerceNodeId, VariantArrayType } = require("node-opcua");
-const { startDaemon, plainClient } = require("./daemon");
+const { startDaemon, plainClient, closeAll } = require("./daemon");
 
 const NS = 2;  // urn:opcuad:interop:nodes
 const id = (path) => `ns=${NS};s=Interop.${path}`;
@@ -21,12 +21,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (session) await session.close();
-  if (client) await client.disconnect();
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
+  await closeAll({ session, client, daemon });
 });
 
 test("GetEndpoints lists the None endpoint with anonymous and username policies", async () => {

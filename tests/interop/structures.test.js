@@ -19,7 +19,7 @@ const {
   coerceNodeId,
   promoteOpaqueStructure,
 } = require("node-opcua");
-const { startDaemon, plainClient } = require("./daemon");
+const { startDaemon, plainClient, closeAll } = require("./daemon");
 
 const FIXTURES = path.join(__dirname, "../unit/config/nodesets");
 const NODESETS_DIR = process.env.OPCUAD_NODESETS_DIR || path.join(__dirname, "../../../shared/opcua-nodesets");
@@ -90,12 +90,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (session) await session.close();
-  if (client) await client.disconnect();
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
+  await closeAll({ session, client, daemon });
   if (nodeDir) fs.rmSync(nodeDir, { recursive: true, force: true });
 });
 

@@ -5,7 +5,7 @@
 const test = require("node:test");
 const assert = require("node:assert/strict");
 const { AttributeIds, DataType, StatusCodes, TimestampsToReturn, ClientSubscription, ClientMonitoredItem } = require("node-opcua");
-const { startDaemon, until, plainClient } = require("./daemon");
+const { startDaemon, until, plainClient, closeAll } = require("./daemon");
 
 const id = (path) => `ns=2;s=Interop.${path}`;
 
@@ -21,12 +21,7 @@ test.before(async () => {
 });
 
 test.after(async () => {
-  if (session) await session.close();
-  if (client) await client.disconnect();
-  if (daemon) {
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
+  await closeAll({ session, client, daemon });
 });
 
 

@@ -293,6 +293,29 @@ TEST_CASE("structures: a reloaded store brings its own codecs", "[services][stru
 }
 
 #ifndef OPCUAD_ALLOCATION_COUNTER_OFF
+namespace {
+
+// Sends `request` through the session and channel of `f` and decodes the answer into `response`; returns
+// the heap allocations of handling it (transport included).
+template <class Request, class Response>
+size_t counted_round_trip(Fixture& f, Request request, Response& response) {
+  request.request_header.authentication_token = f.h.token;
+  request.request_header.request_handle = ++f.h.handle;
+  const std::string bytes = symmetric_chunk("MSG", 'F', f.h.channel_id, f.h.token_id, f.h.sequence++,
+                                            f.h.handle, encode_request(request));
+  opcuad::test::g_allocations = 0;
+  opcuad::test::g_counting = true;
+  f.h.feed(bytes);
+  opcuad::test::g_counting = false;
+  const size_t n = opcuad::test::g_allocations;
+  ServerMessage m;
+  REQUIRE(f.h.take_response(f.h.handle, m));
+  REQUIRE(decode_body(m, response));
+  return n;
+}
+
+}  // namespace
+
 TEST_CASE("structures: the check of a written body allocates nothing in steady state",
           "[services][structures]") {
   Fixture f;
@@ -319,20 +342,8 @@ TEST_CASE("structures: the check of a written body allocates nothing in steady s
   // allocates is the stored copy of the value, docs/ARCHITECTURE.md "ValueStore").
   f.h.sink.out.reserve(1 << 20);
   auto round = [&](const ua::Variant& v) {
-    ua::WriteRequest r = write_request(f.var(1), v);
-    r.request_header.authentication_token = f.h.token;
-    r.request_header.request_handle = ++f.h.handle;
-    const std::string bytes = symmetric_chunk("MSG", 'F', f.h.channel_id, f.h.token_id, f.h.sequence++,
-                                              f.h.handle, encode_request(r));
-    opcuad::test::g_allocations = 0;
-    opcuad::test::g_counting = true;
-    f.h.feed(bytes);
-    opcuad::test::g_counting = false;
-    const size_t n = opcuad::test::g_allocations;
-    ServerMessage m;
-    REQUIRE(f.h.take_response(f.h.handle, m));
     ua::WriteResponse resp;
-    REQUIRE(decode_body(m, resp));
+    const size_t n = counted_round_trip(f, write_request(f.var(1), v), resp);
     REQUIRE(resp.results.size() == 1);
     CHECK(resp.results[0] == status::Good);
     return n;
@@ -363,19 +374,8 @@ TEST_CASE("structures: a Read of structured values allocates nothing per value i
     ua::ReadRequest r;
     r.timestamps_to_return = ua::TimestampsToReturn::Both;
     for (size_t i = 0; i < count; ++i) r.nodes_to_read.push_back(ua::ReadValueId{f.var(1), 13, {}, {}});
-    r.request_header.authentication_token = f.h.token;
-    r.request_header.request_handle = ++f.h.handle;
-    const std::string bytes = symmetric_chunk("MSG", 'F', f.h.channel_id, f.h.token_id, f.h.sequence++,
-                                              f.h.handle, encode_request(r));
-    opcuad::test::g_allocations = 0;
-    opcuad::test::g_counting = true;
-    f.h.feed(bytes);
-    opcuad::test::g_counting = false;
-    const size_t n = opcuad::test::g_allocations;
-    ServerMessage m;
-    REQUIRE(f.h.take_response(f.h.handle, m));
     ua::ReadResponse resp;
-    REQUIRE(decode_body(m, resp));
+    const size_t n = counted_round_trip(f, std::move(r), resp);
     REQUIRE(resp.results.size() == count);
     for (const ua::DataValue& dv : resp.results) {
       const auto* eo = dv.value.get_if<ua::ExtensionObject>();
