@@ -584,8 +584,7 @@ class StructureEncoder {
         e_.write_i32(-1);  // a null array; of a matrix, a null Dimensions array (Part 6 §5.2.5)
         return true;
       }
-      if (f.value_rank > 1)
-        return fail(n, "field " + name + ": a matrix field's value is not supported in XML");
+      if (f.value_rank > 1) return matrix_field(n, f, t, allows_subtypes, depth);
       size_t count = 0;
       for (pugi::xml_node c = xml_first_element(n); c; c = c.next_sibling())
         count += c.type() == pugi::node_element;
@@ -596,6 +595,48 @@ class StructureEncoder {
       return true;
     }
     return one(n, f, t, allows_subtypes, depth);
+  }
+
+  // A matrix field (ValueRank > 1) as a Matrix (Part 6 §5.3.1.17): <Dimensions> of Int32, then <Elements>
+  // in row-major order, one element per value; in binary the inline matrix of Part 6 §5.2.5 (Table 22):
+  // the dimensions as an Int32 array, then the values.
+  bool matrix_field(pugi::xml_node n, const ua::StructureField& f, const XmlDataType& t, bool allows_subtypes,
+                    int depth) {
+    const std::string name(f.name.view());
+    std::vector<int32_t> dims;
+    size_t product = 1;
+    // Elements are counted below: a product past any count a file can hold (kCap) only has to stay unequal
+    // to it, and must not overflow.
+    constexpr size_t kCap = size_t{1} << 40;
+    for (pugi::xml_node d = xml_first_element(xml_child(n, "Dimensions")); d; d = d.next_sibling()) {
+      if (d.type() != pugi::node_element) continue;
+      int32_t v = 0;
+      if (!r_.parse(d, v)) return false;
+      if (v < 0) return fail(d, "field " + name + ": a matrix dimension must not be negative");
+      dims.push_back(v);
+      const auto dim = static_cast<size_t>(v);
+      product = dim != 0 && product > kCap / dim ? kCap + 1 : product * dim;
+    }
+    if (dims.empty()) return fail(n, "field " + name + ": a matrix field needs its <Dimensions>");
+    if (f.value_rank >= 1 && dims.size() != static_cast<size_t>(f.value_rank)) {
+      return fail(n, "field " + name + ": " + std::to_string(dims.size()) + " dimensions for ValueRank " +
+                         std::to_string(f.value_rank));
+    }
+    const pugi::xml_node elements = xml_child(n, "Elements");
+    size_t count = 0;
+    for (pugi::xml_node c = xml_first_element(elements); c; c = c.next_sibling())
+      count += c.type() == pugi::node_element;
+    if (count != product) {
+      return fail(n, "field " + name + ": the matrix has " + std::to_string(count) +
+                         " elements, its Dimensions multiply to " +
+                         (product > kCap ? "more than " + std::to_string(kCap) : std::to_string(product)));
+    }
+    e_.write_length(dims.size());
+    for (int32_t d : dims) e_.write_i32(d);
+    for (pugi::xml_node c = xml_first_element(elements); c; c = c.next_sibling()) {
+      if (c.type() == pugi::node_element && !one(c, f, t, allows_subtypes, depth)) return false;
+    }
+    return true;
   }
 
   bool one(pugi::xml_node n, const ua::StructureField& f, const XmlDataType& t, bool allows_subtypes,
