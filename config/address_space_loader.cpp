@@ -123,33 +123,32 @@ void restrict_diagnostics(addressspace::NodeStoreBuilder& b) {
 void add_imported(addressspace::NodeStoreBuilder& b, const ImportedModels& m, const ImportedModels* running,
                   std::vector<ConfigError>& errors) {
   using addressspace::NodeClass;
-  std::unordered_map<ua::NodeId, const addressspace::NodeSpec*> before;
+  std::unordered_map<ua::NodeId, const ImportedSpec*> before;
   if (running) {
     for (const ImportedNode& n : running->nodes) {
       if (n.spec.node_class == NodeClass::Variable) before.emplace(n.spec.node_id, &n.spec);
     }
   }
-  const auto same_value = [](const addressspace::NodeSpec& a, const addressspace::NodeSpec& b) {
+  const auto same_value = [](const ImportedSpec& a, const ImportedSpec& b) {
     if (!a.value || !b.value) return !a.value && !b.value;
     return a.value->value == b.value->value;
   };
+  addressspace::NodeSpec spec;  // reused: its strings keep their room from node to node
   for (const ImportedNode& n : m.nodes) {
-    bool added;
+    n.spec.to_node_spec(spec);
     const auto it = n.spec.node_class == NodeClass::Variable ? before.find(n.spec.node_id) : before.end();
     if (it != before.end() && !same_value(*it->second, n.spec)) {
-      addressspace::NodeSpec changed = n.spec;
-      changed.replace_value = true;
-      if (!changed.value) changed.value = ua::DataValue{.status = ua::status::BadNoValue};
-      added = b.add_node(changed);
-    } else {
-      added = b.add_node(n.spec);
+      spec.replace_value = true;
+      if (!spec.value) spec.value = ua::DataValue{.status = ua::status::BadNoValue};
     }
+    const bool added = b.add_node(spec);
     if (!added) {
       errors.push_back({m.files[n.file], "line " + std::to_string(n.line),
                         "duplicate NodeId " + n.spec.node_id.to_string()});
     }
   }
-  for (const ImportedReference& r : m.references) b.add_reference(r.source, r.type, r.target);
+  for (const ImportedReference& r : m.references)
+    b.add_reference(m.id(r.source), m.id(r.type), m.id(r.target));
 }
 
 struct BuiltStore {

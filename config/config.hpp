@@ -307,12 +307,86 @@ struct ImportedModel {
   uint32_t file = 0;  // index into ImportedModels::files
   uint32_t line = 0;  // of its <Model>
 };
+// A value kept out of line, one pointer while absent (copies copy the value): for the attributes few
+// imported nodes have.
+template <class T>
+class OutOfLine {
+ public:
+  OutOfLine() = default;
+  OutOfLine(const OutOfLine& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  OutOfLine(OutOfLine&&) noexcept = default;
+  OutOfLine& operator=(const OutOfLine& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  OutOfLine& operator=(OutOfLine&&) noexcept = default;
+  OutOfLine& operator=(T v) {
+    p_ = std::make_unique<T>(std::move(v));
+    return *this;
+  }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+  const T& operator*() const noexcept { return *p_; }
+  T& operator*() noexcept { return *p_; }
+  const T* operator->() const noexcept { return p_.get(); }
+  T* operator->() noexcept { return p_.get(); }
+  void reset() noexcept { p_.reset(); }
+
+ private:
+  std::unique_ptr<T> p_;
+};
+
+// An imported node's attributes (Part 3 §5), those of addressspace::NodeSpec that a NodeSet2 file can
+// give, in some 500 bytes instead of a NodeSpec's 800: the attributes few nodes have (Description,
+// InverseName, ArrayDimensions, DataTypeDefinition) are kept out of line, and the NodeSpec is made only
+// when the node is added to a NodeStoreBuilder (to_node_spec). Fields as NodeSpec's.
+struct ImportedSpec {
+  ua::NodeId node_id;
+  ua::QualifiedName browse_name;
+  ua::LocalizedText display_name;
+  OutOfLine<ua::LocalizedText> description;   // absent: the null LocalizedText
+  OutOfLine<ua::LocalizedText> inverse_name;  // ReferenceType; absent: the null LocalizedText
+  // Variable, VariableType
+  ua::NodeId data_type = ua::NodeId(0, ua::id::BaseDataType);
+  OutOfLine<std::vector<uint32_t>> array_dimensions;  // absent: none
+  std::optional<ua::DataValue> value;                 // initial Value
+  OutOfLine<ua::ExtensionObject> definition;          // DataType
+  double minimum_sampling_interval = 0;
+  uint32_t write_mask = 0;
+  uint32_t access_level_ex = 0;
+  int32_t value_rank = -2;
+  addressspace::NodeClass node_class = addressspace::NodeClass::Object;
+  uint8_t event_notifier = 0;  // Object, View
+  uint8_t access_level = addressspace::access::kCurrentRead;
+  uint8_t user_access_level = addressspace::access::kCurrentRead;
+  bool contains_no_loops = false;  // View
+  bool is_abstract = false;        // types
+  bool symmetric = false;          // ReferenceType
+  bool executable = true;          // Method
+  bool user_executable = true;     // Method
+  bool historizing = false;
+  bool no_value = false;  // a Variable without <Value>: reads Bad_NoValue (NodeSpec::no_value)
+
+  // array_dimensions, or an empty list when it is absent.
+  const std::vector<uint32_t>& dimensions() const;
+  // Sets every field of `into` (a NodeSpec reused from node to node keeps its strings' room).
+  void to_node_spec(addressspace::NodeSpec& into) const;
+};
 struct ImportedNode {
-  addressspace::NodeSpec spec;
+  ImportedSpec spec;
   uint32_t file = 0;
   uint32_t line = 0;
 };
+// A reference, forward: source --type--> target. Its NodeIds are indexes into ImportedModels::ids (read
+// them with ImportedModels::id()): a node has some four references, and three NodeIds each would cost a
+// 1,000,000-node model more memory than its nodes (docs/PERFORMANCE.md, "Loading companion
+// specifications").
 struct ImportedReference {
+  uint32_t source = 0, type = 0, target = 0;
+  uint32_t file = 0;
+  uint32_t line = 0;
+};
+// A reference the steps of resolve_nodesets() create, with its NodeIds, until ImportedModels interns them.
+struct CreatedReference {
   ua::NodeId source, type, target;  // forward: source --type--> target
   uint32_t file = 0;
   uint32_t line = 0;
@@ -355,9 +429,20 @@ struct ImportedModels {
   std::vector<ImportedReference> references;
   std::vector<UndecodedValue> undecoded;
   std::vector<ImportedDefinition> definitions;  // one per DataType with a <Definition>, in file order
+  // The NodeIds of the references, each once, in the order first named.
+  std::vector<ua::NodeId> ids;
+  // Open addressing over `ids` for intern(): index + 1, 0 for a free slot.
+  std::vector<uint32_t> id_slots;
+
   std::string where(uint32_t file, uint32_t line) const {
     return files[file] + ": line " + std::to_string(line);
   }
+  const ua::NodeId& id(uint32_t i) const { return ids[i]; }
+  // The index of `id` in `ids`, added when it is not there yet.
+  uint32_t intern(const ua::NodeId& id);
+  // Appends the reference source --type--> target.
+  void add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target,
+                     uint32_t file, uint32_t line);
 };
 
 struct ServerConfig {

@@ -71,8 +71,13 @@ class ModelStore {
     {
       addressspace::NodeStoreBuilder b(values_, *p);
       addressspace::add_namespace0(b);
-      for (const ImportedNode& n : m.nodes) (void)b.add_node(n.spec);
-      for (const ImportedReference& r : m.references) b.add_reference(r.source, r.type, r.target);
+      addressspace::NodeSpec spec;
+      for (const ImportedNode& n : m.nodes) {
+        n.spec.to_node_spec(spec);
+        (void)b.add_node(spec);
+      }
+      for (const ImportedReference& r : m.references)
+        b.add_reference(m.id(r.source), m.id(r.type), m.id(r.target));
       store_ = std::move(b.build().store);  // null when the files had errors, which are reported already
     }
     values_.reclaimer().go_offline(*p);

@@ -1,5 +1,6 @@
 // The server file, node-file globs and the checks that span files.
 #include <algorithm>
+#include <bit>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -476,11 +477,15 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   }
   // The nodes and references of the NodeSet2 files, and generous room for those resolve_nodesets() adds: a
   // NamespaceMetadata object with its properties per model, an encoding and a DataTypeDescription per
-  // DataType. A NodeSpec is some 800 bytes: a vector that outgrows its room moves every one.
+  // DataType. An ImportedNode is some 500 bytes: a vector that outgrows its room moves every one.
   if (counts.nodes > 0) {
     ImportedModels& imported = result.config.imported;
     imported.nodes.reserve(counts.nodes + 32 * counts.models + 4 * counts.data_types);
     imported.references.reserve(counts.references + 64 * counts.models + 8 * counts.data_types);
+    // The references' NodeIds: about one per node, the nodes' own, and those of other models.
+    const size_t ids = counts.nodes + 64 * counts.models + 8 * counts.data_types;
+    imported.ids.reserve(ids);
+    imported.id_slots.resize(std::bit_ceil(ids * 3 / 2 + 1));
   }
   for (NodeFile& f : node_files) {
     if (f.missing) {
@@ -591,9 +596,10 @@ void check_references(LoadResult& result) {
   if (!nodes.empty()) {
     for (size_t i = 0; i < result.config.imported.nodes.size(); ++i)
       imported.emplace(result.config.imported.nodes[i].spec.node_id, i);
-    for (const ImportedReference& r : result.config.imported.references) {
-      if (r.type.is_ns0(ua::id::HasTypeDefinition) && r.target.is_ns0(ua::id::FolderType))
-        imported_folders.insert(r.source);
+    const ImportedModels& m = result.config.imported;
+    for (const ImportedReference& r : m.references) {
+      if (m.id(r.type).is_ns0(ua::id::HasTypeDefinition) && m.id(r.target).is_ns0(ua::id::FolderType))
+        imported_folders.insert(m.id(r.source));
     }
   }
   for (size_t i = 0; i < nodes.size(); ++i) {

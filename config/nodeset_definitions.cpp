@@ -32,7 +32,7 @@ class DefinitionResolver {
       if (node != ImportedIndex::kNone) out_.nodes[node].spec.definition = std::move(resolved_[i]);
     }
     for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
-    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
+    for (const CreatedReference& r : created_references_) index_.add_reference(r);
   }
 
  private:
@@ -93,7 +93,7 @@ class DefinitionResolver {
     const ua::QualifiedName name{0, ua::String("Default Binary")};
     if (const std::vector<ua::NodeId>* encodings = index_.encodings(d.data_type)) {
       for (const ua::NodeId& e : *encodings) {
-        const addressspace::NodeSpec* n = index_.spec(e);
+        const ImportedSpec* n = index_.spec(e);
         if (n && n->browse_name == name) return e;
       }
     }
@@ -228,7 +228,7 @@ class DefinitionResolver {
       s.structure_type =
           optional ? ua::StructureTypeEnum::StructureWithOptionalFields : ua::StructureTypeEnum::Structure;
     }
-    const addressspace::NodeSpec* node = index_.spec(d.data_type);
+    const ImportedSpec* node = index_.spec(d.data_type);
     const bool is_abstract = node && node->is_abstract;
     s.default_encoding_id = default_binary(d, is_abstract);
     resolved_[i] = ua::ExtensionObject::make(std::move(s));
@@ -243,7 +243,7 @@ class DefinitionResolver {
   std::vector<State> state_;
   std::vector<ua::ExtensionObject> resolved_;
   std::vector<ImportedNode> created_nodes_;
-  std::vector<ImportedReference> created_references_;
+  std::vector<CreatedReference> created_references_;
 };
 
 }  // namespace

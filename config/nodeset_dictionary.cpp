@@ -49,7 +49,8 @@ class DictionaryBuilder {
     const ua::NodeId has_description(0, ua::id::HasDescription),
         has_type_definition(0, ua::id::HasTypeDefinition), opc_binary(0, ua::id::OPCBinarySchema_TypeSystem);
     for (const uint32_t i : index_.marked()) {
-      const ImportedReference& r = out_.references[i];
+      const CreatedReference r{out_.id(out_.references[i].source), out_.id(out_.references[i].type),
+                               out_.id(out_.references[i].target)};
       if (r.type == has_description) described_.insert(r.source);
       if (r.type == has_type_definition && r.target == ua::NodeId(0, ua::id::DataTypeDictionaryType))
         dictionaries_.insert(r.source);
@@ -62,20 +63,20 @@ class DictionaryBuilder {
     // The DataTypes with a definition, by namespace, in file order.
     std::map<uint16_t, std::vector<size_t>> types;
     for (size_t i = 0; i < out_.nodes.size(); ++i) {
-      const addressspace::NodeSpec& s = out_.nodes[i].spec;
+      const ImportedSpec& s = out_.nodes[i].spec;
       if (s.node_class == addressspace::NodeClass::DataType && s.definition &&
           s.node_id.namespace_index() != 0)
         types[s.node_id.namespace_index()].push_back(i);
     }
     for (const auto& [ns, list] : types) namespace_dictionary(ns, list);
     for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
-    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
+    for (const CreatedReference& r : created_references_) index_.add_reference(r);
   }
 
  private:
   // ---- what is known of a DataType, across namespace 0 and the files
 
-  const addressspace::NodeSpec* imported(const ua::NodeId& id) const { return index_.spec(id); }
+  const ImportedSpec* imported(const ua::NodeId& id) const { return index_.spec(id); }
   // The nearest namespace-0 DataType at or above `type`, or kNoNode.
   addressspace::NodeIndex ns0_ancestor(ua::NodeId type) const {
     for (int depth = 0; depth < kMaxSupertypeDepth; ++depth) {
@@ -92,17 +93,17 @@ class DictionaryBuilder {
     return n != addressspace::kNoNode && ns0_store().is_data_type_subtype(n, b);
   }
   bool is_abstract(const ua::NodeId& type) const {
-    if (const addressspace::NodeSpec* s = imported(type)) return s->is_abstract;
+    if (const ImportedSpec* s = imported(type)) return s->is_abstract;
     const addressspace::NodeIndex n = ns0_store().find(type);
     return n != addressspace::kNoNode && ns0_store().has_flag(n, addressspace::flag::kIsAbstract);
   }
   std::string name_of(const ua::NodeId& type) const {
-    if (const addressspace::NodeSpec* s = imported(type)) return std::string(s->browse_name.name.view());
+    if (const ImportedSpec* s = imported(type)) return std::string(s->browse_name.name.view());
     const addressspace::NodeIndex n = ns0_store().find(type);
     return n == addressspace::kNoNode ? std::string() : std::string(ns0_store().browse_name(n).name.view());
   }
   const ua::ExtensionObject* definition_of(const ua::NodeId& type) const {
-    if (const addressspace::NodeSpec* s = imported(type)) return s->definition ? &*s->definition : nullptr;
+    if (const ImportedSpec* s = imported(type)) return s->definition ? &*s->definition : nullptr;
     const addressspace::NodeIndex n = ns0_store().find(type);
     return n == addressspace::kNoNode ? nullptr : ns0_store().data_type_definition(n);
   }
@@ -157,7 +158,7 @@ class DictionaryBuilder {
   ua::NodeId file_dictionary(const std::string& uri) const {
     for (const ua::NodeId& d : dictionaries_) {
       if (!below_opc_binary_.count(d)) continue;
-      if (const addressspace::NodeSpec* p = property(d, "NamespaceUri"); p && p->value) {
+      if (const ImportedSpec* p = property(d, "NamespaceUri"); p && p->value) {
         const auto* s = p->value->value.get_if<ua::String>();
         if (s && s->view() == uri) return d;
         continue;
@@ -170,9 +171,9 @@ class DictionaryBuilder {
     return {};
   }
 
-  const addressspace::NodeSpec* property(const ua::NodeId& node, std::string_view name) const {
+  const ImportedSpec* property(const ua::NodeId& node, std::string_view name) const {
     for (const ua::NodeId& p : index_.properties(node)) {
-      const addressspace::NodeSpec* s = imported(p);
+      const ImportedSpec* s = imported(p);
       if (s && s->browse_name.name.view() == name) return s;
     }
     return nullptr;
@@ -180,7 +181,7 @@ class DictionaryBuilder {
 
   // The XML schema a dictionary's Value holds.
   bool schema(const ua::NodeId& dictionary, pugi::xml_document& doc) const {
-    const addressspace::NodeSpec* s = imported(dictionary);
+    const ImportedSpec* s = imported(dictionary);
     const auto* bytes = s && s->value ? s->value->value.get_if<ua::ByteString>() : nullptr;
     if (!bytes) return false;
     const std::string_view text = bytes->view();
@@ -193,7 +194,7 @@ class DictionaryBuilder {
     const std::vector<ua::NodeId>* encodings = index_.encodings(type);
     if (!encodings) return {};
     for (const ua::NodeId& e : *encodings) {
-      const addressspace::NodeSpec* s = imported(e);
+      const ImportedSpec* s = imported(e);
       if (s && s->browse_name == ua::QualifiedName{0, ua::String("Default Binary")}) return e;
     }
     return {};
@@ -213,7 +214,7 @@ class DictionaryBuilder {
       if (local_name(t.name()) == "StructuredType") described.insert(t.attribute("Name").value());
     }
     for (size_t i : types) {
-      const addressspace::NodeSpec& s = out_.nodes[i].spec;
+      const ImportedSpec& s = out_.nodes[i].spec;
       const ua::NodeId encoding = default_binary(s.node_id);
       const std::string name(s.browse_name.name.view());
       if (encoding.is_null() || described_.count(encoding) || !described.count(name)) continue;
@@ -238,7 +239,7 @@ class DictionaryBuilder {
     std::unordered_set<std::string> names;
     std::vector<std::pair<std::string, ua::NodeId>> described;  // type name, its Default Binary encoding
     for (size_t i : types) {
-      const addressspace::NodeSpec& s = out_.nodes[i].spec;
+      const ImportedSpec& s = out_.nodes[i].spec;
       const std::string name(s.browse_name.name.view());
       if (!names.insert(name).second) {
         result_.errors.push_back(
@@ -481,7 +482,7 @@ class DictionaryBuilder {
   std::unordered_set<ua::NodeId> dictionaries_;
   std::unordered_set<ua::NodeId> below_opc_binary_;
   std::vector<ImportedNode> created_nodes_;
-  std::vector<ImportedReference> created_references_;
+  std::vector<CreatedReference> created_references_;
   // The dictionary being written: its namespace, the other namespaces its fields name, where it comes from.
   uint16_t target_ = 0;
   std::set<uint16_t> imports_;

@@ -110,7 +110,7 @@ class ImportedIndex {
   ImportedModels& models() const noexcept { return m_; }
   // The first node with this NodeId (index into nodes), or kNone.
   uint32_t find(const ua::NodeId& id) const;
-  const addressspace::NodeSpec* spec(const ua::NodeId& id) const {
+  const ImportedSpec* spec(const ua::NodeId& id) const {
     const uint32_t i = find(id);
     return i == kNone ? nullptr : &m_.nodes[i].spec;
   }
@@ -128,7 +128,7 @@ class ImportedIndex {
   const std::vector<uint32_t>& marked() const noexcept { return marked_; }  // indexes into references
 
   void add_node(ImportedNode n);
-  void add_reference(ImportedReference r);
+  void add_reference(const CreatedReference& r);
 
  private:
   void index_reference(uint32_t i);

@@ -227,11 +227,11 @@ class NodeSetConverter {
     if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
     ua::NodeId node_id;
     if (!parse_id(n, n.attribute("NodeId").value(), node_id, false)) return;
-    // Built in place: a NodeSpec is some 800 bytes.
+    // Built in place: an ImportedSpec is some 500 bytes.
     ImportedNode& imported = dest_.nodes.emplace_back();
     imported.file = file_;
     imported.line = d_.line(n);
-    addressspace::NodeSpec& spec = imported.spec;
+    ImportedSpec& spec = imported.spec;
     spec.node_class = cls;
     spec.node_id = std::move(node_id);
     // BrowseName "<file namespace index>:<name>" (Part 6 Annex F); no prefix: namespace 0.
@@ -267,7 +267,7 @@ class NodeSetConverter {
       if (slot && !*slot) *slot = c;
     }
     spec.display_name = display ? text(display) : ua::LocalizedText{ua::String(), ua::String(name)};
-    spec.description = text(description);
+    if (description) spec.description = text(description);
     number_attribute(n, "WriteMask", spec.write_mask);
     // UserWriteMask is what the current user may write (Part 3 §5.2.8): opcuad answers it per session
     // from the WriteMask (services/access_control.hpp), so the file's value may only narrow nothing.
@@ -291,7 +291,7 @@ class NodeSetConverter {
       case NodeClass::ReferenceType:
         bool_attribute(n, "IsAbstract", spec.is_abstract);
         bool_attribute(n, "Symmetric", spec.symmetric);
-        spec.inverse_name = text(inverse_name);
+        if (inverse_name) spec.inverse_name = text(inverse_name);
         break;
       case NodeClass::Method: {
         bool_attribute(n, "Executable", spec.executable);
@@ -312,6 +312,7 @@ class NodeSetConverter {
       if (parse_id(n, parent.value(), p))
         out_.parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
     }
+    uint32_t self = kNoId;  // the node's own NodeId in dest_.ids, interned at its first reference
     for (pugi::xml_node r = references.first_child(); r; r = r.next_sibling()) {
       if (r.type() != pugi::node_element || local_name(r.name()) != "Reference") continue;
       ua::NodeId type, target;
@@ -319,14 +320,22 @@ class NodeSetConverter {
       if (!parse_id(r, r.text().get(), target)) continue;
       bool forward = true;
       bool_attribute(r, "IsForward", forward);
-      const ua::NodeId& self = spec.node_id;
-      ImportedReference& ref = dest_.references.emplace_back();
-      ref.file = file_;
-      ref.line = d_.line(r);
-      ref.type = std::move(type);
-      ref.source = forward ? self : target;
-      ref.target = forward ? std::move(target) : self;
+      if (self == kNoId) self = dest_.intern(spec.node_id);
+      const uint32_t other = dest_.intern(target);
+      dest_.references.push_back(
+          {forward ? self : other, reference_type(type), forward ? other : self, file_, d_.line(r)});
     }
+  }
+
+  // A reference type's index in dest_.ids: a file uses a handful of them, kept here in the order met, so
+  // the table is not probed (a cache miss) for every reference.
+  uint32_t reference_type(const ua::NodeId& type) {
+    for (const auto& [id, index] : types_) {
+      if (id == type) return index;
+    }
+    const uint32_t index = dest_.intern(type);
+    if (types_.size() < 16) types_.emplace_back(type, index);
+    return index;
   }
 
   // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F), as many as a positive ValueRank.
@@ -386,13 +395,15 @@ class NodeSetConverter {
     dest_.definitions.push_back(std::move(d));
   }
 
-  void variable(pugi::xml_node n, pugi::xml_node value, addressspace::NodeSpec& spec) {
+  void variable(pugi::xml_node n, pugi::xml_node value, ImportedSpec& spec) {
     const bool is_variable = spec.node_class == addressspace::NodeClass::Variable;
     spec.data_type = ua::NodeId(0, ua::id::BaseDataType);
     if (const pugi::xml_attribute dt = n.attribute("DataType")) parse_id(n, dt.value(), spec.data_type);
     spec.value_rank = -1;  // the schema's default for UAVariable and UAVariableType
     number_attribute(n, "ValueRank", spec.value_rank);
-    array_dimensions(n, spec.value_rank, spec.array_dimensions);
+    std::vector<uint32_t> dimensions;
+    array_dimensions(n, spec.value_rank, dimensions);
+    if (!dimensions.empty()) spec.array_dimensions = std::move(dimensions);
     if (is_variable) {
       // The schema's AccessLevel is a UInt32: the AccessLevelEx bits (Part 3 §8.58), whose low byte is the
       // AccessLevel (Part 3 §8.57).
@@ -434,6 +445,8 @@ class NodeSetConverter {
   ConvertedNodeSet& out_;
   NamespaceMap map_;
   XmlValueReader values_;
+  static constexpr uint32_t kNoId = UINT32_MAX;
+  std::vector<std::pair<ua::NodeId, uint32_t>> types_;  // reference_type()
   // Looked up by string_view (one per DataType and reference): no string is made for a lookup.
   struct TextHash {
     using is_transparent = void;
@@ -445,7 +458,7 @@ class NodeSetConverter {
 }  // namespace
 
 void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces, ImportedModels& into) {
-  // Room for every node and reference of the file: a NodeSpec is some 800 bytes, and a vector that
+  // Room for every node and reference of the file: an ImportedNode is some 500 bytes, and a vector that
   // outgrows its room moves every one of them into twice the memory. The loader reserves room for every
   // file of a configuration beforehand (count_nodeset_elements).
   size_t nodes = 0, references = 0;

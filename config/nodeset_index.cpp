@@ -8,6 +8,78 @@
 
 namespace opcuad::config {
 
+const std::vector<uint32_t>& ImportedSpec::dimensions() const {
+  static const std::vector<uint32_t> kNone;
+  return array_dimensions ? *array_dimensions : kNone;
+}
+
+void ImportedSpec::to_node_spec(addressspace::NodeSpec& into) const {
+  static const ua::LocalizedText kNone;
+  into.node_id = node_id;
+  into.node_class = node_class;
+  into.browse_name = browse_name;
+  into.display_name = display_name;
+  into.description = description ? *description : kNone;
+  into.write_mask = write_mask;
+  into.event_notifier = event_notifier;
+  into.contains_no_loops = contains_no_loops;
+  into.is_abstract = is_abstract;
+  into.symmetric = symmetric;
+  into.inverse_name = inverse_name ? *inverse_name : kNone;
+  into.executable = executable;
+  into.user_executable = user_executable;
+  into.data_type = data_type;
+  into.value_rank = value_rank;
+  if (array_dimensions) {
+    into.array_dimensions = *array_dimensions;
+  } else {
+    into.array_dimensions.clear();
+  }
+  into.access_level = access_level;
+  into.user_access_level = user_access_level;
+  into.access_level_ex = access_level_ex;
+  into.minimum_sampling_interval = minimum_sampling_interval;
+  into.historizing = historizing;
+  into.read_roles = into.write_roles = 0xFF;
+  into.value = value;
+  into.replace_value = false;
+  into.no_value = no_value;
+  if (definition) {
+    into.definition = *definition;
+  } else {
+    into.definition.reset();
+  }
+}
+
+uint32_t ImportedModels::intern(const ua::NodeId& id) {
+  if (3 * (ids.size() + 1) > 2 * id_slots.size()) {
+    std::vector<uint32_t> slots(std::max<size_t>(2 * id_slots.size(), 1024));
+    const size_t mask = slots.size() - 1;
+    for (const uint32_t i : id_slots) {
+      if (i == 0) continue;
+      size_t s = ids[i - 1].hash() & mask;
+      while (slots[s] != 0) s = (s + 1) & mask;
+      slots[s] = i;
+    }
+    id_slots.swap(slots);
+  }
+  const size_t mask = id_slots.size() - 1;
+  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
+    uint32_t& slot = id_slots[s];
+    if (slot == 0) {
+      ids.push_back(id);
+      slot = static_cast<uint32_t>(ids.size());
+      return slot - 1;
+    }
+    if (ids[slot - 1] == id) return slot - 1;
+  }
+}
+
+void ImportedModels::add_reference(const ua::NodeId& source, const ua::NodeId& type, const ua::NodeId& target,
+                                   uint32_t file, uint32_t line) {
+  references.push_back({intern(source), intern(type), intern(target), file, line});
+}
+
 ImportedIndex::ImportedIndex(ImportedModels& m) : m_(m) {
   // Room for the nodes already there and for those the steps add (the capacity the loader reserved).
   const size_t room = std::max(m.nodes.capacity(), m.nodes.size());
@@ -65,7 +137,10 @@ void ImportedIndex::grow() {
 }
 
 void ImportedIndex::index_reference(uint32_t i) {
-  const ImportedReference& r = m_.references[i];
+  const ImportedReference& ref = m_.references[i];
+  struct {
+    const ua::NodeId &source, &type, &target;
+  } r{m_.id(ref.source), m_.id(ref.type), m_.id(ref.target)};
   const ua::NodeId namespaces(0, ua::id::Server_Namespaces),
       opc_binary(0, ua::id::OPCBinarySchema_TypeSystem);
   if (r.source == namespaces || r.target == namespaces || r.source == opc_binary || r.target == opc_binary)
@@ -117,7 +192,7 @@ std::vector<ua::NodeId> ImportedIndex::properties(const ua::NodeId& node) const 
   for (const uint64_t p : has_property_) {
     if ((p >> 32 << 32) != tag) continue;
     const ImportedReference& r = m_.references[static_cast<uint32_t>(p)];
-    if (r.source == node) out.push_back(r.target);
+    if (m_.id(r.source) == node) out.push_back(m_.id(r.target));
   }
   return out;
 }
@@ -127,8 +202,8 @@ void ImportedIndex::add_node(ImportedNode n) {
   insert(static_cast<uint32_t>(m_.nodes.size() - 1));
 }
 
-void ImportedIndex::add_reference(ImportedReference r) {
-  m_.references.push_back(std::move(r));
+void ImportedIndex::add_reference(const CreatedReference& r) {
+  m_.add_reference(r.source, r.type, r.target, r.file, r.line);
   index_reference(static_cast<uint32_t>(m_.references.size() - 1));
 }
 

@@ -54,7 +54,8 @@ class MetadataBuilder {
       : result_(result), out_(result.config.imported), lookup_(lookup), index_(index) {
     const ua::NodeId has_type_definition(0, ua::id::HasTypeDefinition);
     for (const uint32_t i : index_.marked()) {
-      const ImportedReference& r = out_.references[i];
+      const CreatedReference r{out_.id(out_.references[i].source), out_.id(out_.references[i].type),
+                               out_.id(out_.references[i].target)};
       if (r.type == has_type_definition && r.target == ua::NodeId(0, ua::id::NamespaceMetadataType))
         metadata_objects_.insert(r.source);
       if (r.source == namespaces_ || r.target == namespaces_)
@@ -85,7 +86,7 @@ class MetadataBuilder {
       complete_properties(object, m, index);
     }
     for (ImportedNode& n : created_nodes_) index_.add_node(std::move(n));
-    for (ImportedReference& r : created_references_) index_.add_reference(std::move(r));
+    for (const CreatedReference& r : created_references_) index_.add_reference(r);
   }
 
  private:
@@ -139,7 +140,7 @@ class MetadataBuilder {
     for (const MetadataProperty& p : kMetadataProperties) {
       ua::Variant value = value_of(p.name, m, index);
       if (const auto it = present.find(p.name); it != present.end()) {
-        addressspace::NodeSpec& spec = out_.nodes[it->second].spec;
+        ImportedSpec& spec = out_.nodes[it->second].spec;
         if (!spec.value || (from_header(p.name) && !(spec.value->value == value)))
           set_value(spec, std::move(value));
         continue;
@@ -152,7 +153,7 @@ class MetadataBuilder {
       }
       ImportedNode n = created_variable(id, ua::QualifiedName{0, ua::String(p.name)}, p.data_type,
                                         p.value_rank, std::move(value), m.file, m.line);
-      if (p.value_rank == 1) n.spec.array_dimensions = {0};
+      if (p.value_rank == 1) n.spec.array_dimensions = std::vector<uint32_t>{0};
       created_nodes_.push_back(std::move(n));
       add_reference(object, ua::id::HasProperty, id, m);
       add_reference(id, ua::id::HasTypeDefinition, ua::NodeId(0, ua::id::PropertyType), m);
@@ -176,7 +177,7 @@ class MetadataBuilder {
     return ua::Variant(ua::String(std::string_view()));  // an empty pattern, not a null String
   }
 
-  static void set_value(addressspace::NodeSpec& spec, ua::Variant value) {
+  static void set_value(ImportedSpec& spec, ua::Variant value) {
     ua::DataValue dv;
     dv.value = std::move(value);
     dv.source_timestamp = dv.server_timestamp = ua::DateTime::now();
@@ -204,7 +205,7 @@ class MetadataBuilder {
   std::pair<uint32_t, uint16_t> last_key_{~uint32_t{0}, 0};              // of the last node, and its set
   std::set<int32_t>* last_types_ = nullptr;
   std::vector<ImportedNode> created_nodes_;
-  std::vector<ImportedReference> created_references_;
+  std::vector<CreatedReference> created_references_;
 };
 
 }  // namespace

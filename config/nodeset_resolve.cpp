@@ -173,16 +173,14 @@ class ImportedTypes {
 };
 
 // Why `value` does not fit the DataType, ValueRank and ArrayDimensions of `spec`, or "" when it does.
-std::string value_mismatch(const addressspace::NodeSpec& spec, const ua::Variant& value,
-                           const ImportedTypes& types) {
+std::string value_mismatch(const ImportedSpec& spec, const ua::Variant& value, const ImportedTypes& types) {
   const auto& s = ns0_store();
   const addressspace::NodeIndex ancestor = types.ns0_ancestor(spec.data_type);
   if (ancestor == addressspace::kNoNode)
     return "its DataType " + spec.data_type.to_string() + " has no supertype chain to a namespace-0 DataType";
-  if (!addressspace::value_rank_accepts(spec.value_rank, spec.array_dimensions, value)) {
+  if (!addressspace::value_rank_accepts(spec.value_rank, spec.dimensions(), value)) {
     return std::string(value.is_array() ? "an array" : "a scalar") + " does not fit ValueRank " +
-           std::to_string(spec.value_rank) +
-           (spec.array_dimensions.empty() ? "" : " and its ArrayDimensions");
+           std::to_string(spec.value_rank) + (spec.dimensions().empty() ? "" : " and its ArrayDimensions");
   }
   const bool own_type = s.find(spec.data_type) == addressspace::kNoNode;
   if (value.type() == ua::BuiltinType::ExtensionObject) {
@@ -258,10 +256,10 @@ void resolve_nodesets(LoadResult& result) {
     reorder(out.definitions, &NodeSetDocument::definitions_begin, &NodeSetDocument::definitions_end);
   }
   // Room for the nodes and references add_namespace_metadata(), resolve_definitions() and
-  // add_type_dictionaries() create (the loader reserved it for the files it read): a NodeSpec is some 800
-  // bytes, and a vector that outgrows its room moves every one of them into twice the memory. The room
-  // is generous: a NamespaceMetadata object with its properties per model, an encoding and a
-  // DataTypeDescription per DataType.
+  // add_type_dictionaries() create (the loader reserved it for the files it read): an ImportedNode is some
+  // 500 bytes, and a vector that outgrows its room moves every one of them into twice the memory. The room is
+  // generous: a NamespaceMetadata object with its properties per model, an encoding and a DataTypeDescription
+  // per DataType.
   size_t data_types = 0, models = 0;
   for (const NodeSetDocument* d : order) {
     models += d->models.size();
@@ -337,31 +335,33 @@ void resolve_nodesets(LoadResult& result) {
   };
   // A node's references follow each other: a NodeId found to exist, and a reference type found fit, are
   // not looked up again for the next reference (the checks depend on the NodeId alone).
-  const ua::NodeId* existing = nullptr;
-  const ua::NodeId* fit_type = nullptr;
+  constexpr uint32_t kNoId = UINT32_MAX;
+  uint32_t existing_id = kNoId, fit_type = kNoId;
   for (const ImportedReference& r : out.references) {
     auto at = [&] { return "line " + std::to_string(r.line); };
-    for (const ua::NodeId* id : {&r.source, &r.target}) {
-      if (existing && *id == *existing) continue;
-      if (exists(*id)) {
-        existing = id;
+    for (const uint32_t i : {r.source, r.target}) {
+      if (i == existing_id) continue;
+      const ua::NodeId& id = out.id(i);
+      if (exists(id)) {
+        existing_id = i;
       } else {
         result.errors.push_back(
-            {out.files[r.file], at(), "reference to " + id->to_string() + ", which exists nowhere"});
+            {out.files[r.file], at(), "reference to " + id.to_string() + ", which exists nowhere"});
       }
     }
-    if (fit_type && r.type == *fit_type) continue;
-    if (!exists(r.type)) {
+    if (r.type == fit_type) continue;
+    const ua::NodeId& type = out.id(r.type);
+    if (!exists(type)) {
       result.errors.push_back(
-          {out.files[r.file], at(), "reference type " + r.type.to_string() + " exists nowhere"});
-    } else if (class_of(r.type) != addressspace::NodeClass::ReferenceType && !declared.count(r.type) &&
-               !excused(r.type)) {
-      result.errors.push_back({out.files[r.file], at(), r.type.to_string() + " is not a ReferenceType"});
+          {out.files[r.file], at(), "reference type " + type.to_string() + " exists nowhere"});
+    } else if (class_of(type) != addressspace::NodeClass::ReferenceType && !declared.count(type) &&
+               !excused(type)) {
+      result.errors.push_back({out.files[r.file], at(), type.to_string() + " is not a ReferenceType"});
     } else {
-      fit_type = &r.type;
+      fit_type = r.type;
     }
   }
-  existing = nullptr;
+  const ua::NodeId* existing = nullptr;
   for (const auto& [id, where] : parents) {
     if (existing && id == *existing) continue;
     if (exists(id)) {

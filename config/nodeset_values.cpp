@@ -65,7 +65,7 @@ void encode_structure_values(LoadResult& result, const std::vector<PendingValue>
   ImportedModels& out = result.config.imported;
   const ImportedDataTypes types(out, index);
   for (const PendingValue& p : pending) {
-    addressspace::NodeSpec& spec = out.nodes[p.node].spec;
+    ImportedSpec& spec = out.nodes[p.node].spec;
     if (!spec.value) continue;
     XmlValueReader reader(p.map, &types);
     ua::Variant v;

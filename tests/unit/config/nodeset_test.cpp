@@ -98,6 +98,74 @@ TEST_CASE("NodeSet2 files load in the order of their RequiredModels, namespaces 
   CHECK(m.undecoded[0].encoding == ua::NodeId(3, 5003));
 }
 
+TEST_CASE("NodeSet2 records are compact: references by interned NodeIds and rare attributes out of line") {
+  // A 1,000,000-node model keeps these records for its life (docs/PERFORMANCE.md, "Loading companion
+  // specifications"): three full NodeIds a reference and every attribute of every class inline took
+  // 1.6 KB a node.
+  CHECK(sizeof(ImportedReference) == 20);
+  CHECK(sizeof(ImportedNode) <= 512);
+  LoadResult r = load_texts({{"a.xml", nodeset(R"(
+<UAObject NodeId="ns=1;i=1" BrowseName="1:A">
+  <References><Reference ReferenceType="HasComponent">ns=1;i=2</Reference>
+    <Reference ReferenceType="HasComponent" IsForward="false">i=85</Reference></References>
+</UAObject>
+<UAVariable NodeId="ns=1;i=2" BrowseName="1:V" DataType="Int32" ValueRank="1" ArrayDimensions="3">
+  <Description Locale="en">a vector</Description>
+  <References><Reference ReferenceType="HasComponent" IsForward="false">ns=1;i=1</Reference></References>
+</UAVariable>
+<UAReferenceType NodeId="ns=1;i=3" BrowseName="1:R"><InverseName>RBy</InverseName>
+  <References><Reference ReferenceType="i=45" IsForward="false">i=33</Reference></References>
+</UAReferenceType>)")}});
+  INFO(errors_text(r.errors));
+  REQUIRE(r.ok());
+  const ImportedModels& m = r.config.imported;
+  // Each NodeId once in the table; the references name them by index, forward.
+  for (size_t i = 0; i < m.ids.size(); ++i) {
+    for (size_t j = i + 1; j < m.ids.size(); ++j) CHECK_FALSE(m.ids[i] == m.ids[j]);
+  }
+  std::vector<std::string> refs;
+  for (const ImportedReference& ref : m.references) {
+    refs.push_back(m.id(ref.source).to_string() + " " + m.id(ref.type).to_string() + " " +
+                   m.id(ref.target).to_string() + " line " + std::to_string(ref.line));
+  }
+  // The file's own, then those of the NamespaceMetadata object made for its model.
+  REQUIRE(refs.size() > 4);
+  refs.resize(4);
+  CHECK(refs == std::vector<std::string>{"ns=2;i=1 i=47 ns=2;i=2 line 8", "i=85 i=47 ns=2;i=1 line 9",
+                                         "ns=2;i=1 i=47 ns=2;i=2 line 13", "i=33 i=45 ns=2;i=3 line 16"});
+  const ImportedSpec* object = nullptr;
+  const ImportedSpec* variable = nullptr;
+  const ImportedSpec* type = nullptr;
+  for (const ImportedNode& n : m.nodes) {
+    if (n.spec.node_id == ua::NodeId(2, 1)) object = &n.spec;
+    if (n.spec.node_id == ua::NodeId(2, 2)) variable = &n.spec;
+    if (n.spec.node_id == ua::NodeId(2, 3)) type = &n.spec;
+  }
+  REQUIRE((object && variable && type));
+  CHECK(!object->description);
+  CHECK(!object->array_dimensions);
+  REQUIRE(variable->description);
+  CHECK(*variable->description == ua::LocalizedText{"en", "a vector"});
+  CHECK(variable->dimensions() == std::vector<uint32_t>{3});
+  REQUIRE(type->inverse_name);
+  CHECK(type->inverse_name->text == ua::String("RBy"));
+  // The NodeSpec made for the builder carries them, and the null LocalizedText where there is none.
+  addressspace::NodeSpec spec;
+  variable->to_node_spec(spec);
+  CHECK(spec.description == ua::LocalizedText{"en", "a vector"});
+  CHECK(spec.array_dimensions == std::vector<uint32_t>{3});
+  CHECK(spec.no_value);
+  object->to_node_spec(spec);
+  CHECK(spec.description == ua::LocalizedText{});
+  CHECK(spec.array_dimensions.empty());
+  CHECK(!spec.no_value);
+  // A copy of the configuration (a reload compares against the running one) owns its own attributes.
+  const ImportedModels copy = m;
+  r.config.imported.nodes[1].spec.description->text = ua::String("changed");
+  CHECK(copy.nodes[1].spec.description->text == ua::String("a vector"));
+  CHECK(copy.references.size() == m.references.size());
+}
+
 TEST_CASE("NodeSet2 nodes of every class carry their attributes and references both ways") {
   const LoadResult r = load_files({"machine.xml", "base.xml"});
   INFO(errors_text(r.errors));
