@@ -324,8 +324,13 @@ class NodeSetConverter {
       ref.file = file_;
       ref.line = d_.line(r);
       ref.type = std::move(type);
-      ref.source = forward ? self : target;
-      ref.target = forward ? std::move(target) : self;
+      if (forward) {
+        ref.source = self;
+        ref.target = std::move(target);
+      } else {
+        ref.source = std::move(target);
+        ref.target = self;
+      }
     }
   }
 
