@@ -103,13 +103,35 @@ bool has_component(const NodeStore& store, NodeIndex node, NodeIndex method) noe
   return false;
 }
 
-// Part 4 §5.11.2.2: the method must be a component of the object or of the object's ObjectType.
+// The supertype of a type: the source of its inverse HasSubtype reference, kNoNode for a root.
+NodeIndex supertype(const NodeStore& store, NodeIndex type, int has_subtype) noexcept {
+  for (const auto& r : store.references(type)) {
+    if (r.is_inverse && r.type == has_subtype) return r.target;
+  }
+  return addressspace::kNoNode;
+}
+
+// Part 4 §5.11.2.2: the method must be a component of the object or of the object's ObjectType; a
+// subtype inherits the methods of its supertypes (Part 3 §6.3), so an instance of ExclusiveLimitAlarmType
+// is called with AcknowledgeableConditionType's Acknowledge. The walk is bounded: a type tree deeper than
+// this is a model error, not a reason to loop.
+constexpr int kMaxTypeDepth = 64;
+
 bool belongs_to(const NodeStore& store, NodeIndex object, NodeIndex method) noexcept {
   if (has_component(store, object, method)) return true;
   const NodeIndex has_type_definition = store.find(ua::NodeId(0, ua::id::HasTypeDefinition));
-  if (has_type_definition == addressspace::kNoNode) return false;
-  const NodeIndex type = store.forward_target(object, has_type_definition);
-  return type != addressspace::kNoNode && has_component(store, type, method);
+  const NodeIndex has_subtype_node = store.find(ua::NodeId(0, ua::id::HasSubtype));
+  if (has_type_definition == addressspace::kNoNode || has_subtype_node == addressspace::kNoNode) return false;
+  const int has_subtype = store.reference_type_index(has_subtype_node);
+  // An ObjectType object (ConditionType for ConditionRefresh) inherits too.
+  NodeIndex type = store.node_class(object) == addressspace::NodeClass::ObjectType
+                       ? supertype(store, object, has_subtype)
+                       : store.forward_target(object, has_type_definition);
+  for (int depth = 0; type != addressspace::kNoNode && depth < kMaxTypeDepth; ++depth) {
+    if (has_component(store, type, method)) return true;
+    type = supertype(store, type, has_subtype);
+  }
+  return false;
 }
 
 // Part 4 §5.11.2.3: the argument count first, then each argument's type; a wrong one is BadTypeMismatch in

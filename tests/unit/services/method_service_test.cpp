@@ -210,3 +210,31 @@ TEST_CASE("Call: a Method an instance of a NodeSet2 type got from its type is Ba
   CHECK(r[1].status_code == status::BadNotImplemented);
   CHECK(r[2].status_code == status::BadMethodInvalid);  // not a component of the Objects folder
 }
+
+TEST_CASE("Call: a Method of a supertype belongs to the instances and the subtypes (Part 3 §6.3)",
+          "[services][call]") {
+  // An object of ExclusiveLimitAlarmType (i=9341) has Acknowledge (i=9111) from AcknowledgeableConditionType
+  // three supertypes up; ConditionRefresh (i=3875) is ConditionType's, called on its subtypes too.
+  ServiceHarness h("", R"({"namespaces": ["urn:app"], "nodes": [
+                        {"kind": "object", "name": "Alarm", "type_definition": "i=9341"}]})");
+  REQUIRE(h.login().is_good());
+  const auto& uris = h.loaded.config.namespaces;
+  const auto app = static_cast<uint16_t>(std::find(uris.begin(), uris.end(), "urn:app") - uris.begin());
+  const ua::NodeId alarm(app, ua::String("Alarm"));
+  const ua::Variant event_id(ua::ByteString(std::string(16, 'x'))), comment(ua::LocalizedText{});
+  auto r =
+      call(h, {ua::CallMethodRequest{
+                   alarm, ua::NodeId(0, id::AcknowledgeableConditionType_Acknowledge), {event_id, comment}},
+               method(id::ConditionType_ConditionRefresh, {uint32_t{1}}, id::ExclusiveLimitAlarmType),
+               method(id::ConditionType_ConditionRefresh, {uint32_t{1}}, id::ConditionType),
+               // Neither the Server nor the FolderType has them.
+               method(id::AcknowledgeableConditionType_Acknowledge, {event_id, comment}),
+               ua::CallMethodRequest{ua::NodeId(0, id::ObjectsFolder),
+                                     ua::NodeId(0, id::ConditionType_ConditionRefresh),
+                                     {uint32_t{1}}}});
+  CHECK(r[0].status_code == status::BadNotImplemented);
+  CHECK(r[1].status_code == status::BadNotImplemented);
+  CHECK(r[2].status_code == status::BadNotImplemented);
+  CHECK(r[3].status_code == status::BadMethodInvalid);
+  CHECK(r[4].status_code == status::BadMethodInvalid);
+}
