@@ -436,7 +436,7 @@ class EventTypes::Builder {
 
 EventTypes::BuildResult EventTypes::build(const NodeStore& s) {
   BuildResult result;
-  auto index = std::make_shared<EventTypes>(s);
+  std::shared_ptr<EventTypes> index(new EventTypes(s));
   Builder(s, *index).run(result.errors);
   if (result.errors.empty()) {
     index->elems_.shrink_to_fit();

@@ -176,7 +176,7 @@ class EventTypes {
     FieldKey field;
     NodeIndex node;
   };
-  // Every field of `type`, inherited ones included, by ascending key.
+  // Every field of `type`, inherited ones included, by ascending key. REQUIRES: type < type_count().
   std::span<const Declaration> declarations(EventTypeIdx type) const noexcept {
     return {decls_.data() + decl_begin_[type], decl_begin_[type + 1] - decl_begin_[type]};
   }
@@ -201,9 +201,8 @@ class EventTypes {
   // Heap bytes held (for the memory benchmark).
   size_t bytes() const noexcept;
 
-  explicit EventTypes(const NodeStore& s) : store_(&s) {}
-
  private:
+  explicit EventTypes(const NodeStore& s) : store_(&s) {}
   class Builder;
   struct PathElem {
     uint16_t ns = 0;
