@@ -1,5 +1,6 @@
 #include "addressspace/node_store.hpp"
 
+#include "addressspace/event_types.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::addressspace {
@@ -158,7 +159,8 @@ NodeStore::Footprint NodeStore::footprint() const noexcept {
   f.index = index_.bytes();
   f.other = reference_types_.capacity() * sizeof(ReferenceTypeAttributes) +
             data_types_.capacity() * sizeof(DataTypeAttributes) + ref_subtypes_.bytes() +
-            data_type_subtypes_.bytes() + definitions_.capacity() * sizeof(ua::ExtensionObject);
+            data_type_subtypes_.bytes() + definitions_.capacity() * sizeof(ua::ExtensionObject) +
+            (event_types_ ? event_types_->bytes() : 0);
   return f;
 }
 

@@ -26,6 +26,7 @@
 namespace opcuad::addressspace {
 
 class StructureCodecs;  // structure_codec.hpp
+class EventTypes;       // event_types.hpp
 
 // Interned byte strings; id 0 is the null string.
 class StringPool {
@@ -129,6 +130,9 @@ class NodeStore {
   // The binary codecs of this store's structures (structure_codec.hpp), built with it by
   // NodeStoreBuilder::build(), so a reloaded store brings its own; nullptr for a store not built there.
   const StructureCodecs* structure_codecs() const noexcept { return codecs_.get(); }
+  // The index of this store's event types, their fields and its notifiers (event_types.hpp), built with
+  // it by NodeStoreBuilder::build() like the codecs; nullptr for a store not built there.
+  const EventTypes* event_types() const noexcept { return event_types_.get(); }
 
   // Attributes. REQUIRES: n < size(), and a node of the right class for the class-specific ones.
   const ua::NodeId& node_id(NodeIndex n) const noexcept { return ids_[n]; }
@@ -223,6 +227,7 @@ class NodeStore {
   uint16_t has_subtype_ = 0;   // dense index of HasSubtype (i=45)
   uint64_t generation_ = 0;    // set once by AddressSpace::publish(), before any reader sees the store
   std::shared_ptr<const StructureCodecs> codecs_;
+  std::shared_ptr<const EventTypes> event_types_;
 };
 
 }  // namespace opcuad::addressspace

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "addressspace/event_types.hpp"
 #include "addressspace/structure_codec.hpp"
 #include "ua/generated/node_ids.hpp"
 
@@ -301,6 +302,12 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
   s.variables_.shrink_to_fit();
   s.dims_.shrink_to_fit();
   s.strings_.shrink_to_fit();
+  if (result.errors.empty()) {
+    // The event types, their fields and the notifier lists (event_types.hpp), from the final references.
+    EventTypes::BuildResult events = EventTypes::build(s);
+    for (std::string& e : events.errors) result.errors.push_back(std::move(e));
+    s.event_types_ = std::move(events.index);
+  }
   if (result.errors.empty()) {
     s.codecs_ = std::make_shared<const StructureCodecs>(s);  // the definitions and hierarchy are final
     for (auto& [cell, value] : deferred_writes_) values_.write(*cell, value, participant_);

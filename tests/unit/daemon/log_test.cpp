@@ -15,8 +15,8 @@
 #include "tests/unit/daemon/text_file.hpp"
 
 using namespace opcuad;
-using opcuad::test::count;
-using opcuad::test::slurp;
+using opcuad::text_file::count;
+using opcuad::text_file::slurp;
 namespace fs = std::filesystem;
 
 namespace {

@@ -20,8 +20,8 @@
 #include "transport/events.hpp"
 
 using namespace opcuad;
-using opcuad::test::count;
-using opcuad::test::slurp;
+using opcuad::text_file::count;
+using opcuad::text_file::slurp;
 using namespace opcuad::services::test;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace opcuad::test {
+namespace opcuad::text_file {
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);
@@ -23,4 +23,4 @@ inline size_t count(const std::string& text, std::string_view what) {
   return n;
 }
 
-}  // namespace opcuad::test
+}  // namespace opcuad::text_file

@@ -1,0 +1,100 @@
+#pragma once
+// The condition state file: what of the alarm conditions (Part 9 §5.5 ConditionType, §5.7
+// AcknowledgeableConditionType, §5.8 AlarmConditionType) must survive a restart: Enabled, Active, Acked,
+// Confirmed with their transition times (ActiveState's is "active since"), the exclusive limit state,
+// the last Comment and who made it, the last EventId (so an Acknowledge of the event a client saw before
+// the restart still matches it) and the severities. The live input values are not kept: at start the
+// daemon evaluates each alarm again from its input.
+//
+// Layout (all integers little-endian, strings and values in the OPC UA binary encoding, Part 6 §5.2):
+//
+//   "OPCUADCS"                  8 bytes, magic
+//   UInt32 version              kVersion
+//   String application_uri      the ApplicationUri of the server that wrote it
+//   UInt32 count                records that follow (<= kMaxRecords)
+//   count x Record:
+//     NodeId    condition
+//     Byte      states          bit 0 Enabled, 1 Active, 2 Acked, 3 Confirmed; the other bits 0
+//     Byte      limit_state     LimitState below
+//     DateTime  active_since, enabled_time, acked_time, confirmed_time
+//     LocalizedText comment, DateTime comment_time
+//     String    client_user_id
+//     ByteString event_id
+//     UInt16    severity, last_severity
+//   32 bytes                    SHA-256 of every byte before it
+//
+// The checksum finds a damaged file (a torn write, a flipped bit, a truncation), not a forged one: whoever
+// may write the state directory may write a valid file. Crash safety comes from write(): the new
+// contents go to "<path>.tmp" (mode 0600, created anew), which is fsync'ed, renamed over <path>, and the
+// directory fsync'ed, so after a crash at any point <path> is the old file or the new one, whole. A
+// ".tmp" left behind by a crash is removed by the next read() or write().
+//
+// Threads: the functions keep no state; the daemon calls them from its control thread.
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ua/bytes.hpp"
+#include "ua/node_id.hpp"
+#include "ua/scalars.hpp"
+#include "ua/text.hpp"
+
+namespace opcuad::condition_state {
+
+inline constexpr char kMagic[8] = {'O', 'P', 'C', 'U', 'A', 'D', 'C', 'S'};
+inline constexpr uint32_t kVersion = 1;
+// Reading bounds, checked before anything is allocated: a larger file or count is ignored. 100,000
+// conditions take about 10 MB; a million stays well under the size bound.
+inline constexpr uint64_t kMaxFileSize = uint64_t{64} << 20;
+inline constexpr uint32_t kMaxRecords = 1'000'000;
+
+// ExclusiveLimitAlarmType's LimitState (Part 9 §5.8.19.2 ExclusiveLimitStateMachineType); None while the
+// alarm is inactive.
+enum class LimitState : uint8_t { None = 0, HighHigh = 1, High = 2, Low = 3, LowLow = 4 };
+
+struct Record {
+  ua::NodeId condition;
+  bool enabled = true;
+  bool active = false;
+  bool acked = true;
+  bool confirmed = true;
+  LimitState limit_state = LimitState::None;
+  ua::DateTime active_since;  // ActiveState/TransitionTime
+  ua::DateTime enabled_time;  // EnabledState/TransitionTime
+  ua::DateTime acked_time;    // AckedState/TransitionTime
+  ua::DateTime confirmed_time;
+  ua::LocalizedText comment;
+  ua::DateTime comment_time;  // Comment/SourceTimestamp
+  ua::String client_user_id;
+  ua::ByteString event_id;
+  uint16_t severity = 0;
+  uint16_t last_severity = 0;
+
+  friend bool operator==(const Record&, const Record&) = default;
+};
+
+// Writes `records` to `path` as described above. Empty on success, else one line naming the file and the
+// reason (the file at `path` is then unchanged). Never throws.
+std::string write(const std::filesystem::path& path, std::string_view application_uri,
+                  std::span<const Record> records);
+
+struct ReadResult {
+  enum class Outcome : uint8_t {
+    Loaded,   // records holds the file's records
+    Missing,  // no file: a first start, nothing to report
+    Ignored,  // the file is unusable: reason says why, in one line; start from the configuration
+  };
+  Outcome outcome = Outcome::Missing;
+  std::vector<Record> records;
+  std::string reason;
+};
+
+// Reads the file `write` made for the server `application_uri`. Never throws, never fatal: a file too
+// large, of another format, version or server, damaged or truncated is Ignored with its reason.
+ReadResult read(const std::filesystem::path& path, std::string_view application_uri);
+
+}  // namespace opcuad::condition_state
