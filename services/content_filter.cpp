@@ -1,5 +1,7 @@
 #include "services/content_filter.hpp"
 
+#include <algorithm>
+
 #include "addressspace/attributes.hpp"
 #include "ua/buffer.hpp"
 #include "ua/codec.hpp"
@@ -403,6 +405,23 @@ FilterCompilation FilterCompiler::run(const ua::EventFilter& f) {
       if (!sc.is_good()) bad = true;
       c.operands_.push_back(o);
     }
+    // An InList whose list is all NodeId literals (asyncua's EventType filter lists every event type):
+    // kept sorted too, so that a NodeId operand is found by a binary search.
+    if (!bad && src.filter_operator == FilterOperator::InList) {
+      bool ids = true;
+      for (uint32_t k = 1; k < dst.count && ids; ++k) {
+        const auto& o = c.operands_[dst.first + k];
+        ids = o.kind == CompiledFilter::Operand::Kind::Literal && c.literals_[o.index].get_if<ua::NodeId>();
+      }
+      if (ids) {
+        dst.ids_first = static_cast<uint32_t>(c.id_pool_.size());
+        dst.ids_count = dst.count - 1;
+        for (uint32_t k = 1; k < dst.count; ++k) {
+          c.id_pool_.push_back(*c.literals_[c.operands_[dst.first + k].index].get_if<ua::NodeId>());
+        }
+        std::sort(c.id_pool_.begin() + dst.ids_first, c.id_pool_.end());
+      }
+    }
     if (bad) {
       res.status_code = status::BadFilterOperandInvalid;
       res.operand_status_codes = std::move(codes);
@@ -523,6 +542,11 @@ FilterValue CompiledFilter::evaluate(const Element& e, size_t index, const Event
     }
     case FilterOperator::InList: {
       const FilterValue a = operand_value(ops[0], ev);
+      if (e.ids_count > 0 && a.type == BuiltinType::NodeId && !a.array) {
+        // Equal NodeIds are what Equals finds between two NodeIds; other operand types take the general path.
+        const auto* first = id_pool_.data() + e.ids_first;
+        return filter::boolean(std::binary_search(first, first + e.ids_count, *a.node));
+      }
       for (uint32_t k = 1; k < e.count; ++k) {
         if (filter::compare(a, operand_value(ops[k], ev), s) == Compared::Equal) return filter::boolean(true);
       }

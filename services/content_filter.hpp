@@ -104,6 +104,7 @@ class CompiledFilter {
     uint32_t count = 0;
     bool reachable = false;
     EventTypeIdx of_type = 0;                         // OfType
+    uint32_t ids_first = 0, ids_count = 0;            // InList of NodeId literals: id_pool_, sorted
     ua::BuiltinType cast_to = ua::BuiltinType::Null;  // Cast
   };
 
@@ -117,6 +118,7 @@ class CompiledFilter {
   std::vector<ResolvedField> fields_;
   std::vector<ua::Variant> literals_;
   std::vector<filter::FilterValue> literal_values_;  // views of literals_
+  std::vector<ua::NodeId> id_pool_;  // the NodeId lists of InList elements, each sorted for a binary search
   // Per-evaluation state, reused: each element's result, the storage its Cast result views, and the scratch
   // of comparisons.
   mutable std::vector<filter::FilterValue> results_;

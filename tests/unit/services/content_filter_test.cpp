@@ -369,6 +369,25 @@ TEST_CASE("where: InList", "[filter][where]") {
   CHECK_FALSE(in({lit(ua::Variant()), lit(ua::Variant())}));
 }
 
+TEST_CASE("where: InList of NodeId literals (searched sorted) agrees with Equals", "[filter][where]") {
+  const auto& s = schema();
+  std::vector<ua::ExtensionObject> ops{field("EventType")};
+  for (uint32_t id : {2915u, 2041u, 3000u, 2130u, 1u}) ops.push_back(lit(ua::NodeId(0, id)));
+  ops.push_back(lit(ua::NodeId(2, ua::String("MyEvent"))));
+  for (const ua::Variant& v :
+       {ua::Variant(ua::NodeId(0, 2130)), ua::Variant(ua::NodeId(0, 1)),
+        ua::Variant(ua::NodeId(2, ua::String("MyEvent"))), ua::Variant(ua::NodeId(0, 2052)),
+        ua::Variant(ua::NodeId(1, 2130)), ua::Variant(ua::String("i=2130")),
+        ua::Variant(ua::ExpandedNodeId{ua::NodeId(0, 3000), {}, 0}), ua::Variant()}) {
+    FakeEvent ev(kBase);
+    ev.set(s.key("EventType"), v);
+    bool any = false;
+    for (size_t k = 1; k < ops.size(); ++k)
+      any = any || eval({el(FO::Equals, {field("EventType"), ops[k]})}, ev);
+    CHECK(eval({el(FO::InList, ops)}, ev) == any);
+  }
+}
+
 TEST_CASE("where: Like patterns", "[filter][where][like]") {
   CHECK(like_match("Boiler1", "Boiler%"));
   CHECK(like_match("Boiler", "Boiler%"));
