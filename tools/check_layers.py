@@ -16,9 +16,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Bottom first. A file (its name without the extension, or a .cpp named in full) belongs to one layer.
 LAYERS = [
-    ("base", ["address_counter", "bounded_counter", "cell_watch", "index_range", "login_verifier",
-              "pending_publish", "scratch", "service_stats", "session_diagnostics", "subscription_registry",
-              "user_token"]),
+    ("base", ["address_counter", "bounded_counter", "cell_watch", "content_filter", "filter_convert",
+              "index_range", "login_verifier", "pending_publish", "scratch", "service_stats",
+              "session_diagnostics", "subscription_registry", "user_token"]),
     ("session", ["access_control", "attribute_read", "diagnostics", "session", "session_events"]),
     ("shard", ["item_table", "monitored_item", "publish_queue", "sampler", "shard", "subscription",
                "subscription_items.cpp"]),
