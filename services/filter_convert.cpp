@@ -10,12 +10,13 @@ namespace {
 using ua::BuiltinType;
 using BT = ua::BuiltinType;
 
-// The Conversion Rules table of Part 4 §7.7.3 (Table 125 in v1.05), source type by row, target type by
-// column, both in built-in type order from Boolean (1) to LocalizedText (21): I implicit, E explicit (Cast
-// only), '-' none. Between numbers a conversion towards the type of higher data precedence is implicit and
-// the other direction explicit; String converts implicitly to the types that rank above it (the numbers,
-// Boolean, Guid) and the ids and names below it convert implicitly to String; StatusCode converts to and
-// from the 32- and 64-bit integers and UInt16 only.
+// The Conversion Rules table of Part 4 §7.7.3 (Table 125 in v1.05, Table 122 in v1.04, §7.4.3), source
+// type by row, target type by column, both in built-in type order from Boolean (1) to LocalizedText (21)
+// where the specification lists them alphabetically: I implicit, E explicit (Cast only), '-' none.
+// Between numbers a conversion towards the type of higher data precedence is implicit and the other
+// direction explicit; String converts implicitly to the types that rank above it (the numbers, Boolean,
+// Guid) and the ids and names below it convert implicitly to String; StatusCode converts to and from the
+// 32- and 64-bit integers and UInt16 only; there is no ByteString to String and no StatusCode to Int16.
 // One character per column: Boolean, SByte, Byte, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float, Double,
 // String, DateTime, Guid, ByteString, XmlElement, NodeId, ExpandedNodeId, StatusCode, QualifiedName,
 // LocalizedText.
@@ -97,8 +98,11 @@ struct Num {
   double d = 0;
 };
 
-// Stores a number into `out` as integer type `to`, failing when it is out of range. Doubles are rounded
-// to the nearest integer, halves away from zero (Part 4 §7.7.3: Float and Double to an integer round).
+// Stores a number into `out` as integer type `to`, failing when it is out of range. Part 4 §7.7.3 rounds
+// a Float or Double by adding 0.5 and truncating. opcuad truncates towards minus infinity (the largest
+// integer not above value + 0.5): halves go up (2.5 to 3, -2.5 to -2) and negative values still round to
+// the nearest (-2.7 to -3), where truncating towards zero would turn -2.7 into -2. The fraction is taken
+// as value - floor(value), which is exact, as adding 0.5 first would round 0.49999999999999994 up to 1.
 bool store_int(const Num& n, BT to, FilterValue& out) {
   int64_t lo;
   uint64_t hi;
@@ -107,7 +111,8 @@ bool store_int(const Num& n, BT to, FilterValue& out) {
   out.type = to;
   if (n.kind == Num::D) {
     if (!std::isfinite(n.d)) return false;
-    const double r = std::round(n.d);
+    double r = std::floor(n.d);
+    if (n.d - r >= 0.5) r += 1;
     if (r < static_cast<double>(lo) || r >= 18446744073709551616.0) return false;
     if (r < 0) {
       const auto v = static_cast<int64_t>(r);

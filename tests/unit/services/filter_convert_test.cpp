@@ -75,6 +75,7 @@ TEST_CASE("conversion rules: cells that matter", "[filter][convert]") {
   CHECK(conversion_rule(BT::DateTime, BT::String) == Conversion::Explicit);
   CHECK(conversion_rule(BT::DateTime, BT::Int64) == Conversion::None);
   CHECK(conversion_rule(BT::String, BT::ByteString) == Conversion::None);
+  CHECK(conversion_rule(BT::ByteString, BT::String) == Conversion::None);
   // Ids and names.
   CHECK(conversion_rule(BT::NodeId, BT::String) == Conversion::Implicit);
   CHECK(conversion_rule(BT::NodeId, BT::ExpandedNodeId) == Conversion::Implicit);
@@ -108,10 +109,8 @@ TEST_CASE("convert: numbers", "[filter][convert]") {
   CHECK(conv(uint16_t{65535}, BT::Int32, false) == ua::Variant(int32_t{65535}));
   CHECK(conv(int8_t{-1}, BT::UInt16, false).is_empty());  // implicit, but the value does not fit
   CHECK(conv(int64_t{1} << 40, BT::Float, false) == ua::Variant(static_cast<float>(1LL << 40)));
-  // Float and Double to integers: explicit only, rounded half away from zero, range-checked.
+  // Float and Double to integers: explicit only, range-checked.
   CHECK(conv(2.5, BT::Int32, false).is_empty());
-  CHECK(conv(2.5, BT::Int32, true) == ua::Variant(int32_t{3}));
-  CHECK(conv(-2.5, BT::Int32, true) == ua::Variant(int32_t{-3}));
   CHECK(conv(2.4f, BT::Byte, true) == ua::Variant(uint8_t{2}));
   CHECK(conv(1e20, BT::Int32, true).is_empty());
   CHECK(conv(-0.7, BT::UInt32, true).is_empty());
@@ -121,6 +120,20 @@ TEST_CASE("convert: numbers", "[filter][convert]") {
   CHECK(conv(int64_t{-5}, BT::UInt64, true).is_empty());
   CHECK(conv(uint64_t{300}, BT::Byte, true).is_empty());
   CHECK(conv(int32_t{-128}, BT::SByte, true) == ua::Variant(int8_t{-128}));
+}
+
+TEST_CASE("convert: Float and Double to integers add 0.5 and truncate (Part 4 §7.7.3)", "[filter][convert]") {
+  CHECK(conv(2.5, BT::Int32, true) == ua::Variant(int32_t{3}));
+  CHECK(conv(2.5f, BT::Byte, true) == ua::Variant(uint8_t{3}));
+  CHECK(conv(-2.5, BT::Int32, true) == ua::Variant(int32_t{-2}));  // up, not away from zero
+  CHECK(conv(-2.5f, BT::Int64, true) == ua::Variant(int64_t{-2}));
+  CHECK(conv(-2.7, BT::Int16, true) == ua::Variant(int16_t{-3}));  // still the nearest integer
+  CHECK(conv(-2.2, BT::SByte, true) == ua::Variant(int8_t{-2}));
+  CHECK(conv(-0.5, BT::UInt32, true) == ua::Variant(uint32_t{0}));  // -0.5 + 0.5 fits
+  CHECK(conv(0.49999999999999994, BT::Int32, true) == ua::Variant(int32_t{0}));
+  CHECK(conv(4503599627370495.5, BT::Int64, true) == ua::Variant(int64_t{4503599627370496}));
+  CHECK(conv(-128.5, BT::SByte, true) == ua::Variant(int8_t{-128}));
+  CHECK(conv(127.5, BT::SByte, true).is_empty());
 }
 
 TEST_CASE("convert: Boolean", "[filter][convert]") {
