@@ -209,6 +209,47 @@ TEST_CASE("convert: NodeId, ExpandedNodeId, names", "[filter][convert]") {
         ua::Variant(ua::LocalizedText{{}, ua::String("Hot")}));
 }
 
+TEST_CASE("convert: String to DateTime parses ISO 8601 with a zone", "[filter][convert]") {
+  using ua::DateTime;
+  const auto dt = [](const char* text) { return conv(ua::String(text), BT::DateTime, true); };
+  CHECK(dt("1970-01-01T00:00:00Z") == ua::Variant(DateTime::from_unix_ms(0)));
+  CHECK(conv(ua::String("1970-01-01T00:00:00Z"), BT::DateTime, false).is_empty());  // explicit only
+  CHECK(dt("2026-12-06T13:45:10.25Z") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("2026-12-06T14:45:10.25+01:00") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("2026-12-06T08:15:10.25-05:30") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("1970-01-01T00:00:00.123456789Z") == ua::Variant(DateTime{DateTime::kUnixEpochTicks + 1234567}));
+  CHECK(dt("1601-01-01T00:00:00Z") == ua::Variant(DateTime{0}));
+  CHECK(dt("9999-12-31T23:59:59.9999999Z") == ua::Variant(DateTime{2650467743999999999LL}));
+  CHECK(dt("2024-02-29T00:00:00Z") == ua::Variant(DateTime::from_unix_ms(1709164800000)));
+  // The text DateTime converts to reads back as the same instant.
+  const DateTime t{DateTime::kUnixEpochTicks + 17965647102501234LL};
+  CHECK(conv(conv(t, BT::String, true), BT::DateTime, true) == ua::Variant(t));
+  for (const char* bad : {"",
+                          "2026-12-06",
+                          "2026-12-06T13:45:10",
+                          "2026-12-06 13:45:10Z",
+                          "2026-02-29T00:00:00Z",
+                          "1900-02-29T00:00:00Z",
+                          "2026-13-01T00:00:00Z",
+                          "2026-04-31T00:00:00Z",
+                          "2026-12-06T24:00:00Z",
+                          "2026-12-06T13:60:00Z",
+                          "2026-12-06T13:45:60Z",
+                          "2026-12-06T13:45:10.Z",
+                          "2026-12-06T13:45:10Zx",
+                          "2026-12-06T13:45:10+01",
+                          "2026-12-06T13:45:10+24:00",
+                          "1600-12-31T23:59:59Z",
+                          "1601-01-01T00:30:00+01:00",
+                          "9999-12-31T23:59:59-00:01",
+                          "10000-01-01T00:00:00Z",
+                          "+2026-12-06T13:45:10Z",
+                          "2026-1a-06T13:45:10Z"}) {
+    INFO(bad);
+    CHECK(dt(bad).is_empty());
+  }
+}
+
 TEST_CASE("compare: numbers across types", "[filter][convert]") {
   CHECK(cmp(int32_t{5}, 5.0) == Compared::Equal);
   CHECK(cmp(uint16_t{700}, int32_t{500}) == Compared::Greater);  // Severity > 500
