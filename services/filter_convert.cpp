@@ -10,12 +10,13 @@ namespace {
 using ua::BuiltinType;
 using BT = ua::BuiltinType;
 
-// The Conversion Rules table of Part 4 §7.7.3 (Table 125 in v1.05), source type by row, target type by
-// column, both in built-in type order from Boolean (1) to LocalizedText (21): I implicit, E explicit (Cast
-// only), '-' none. Between numbers a conversion towards the type of higher data precedence is implicit and
-// the other direction explicit; String converts implicitly to the types that rank above it (the numbers,
-// Boolean, Guid) and the ids and names below it convert implicitly to String; StatusCode converts to and
-// from the 32- and 64-bit integers and UInt16 only.
+// The Conversion Rules table of Part 4 §7.7.3 (Table 125 in v1.05, Table 122 in v1.04, §7.4.3), source
+// type by row, target type by column, both in built-in type order from Boolean (1) to LocalizedText (21)
+// (the specification's table has its own order): I implicit, E explicit (Cast only), '-' none.
+// Between numbers a conversion towards the type of higher data precedence is implicit and the other
+// direction explicit; String converts implicitly to the types that rank above it (the numbers, Boolean,
+// Guid) and the ids and names below it convert implicitly to String; StatusCode converts to and from the
+// 32- and 64-bit integers and UInt16 only; there is no ByteString to String and no StatusCode to Int16.
 // One character per column: Boolean, SByte, Byte, Int16, UInt16, Int32, UInt32, Int64, UInt64, Float, Double,
 // String, DateTime, Guid, ByteString, XmlElement, NodeId, ExpandedNodeId, StatusCode, QualifiedName,
 // LocalizedText.
@@ -97,8 +98,11 @@ struct Num {
   double d = 0;
 };
 
-// Stores a number into `out` as integer type `to`, failing when it is out of range. Doubles are rounded
-// to the nearest integer, halves away from zero (Part 4 §7.7.3: Float and Double to an integer round).
+// Stores a number into `out` as integer type `to`, failing when it is out of range. Part 4 §7.7.3 rounds
+// a Float or Double by adding 0.5 and truncating. opcuad truncates towards minus infinity (the largest
+// integer not above value + 0.5): halves go up (2.5 to 3, -2.5 to -2) and negative values still round to
+// the nearest (-2.7 to -3), where truncating towards zero would turn -2.7 into -2. The fraction is taken
+// as value - floor(value), which is exact, as adding 0.5 first would round 0.49999999999999994 up to 1.
 bool store_int(const Num& n, BT to, FilterValue& out) {
   int64_t lo;
   uint64_t hi;
@@ -107,7 +111,8 @@ bool store_int(const Num& n, BT to, FilterValue& out) {
   out.type = to;
   if (n.kind == Num::D) {
     if (!std::isfinite(n.d)) return false;
-    const double r = std::round(n.d);
+    double r = std::floor(n.d);
+    if (n.d - r >= 0.5) r += 1;
     if (r < static_cast<double>(lo) || r >= 18446744073709551616.0) return false;
     if (r < 0) {
       const auto v = static_cast<int64_t>(r);
@@ -205,6 +210,85 @@ bool parse_number(std::string_view t, BT to, FilterValue& out) {
   auto r = std::from_chars(b, e, u);
   if (r.ec != std::errc() || r.ptr != e || b == e) return false;
   return store_int(Num{Num::U, 0, u, 0}, to, out);
+}
+
+// Days from 1970-01-01 to the proleptic Gregorian date y-m-d (m 1..12, d 1..31).
+int64_t days_from_civil(int64_t y, int m, int d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;                                   // 0..399
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;  // 0..365, from March
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;           // 0..146096
+  return era * 146097 + doe - 719468;
+}
+
+// A DateTime from its ISO 8601 text, the form DateTime converts to: "YYYY-MM-DDThh:mm:ss", an optional
+// fraction of a second (digits beyond the 7th, below 100 ns, are dropped) and a zone, "Z" or "+hh:mm" /
+// "-hh:mm". A text without a zone is refused, as its instant is unknown. Years 1601..9999, the range
+// Part 6 gives DateTime.
+bool parse_date_time(std::string_view t, FilterValue& out) {
+  size_t at = 0;
+  auto digits = [&](size_t n, int& v) {
+    if (t.size() - at < n) return false;
+    v = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const char c = t[at + k];
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    at += n;
+    return true;
+  };
+  auto sep = [&](char c) {
+    if (at >= t.size() || t[at] != c) return false;
+    ++at;
+    return true;
+  };
+  int y, mo, d, h, mi, sec;
+  if (!digits(4, y) || !sep('-') || !digits(2, mo) || !sep('-') || !digits(2, d)) return false;
+  if (at >= t.size() || (t[at] != 'T' && t[at] != 't')) return false;
+  ++at;
+  if (!digits(2, h) || !sep(':') || !digits(2, mi) || !sep(':') || !digits(2, sec)) return false;
+  static constexpr int kMonthDays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (y < 1601 || mo < 1 || mo > 12 || d < 1 || d > kMonthDays[mo - 1] || h > 23 || mi > 59 || sec > 59) {
+    return false;
+  }
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo == 2 && d == 29 && !leap) return false;
+  int64_t frac = 0;
+  if (at < t.size() && t[at] == '.') {
+    ++at;
+    const size_t first = at;
+    int scale = 0;
+    while (at < t.size() && t[at] >= '0' && t[at] <= '9') {
+      if (scale < 7) frac = frac * 10 + (t[at] - '0'), ++scale;
+      ++at;
+    }
+    if (at == first) return false;
+    for (; scale < 7; ++scale) frac *= 10;
+  }
+  int64_t offset_min = 0;
+  if (at < t.size() && (t[at] == 'Z' || t[at] == 'z')) {
+    ++at;
+  } else if (at < t.size() && (t[at] == '+' || t[at] == '-')) {
+    const int sign = t[at] == '-' ? -1 : 1;
+    ++at;
+    int oh, om;
+    if (!digits(2, oh) || !sep(':') || !digits(2, om) || oh > 23 || om > 59) return false;
+    offset_min = sign * (oh * 60 + om);
+  } else {
+    return false;
+  }
+  if (at != t.size()) return false;
+  const int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec - offset_min * 60;
+  const int64_t ticks = ua::DateTime::kUnixEpochTicks + secs * 10000000 + frac;
+  // The zone can carry the instant just outside the years; Part 6 keeps DateTime within them.
+  constexpr int64_t kLastTicks = 2650467743999999999LL;  // 9999-12-31T23:59:59.9999999Z
+  if (ticks < 0 || ticks > kLastTicks) return false;
+  out = FilterValue{};
+  out.type = BT::DateTime;
+  out.i = ticks;
+  return true;
 }
 
 FilterValue text_value(BT type, std::string_view t) {
@@ -542,9 +626,8 @@ bool convert(const FilterValue& in, BT to, bool explicit_cast, ConvertScratch& s
         out.node = &s.expanded.node_id;
         return true;
       }
-      case BT::DateTime: {  // from String: not parsed (no text form is defined for it here)
-        return false;
-      }
+      case BT::DateTime:  // from String
+        return parse_date_time(in.text, out);
       default:
         break;
     }

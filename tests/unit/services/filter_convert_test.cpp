@@ -75,6 +75,7 @@ TEST_CASE("conversion rules: cells that matter", "[filter][convert]") {
   CHECK(conversion_rule(BT::DateTime, BT::String) == Conversion::Explicit);
   CHECK(conversion_rule(BT::DateTime, BT::Int64) == Conversion::None);
   CHECK(conversion_rule(BT::String, BT::ByteString) == Conversion::None);
+  CHECK(conversion_rule(BT::ByteString, BT::String) == Conversion::None);
   // Ids and names.
   CHECK(conversion_rule(BT::NodeId, BT::String) == Conversion::Implicit);
   CHECK(conversion_rule(BT::NodeId, BT::ExpandedNodeId) == Conversion::Implicit);
@@ -108,10 +109,8 @@ TEST_CASE("convert: numbers", "[filter][convert]") {
   CHECK(conv(uint16_t{65535}, BT::Int32, false) == ua::Variant(int32_t{65535}));
   CHECK(conv(int8_t{-1}, BT::UInt16, false).is_empty());  // implicit, but the value does not fit
   CHECK(conv(int64_t{1} << 40, BT::Float, false) == ua::Variant(static_cast<float>(1LL << 40)));
-  // Float and Double to integers: explicit only, rounded half away from zero, range-checked.
+  // Float and Double to integers: explicit only, range-checked.
   CHECK(conv(2.5, BT::Int32, false).is_empty());
-  CHECK(conv(2.5, BT::Int32, true) == ua::Variant(int32_t{3}));
-  CHECK(conv(-2.5, BT::Int32, true) == ua::Variant(int32_t{-3}));
   CHECK(conv(2.4f, BT::Byte, true) == ua::Variant(uint8_t{2}));
   CHECK(conv(1e20, BT::Int32, true).is_empty());
   CHECK(conv(-0.7, BT::UInt32, true).is_empty());
@@ -121,6 +120,20 @@ TEST_CASE("convert: numbers", "[filter][convert]") {
   CHECK(conv(int64_t{-5}, BT::UInt64, true).is_empty());
   CHECK(conv(uint64_t{300}, BT::Byte, true).is_empty());
   CHECK(conv(int32_t{-128}, BT::SByte, true) == ua::Variant(int8_t{-128}));
+}
+
+TEST_CASE("convert: Float and Double to integers add 0.5 and truncate (Part 4 §7.7.3)", "[filter][convert]") {
+  CHECK(conv(2.5, BT::Int32, true) == ua::Variant(int32_t{3}));
+  CHECK(conv(2.5f, BT::Byte, true) == ua::Variant(uint8_t{3}));
+  CHECK(conv(-2.5, BT::Int32, true) == ua::Variant(int32_t{-2}));  // up, not away from zero
+  CHECK(conv(-2.5f, BT::Int64, true) == ua::Variant(int64_t{-2}));
+  CHECK(conv(-2.7, BT::Int16, true) == ua::Variant(int16_t{-3}));  // still the nearest integer
+  CHECK(conv(-2.2, BT::SByte, true) == ua::Variant(int8_t{-2}));
+  CHECK(conv(-0.5, BT::UInt32, true) == ua::Variant(uint32_t{0}));  // -0.5 + 0.5 fits
+  CHECK(conv(0.49999999999999994, BT::Int32, true) == ua::Variant(int32_t{0}));
+  CHECK(conv(4503599627370495.5, BT::Int64, true) == ua::Variant(int64_t{4503599627370496}));
+  CHECK(conv(-128.5, BT::SByte, true) == ua::Variant(int8_t{-128}));
+  CHECK(conv(127.5, BT::SByte, true).is_empty());
 }
 
 TEST_CASE("convert: Boolean", "[filter][convert]") {
@@ -194,6 +207,47 @@ TEST_CASE("convert: NodeId, ExpandedNodeId, names", "[filter][convert]") {
         ua::Variant(ua::QualifiedName{0, ua::String("Level")}));
   CHECK(conv(ua::String("Hot"), BT::LocalizedText, true) ==
         ua::Variant(ua::LocalizedText{{}, ua::String("Hot")}));
+}
+
+TEST_CASE("convert: String to DateTime parses ISO 8601 with a zone", "[filter][convert]") {
+  using ua::DateTime;
+  const auto dt = [](const char* text) { return conv(ua::String(text), BT::DateTime, true); };
+  CHECK(dt("1970-01-01T00:00:00Z") == ua::Variant(DateTime::from_unix_ms(0)));
+  CHECK(conv(ua::String("1970-01-01T00:00:00Z"), BT::DateTime, false).is_empty());  // explicit only
+  CHECK(dt("2026-12-06T13:45:10.25Z") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("2026-12-06T14:45:10.25+01:00") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("2026-12-06T08:15:10.25-05:30") == ua::Variant(DateTime::from_unix_ms(1796564710250)));
+  CHECK(dt("1970-01-01T00:00:00.123456789Z") == ua::Variant(DateTime{DateTime::kUnixEpochTicks + 1234567}));
+  CHECK(dt("1601-01-01T00:00:00Z") == ua::Variant(DateTime{0}));
+  CHECK(dt("9999-12-31T23:59:59.9999999Z") == ua::Variant(DateTime{2650467743999999999LL}));
+  CHECK(dt("2024-02-29T00:00:00Z") == ua::Variant(DateTime::from_unix_ms(1709164800000)));
+  // The text DateTime converts to reads back as the same instant.
+  const DateTime t{DateTime::kUnixEpochTicks + 17965647102501234LL};
+  CHECK(conv(conv(t, BT::String, true), BT::DateTime, true) == ua::Variant(t));
+  for (const char* bad : {"",
+                          "2026-12-06",
+                          "2026-12-06T13:45:10",
+                          "2026-12-06 13:45:10Z",
+                          "2026-02-29T00:00:00Z",
+                          "1900-02-29T00:00:00Z",
+                          "2026-13-01T00:00:00Z",
+                          "2026-04-31T00:00:00Z",
+                          "2026-12-06T24:00:00Z",
+                          "2026-12-06T13:60:00Z",
+                          "2026-12-06T13:45:60Z",
+                          "2026-12-06T13:45:10.Z",
+                          "2026-12-06T13:45:10Zx",
+                          "2026-12-06T13:45:10+01",
+                          "2026-12-06T13:45:10+24:00",
+                          "1600-12-31T23:59:59Z",
+                          "1601-01-01T00:30:00+01:00",
+                          "9999-12-31T23:59:59-00:01",
+                          "10000-01-01T00:00:00Z",
+                          "+2026-12-06T13:45:10Z",
+                          "2026-1a-06T13:45:10Z"}) {
+    INFO(bad);
+    CHECK(dt(bad).is_empty());
+  }
 }
 
 TEST_CASE("compare: numbers across types", "[filter][convert]") {
