@@ -95,8 +95,12 @@ struct Limits {
   uint32_t max_monitored_items_per_subscription = 0;  // BadTooManyMonitoredItems
   uint32_t max_monitored_items_per_session = 0;       // BadTooManyMonitoredItems
   uint32_t max_monitored_item_queue_size = 1000;      // queueSize revised down to it; 1..65535
-  uint32_t max_publish_requests_per_session = 32;     // BadTooManyPublishRequests for the oldest
-  uint32_t max_subscriptions_per_call = 1000;         // ids per SetPublishingMode/Delete/Transfer
+  // Event items (Part 4 §5.12.1.5): their queueSize is revised down to max_event_queue_size; 0 asks for
+  // default_event_queue_size (at most the maximum). 1..65535 each.
+  uint32_t max_event_queue_size = 1000;
+  uint32_t default_event_queue_size = 100;
+  uint32_t max_publish_requests_per_session = 32;  // BadTooManyPublishRequests for the oldest
+  uint32_t max_subscriptions_per_call = 1000;      // ids per SetPublishingMode/Delete/Transfer
   // The largest PublishResponse body the server builds, whatever the client accepts (its
   // maxResponseMessageSize, MaxMessageSize and MaxChunkCount may only lower it): what does not fit waits
   // for the next message (MoreNotifications). It bounds the memory of one response: its encoding, its

@@ -31,6 +31,8 @@ const Setting<L> kLimits[] = {
     {"max_monitored_items_per_session", &L::max_monitored_items_per_session},
     // A queue of more than 65535 values per item is a memory bound no client needs.
     {"max_monitored_item_queue_size", &L::max_monitored_item_queue_size, 1, 65535},
+    {"max_event_queue_size", &L::max_event_queue_size, 1, 65535},
+    {"default_event_queue_size", &L::default_event_queue_size, 1, 65535},
     {"max_publish_requests_per_session", &L::max_publish_requests_per_session, 1, kU32},
     {"max_subscriptions_per_call", &L::max_subscriptions_per_call},
     // Below one 64 KiB chunk a Publish response would save no memory, only split values.

@@ -148,8 +148,9 @@ ua::SubscriptionDiagnosticsDataType subscription_diagnostics(const Session& owne
   d.transferred_to_same_client_count = c.transferred_to_same_client;
   d.publish_request_count = c.publish_requests;
   d.data_change_notifications_count = c.data_change_notifications;
-  d.event_notifications_count = 0;  // opcuad serves no event items
-  d.notifications_count = c.data_change_notifications;
+  d.event_notifications_count = c.event_notifications;
+  d.notifications_count = c.data_change_notifications + c.event_notifications;
+  d.event_queue_over_flow_count = c.event_queue_overflows;
   d.late_publish_request_count = c.late;
   d.current_keep_alive_count = sub.keep_alive_counter();
   d.current_lifetime_count = sub.lifetime_counter();

@@ -346,10 +346,21 @@ std::unordered_set<uint32_t>& MonitoredItem::triggered_links() {
   return ensure_extras().triggered;
 }
 
+EventItemState& MonitoredItem::make_event() {
+  ItemExtras& x = ensure_extras();
+  if (!x.event) x.event = std::make_unique<EventItemState>();
+  return *x.event;
+}
+
 void MonitoredItem::configure_queue(uint32_t capacity, bool discard) {
   capacity = std::clamp<uint32_t>(capacity, 1, kMaxQueueSize);
   discard_oldest = discard;
   queue_capacity_ = static_cast<uint16_t>(capacity);
+  if (EventItemState* ev = event()) {
+    ev->trim(capacity);
+    pending = !ev->empty();
+    return;
+  }
   // A smaller queue keeps the newest values (Part 4 §5.12.1.5 leaves the choice to the server).
   while (queue_size() > capacity) drop_older_front();
   drop_unneeded_extras();
@@ -358,6 +369,7 @@ void MonitoredItem::configure_queue(uint32_t capacity, bool discard) {
 void MonitoredItem::clear_queue() noexcept {
   pending = false;
   newest_overflow = false;
+  if (EventItemState* ev = event()) return ev->clear();
   if (extras) {
     extras->older_head = extras->older_count = 0;
     drop_unneeded_extras();

@@ -22,6 +22,7 @@
 #include "addressspace/attributes.hpp"
 #include "addressspace/node_store.hpp"
 #include "addressspace/value_store.hpp"
+#include "services/event_item.hpp"
 #include "services/index_range.hpp"
 #include "ua/generated/types.hpp"
 
@@ -140,9 +141,12 @@ struct ItemExtras {
   std::vector<SampledValue> older;
   // SetTriggering links (Part 4 §5.12.1.6): a set, so adding or removing one of many links is O(1).
   std::unordered_set<uint32_t> triggered;
+  // An event item's filter and queue (event_item.hpp); null for data items.
+  std::unique_ptr<EventItemState> event;
 
   bool needed() const noexcept {
-    return node_id || range || deadband != ua::DeadbandType::None || older_count > 0 || !triggered.empty();
+    return node_id || range || deadband != ua::DeadbandType::None || older_count > 0 || !triggered.empty() ||
+           event;
   }
 };
 
@@ -175,6 +179,13 @@ struct MonitoredItem {
   bool newest_overflow : 1 = false;     // ... and carries the overflow bits (Part 4 §5.12.1.5)
   bool session_scoped : 1 = false;      // a diagnostics array: sampled through its session's filter
 
+  // An event item (Part 4 §5.12.1.1: AttributeId EventNotifier): never sampled, fed by the server's event
+  // drain; its queue is extras->event, and `pending` says whether that queue holds anything.
+  bool is_event() const noexcept { return attribute_id == addressspace::attr::kEventNotifier; }
+  EventItemState* event() const noexcept { return extras ? extras->event.get() : nullptr; }
+  EventItemState& make_event();  // creates the extras and the state
+  void set_event(std::unique_ptr<EventItemState> state) { ensure_extras().event = std::move(state); }
+
   ua::MonitoringMode mode() const noexcept { return static_cast<ua::MonitoringMode>(mode_); }
   void set_mode_value(ua::MonitoringMode m) noexcept { mode_ = static_cast<uint8_t>(m) & 3; }
   ua::TimestampsToReturn timestamps() const noexcept {
@@ -201,7 +212,10 @@ struct MonitoredItem {
   uint32_t queue_capacity() const noexcept { return queue_capacity_; }
   void configure_queue(uint32_t capacity, bool discard_oldest);  // keeps the newest values that fit
   bool queue_empty() const noexcept { return !pending; }         // the newest queued value is always `last`
-  size_t queue_size() const noexcept { return size_t{pending} + (extras ? extras->older_count : 0); }
+  size_t queue_size() const noexcept {
+    if (const EventItemState* ev = event()) return ev->size();
+    return size_t{pending} + (extras ? extras->older_count : 0);
+  }
   void clear_queue() noexcept;
   // `v` becomes the last value and is queued (what sample() does with a value that passed the filter).
   void enqueue(ua::DataValue v);

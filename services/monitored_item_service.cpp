@@ -6,6 +6,7 @@
 
 #include "addressspace/attributes.hpp"
 #include "addressspace/eu_range.hpp"
+#include "addressspace/event_types.hpp"
 #include "services/attribute_read.hpp"
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
@@ -22,6 +23,7 @@ namespace status = ua::status;
 using addressspace::NodeIndex;
 using addressspace::NodeStore;
 
+using addressspace::attr::kEventNotifier;
 using addressspace::attr::kValue;
 
 // Part 4 §5.12.1.2: -1 (any negative) means the subscription's publishing interval; never faster than
@@ -58,6 +60,38 @@ uint32_t revise_queue_size(const Server& server, uint32_t requested) {
   return std::clamp<uint32_t>(requested, 1, limit);
 }
 
+// Part 4 §5.12.1.5 for event items: 0 asks for the server's default event queue
+// (limits.default_event_queue_size), anything else is revised into [1, limits.max_event_queue_size].
+uint32_t revise_event_queue_size(const Server& server, uint32_t requested) {
+  const auto& l = server.config().limits;
+  const uint32_t limit = std::clamp<uint32_t>(l.max_event_queue_size, 1, kMaxQueueSize);
+  if (requested == 0) return std::clamp<uint32_t>(l.default_event_queue_size, 1, limit);
+  return std::clamp<uint32_t>(requested, 1, limit);
+}
+
+// The filter of an event item (Part 4 §7.22.3): an EventFilter, or none (the default select list).
+// Any other MonitoringFilter is BadFilterNotAllowed for the EventNotifier attribute (Part 4 §5.12.2);
+// what decodes as no MonitoringFilter, BadMonitoredItemFilterInvalid. On success `state` holds the
+// compiled filter; on failure it is unchanged (ModifyMonitoredItems keeps the old filter).
+ua::StatusCode parse_event_filter(const NodeStore& store, const ua::ExtensionObject& in,
+                                  EventItemState& state, ua::ExtensionObject& result) {
+  const ua::EventFilter* f = nullptr;
+  if (!in.is_empty()) {
+    f = in.get<ua::EventFilter>();
+    if (!f) {
+      return in.get<ua::DataChangeFilter>() || in.get<ua::AggregateFilter>()
+                 ? status::BadFilterNotAllowed
+                 : status::BadMonitoredItemFilterInvalid;
+    }
+  }
+  ua::EventFilterResult r;
+  const ua::StatusCode s = state.compile(f, store, r);
+  if (!r.select_clause_results.empty() || !r.where_clause_result.element_results.empty()) {
+    result = ua::ExtensionObject::make(std::move(r));
+  }
+  return s;
+}
+
 // How many more items a CreateMonitoredItems request may add to its subscription and session (the
 // limits max_monitored_items_per_subscription / _per_session; 0: only the server-wide limit bounds them).
 struct ItemRoom {
@@ -90,9 +124,9 @@ ua::StatusCode parse_filter(const NodeStore& store, NodeIndex n, uint32_t attrib
                             const ua::ExtensionObject& in, ChangeFilter& out) {
   out = ChangeFilter{};
   if (in.is_empty()) return status::Good;
-  if (in.get<ua::EventFilter>() || in.get<ua::AggregateFilter>()) {
-    return status::BadMonitoredItemFilterUnsupported;  // until events and aggregates exist
-  }
+  // An EventFilter is for the EventNotifier attribute only (Part 4 §7.22.3).
+  if (in.get<ua::EventFilter>()) return status::BadFilterNotAllowed;
+  if (in.get<ua::AggregateFilter>()) return status::BadMonitoredItemFilterUnsupported;  // no aggregates
   const auto* f = in.get<ua::DataChangeFilter>();
   if (!f) return status::BadMonitoredItemFilterInvalid;
   if (attribute_id != kValue) return status::BadFilterNotAllowed;  // data change filters are for Value
@@ -146,6 +180,46 @@ ua::StatusCode check_item_to_monitor(const NodeStore& store, const ua::ReadValue
   return status::Good;
 }
 
+// An event item (Part 4 §5.12.1.1: an Object or View, AttributeId EventNotifier). Its node must be a
+// notifier, i.e. have SubscribeToEvents in its EventNotifier (Part 3 §5.5.1); Part 4 §5.12.2 names no
+// code for one that is not, and the attribute itself exists, so BadNotSupported. Events are pushed, not
+// sampled: revisedSamplingInterval 0, and the item is not in the Sampler but in its shard's index of
+// event items by notifier (shard.hpp).
+void create_event_item(Server& server, Subscription& sub, const NodeStore& store, NodeIndex n,
+                       const ua::MonitoredItemCreateRequest& in, ItemRoom& room,
+                       ua::MonitoredItemCreateResult& out) {
+  const auto& params = in.requested_parameters;
+  const addressspace::EventTypes* types = store.event_types();
+  if (!types || !types->is_notifier(n)) {
+    out.status_code = status::BadNotSupported;
+    return;
+  }
+  auto state = std::make_unique<EventItemState>();
+  out.status_code = parse_event_filter(store, params.filter, *state, out.filter_result);
+  if (!out.status_code.is_good()) return;
+  ItemRoom left = room;
+  if (!left.take() || !server.subscriptions().reserve_monitored_item()) {
+    out.status_code = status::BadTooManyMonitoredItems;
+    out.filter_result = {};
+    return;
+  }
+  room = left;
+  state->notifier = n;
+  MonitoredItem item;
+  item.set_node_id(in.item_to_monitor.node_id);
+  item.attribute_id = static_cast<uint8_t>(kEventNotifier);
+  item.client_handle = params.client_handle;
+  item.set_mode_value(in.monitoring_mode);
+  item.sampling_interval_ms = 0;
+  item.set_event(std::move(state));
+  item.configure_queue(revise_event_queue_size(server, params.queue_size), params.discard_oldest);
+  MonitoredItem& added = sub.add_item(std::move(item));
+  index_event_item(*sub.shard(), added, store);
+  out.monitored_item_id = added.id;
+  out.revised_sampling_interval = 0;
+  out.revised_queue_size = added.queue_capacity();
+}
+
 void create_one(Server& server, Subscription& sub, const NodeStore& store,
                 const ua::MonitoredItemCreateRequest& in, ua::TimestampsToReturn timestamps,
                 bool exception_based, ItemRoom& room, ua::MonitoredItemCreateResult& out) {
@@ -160,6 +234,9 @@ void create_one(Server& server, Subscription& sub, const NodeStore& store,
     return;
   }
   const auto& params = in.requested_parameters;
+  if (in.item_to_monitor.attribute_id == kEventNotifier) {
+    return create_event_item(server, sub, store, n, in, room, out);
+  }
   ChangeFilter filter;
   out.status_code = parse_filter(store, n, in.item_to_monitor.attribute_id, params.filter, filter);
   if (!out.status_code.is_good()) return;
@@ -208,6 +285,27 @@ void modify_one(Server& server, Subscription& sub, const NodeStore& store,
     return;
   }
   const auto& params = in.requested_parameters;
+  if (item->is_event()) {
+    // A new filter replaces the old one only when it compiles (Part 4 §5.12.3 leaves the failed case to
+    // the server: the item keeps working as it was).
+    EventItemState& ev = item->make_event();
+    if (!store.event_types()) {
+      out.status_code = status::BadNotSupported;
+      return;
+    }
+    out.status_code = parse_event_filter(store, params.filter, ev, out.filter_result);
+    if (!out.status_code.is_good()) return;
+    // Compiled against the current store: the item is indexed by its notifier there.
+    unindex_event_item(*sub.shard(), *item);
+    ev.notifier = n;
+    if (!store.event_types()->is_notifier(n)) ev.notifier = addressspace::kNoNode;
+    index_event_item(*sub.shard(), *item, store);
+    item->client_handle = params.client_handle;
+    item->configure_queue(revise_event_queue_size(server, params.queue_size), params.discard_oldest);
+    out.revised_sampling_interval = 0;
+    out.revised_queue_size = item->queue_capacity();
+    return;
+  }
   ChangeFilter filter;
   out.status_code = parse_filter(store, n, item->attribute_id, params.filter, filter);
   if (!out.status_code.is_good()) return;

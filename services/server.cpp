@@ -9,6 +9,7 @@
 #include "services/publish_queue.hpp"
 #include "services/session_events.hpp"
 #include "services/subscription.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
 
@@ -56,6 +57,8 @@ void Server::attach_shard(asio::io_context& ctx) {
   state->participant = space_.reclaimer().register_participant();
   state->sweep = std::make_unique<asio::steady_timer>(ctx);
   state->sampler = std::make_unique<Sampler>(ctx, space_, watch_, state->index);
+  state->notifier_watch = &notifier_watch_;
+  state->event_batch.reserve(EventInbox::kBacklog);
   ShardState* s = state.get();
   shards_.push_back(std::move(state));
   // Start the sweep on the shard's own thread.
@@ -136,6 +139,105 @@ void Server::notify_written(ShardState* origin, std::span<const addressspace::Va
       asio::post(*shard->context, [shard, batch = std::move(batch)] { shard->sampler->on_written(batch); });
     }
   }
+}
+
+void Server::raise_event(std::shared_ptr<const EventRecord> record) {
+  if (!record) return;
+  uint64_t any = 0;
+  for (const addressspace::NodeIndex n : record->notifiers()) any |= notifier_watch_.watchers(n);
+  if (any == 0) return;
+  for (auto& s : shards_) {
+    ShardState* shard = s.get();
+    // A shard past the watch's 64 bits has none: it gets every event somebody watches and checks it.
+    if (shard->index < NotifierWatch::kMaxShards && !(any & (uint64_t{1} << shard->index))) continue;
+    EventInbox& in = shard->inbox;
+    {
+      std::lock_guard lock(in.mutex);
+      if (in.records.size() >= EventInbox::kBacklog) {
+        ++in.lost;
+        in.dropped.fetch_add(1, std::memory_order_relaxed);
+        continue;  // the drain that is pending reports the loss
+      }
+      in.records.push_back(record);
+    }
+    if (!in.wake_pending.exchange(true, std::memory_order_acq_rel)) {
+      asio::post(*shard->context, [this, shard] { drain_events(*shard); });
+    }
+  }
+}
+
+uint64_t Server::events_dropped() const noexcept {
+  uint64_t n = 0;
+  for (const auto& s : shards_) {
+    n += s->inbox.dropped.load(std::memory_order_relaxed) + s->inbox.stale.load(std::memory_order_relaxed);
+  }
+  return n;
+}
+
+// On the shard: every record of its inbox to every event item on one of the record's notifiers. An item
+// sits on one notifier and a record's notifiers are distinct, so each item sees each event once.
+void Server::drain_events(ShardState& shard) {
+  EventInbox& in = shard.inbox;
+  uint64_t lost = 0;
+  in.wake_pending.store(false, std::memory_order_release);  // a record pushed from now on posts again
+  {
+    std::lock_guard lock(in.mutex);
+    std::swap(in.records, shard.event_batch);  // both keep their capacity
+    std::swap(lost, in.lost);
+  }
+  if (shard.detached) return shard.event_batch.clear();
+  see_store(shard, space_);
+  const addressspace::NodeStore* store = space_.current();
+  // Part 4 §5.12.1.5: the EventQueueOverflowEventType event an item's full queue gets; built once per
+  // drain, when first needed (Part 5 §6.4.34: SourceNode the Server object, SourceName
+  // "Internal/EventQueueOverflow").
+  std::shared_ptr<const EventRecord> overflow;
+  auto overflow_event = [&]() -> const EventView& {
+    if (!overflow) {
+      EventBuilder b(*store, ua::NodeId(0, ua::id::EventQueueOverflowEventType),
+                     store->find(ua::NodeId(0, ua::id::Server)));
+      if (b.valid()) {
+        b.set(addressspace::event_field::kSourceName, ua::Variant(ua::String("Internal/EventQueueOverflow")));
+        b.message("Event queue overflow");
+        overflow = b.build();
+      }
+      if (!overflow) overflow = std::make_shared<const EventRecord>();  // no event types: an empty event
+    }
+    return *overflow;
+  };
+  auto queue = [&](MonitoredItem& item, const EventView* event) {
+    EventItemState& ev = *item.event();
+    const bool overflowed = event ? ev.add(*event, item.queue_capacity(), item.discard_oldest, overflow_event)
+                                  : ev.note_loss(item.queue_capacity(), item.discard_oldest, overflow_event);
+    if (overflowed) ++item.subscription->counters().event_queue_overflows;
+    item.pending = !ev.empty();
+    if (item.pending) item.subscription->on_item_queued(item);
+  };
+  if (lost > 0) {
+    // Records were dropped for this shard (its inbox was full): any item may have lost one.
+    for (auto& [notifier, items] : shard.event_items) {
+      for (MonitoredItem* item : items) {
+        if (item->mode() != ua::MonitoringMode::Disabled) queue(*item, nullptr);
+      }
+    }
+  }
+  for (const auto& record : shard.event_batch) {
+    if (record->generation() != shard.store_generation) {
+      // Its type and notifiers are indexes of a store this shard has left (a reload in between).
+      in.stale.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    for (const addressspace::NodeIndex n : record->notifiers()) {
+      auto it = shard.event_items.find(n);
+      if (it == shard.event_items.end()) continue;
+      for (MonitoredItem* item : it->second) {
+        if (item->mode() == ua::MonitoringMode::Disabled) continue;
+        if (!item->event()->matches(*record)) continue;
+        queue(*item, record.get());
+      }
+    }
+  }
+  shard.event_batch.clear();
 }
 
 void Server::sweep(ShardState& shard) {

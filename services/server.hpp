@@ -29,6 +29,7 @@
 #include "config/config.hpp"
 #include "services/cell_watch.hpp"
 #include "services/dispatcher.hpp"
+#include "services/event_record.hpp"
 #include "services/login_verifier.hpp"
 #include "services/sampler.hpp"
 #include "services/service_stats.hpp"
@@ -78,6 +79,17 @@ class Server final : public transport::ServiceHandler {
   // writers (the Write service, the daemon's simulator) call notify_written(). Namespace 0 values are
   // written by the daemon's Server status clock, which does not, so items on them are sampled by timer.
   bool wakes_on_write(const ua::NodeId& node, const addressspace::ValueCell* cell) const noexcept;
+
+  // Events (Part 4 §5.12.1, Part 3 HasEventSource / HasNotifier): `record` goes to every event item
+  // watching one of its notifiers. Any thread; never blocks on delivery: each shard whose NotifierWatch
+  // bit is set for one of the notifiers gets the record in its EventInbox (bounded: past it the record
+  // is dropped for that shard and its items get an overflow event) and one posted drain while none is
+  // pending. On the shard the drain evaluates each item's where clause and queues its EventFieldList
+  // (drain_events). A null record (a failed build) is ignored.
+  // REQUIRES: every shard attached before traffic (the shard list is read without a lock).
+  void raise_event(std::shared_ptr<const EventRecord> record);
+  // Records dropped for full inboxes, and records of a store generation a shard had left, summed.
+  uint64_t events_dropped() const noexcept;
 
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
                   ua::Decoder& body) override;
@@ -167,6 +179,7 @@ class Server final : public transport::ServiceHandler {
  private:
   ShardState& shard_of(transport::SecureChannel& channel);
   void sweep(ShardState& shard);
+  void drain_events(ShardState& shard);
 
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;
@@ -174,8 +187,9 @@ class Server final : public transport::ServiceHandler {
   security::CertificateValidator user_validator_;
   transport::HandshakePool* crypto_pool_ = nullptr;
   config::RoleTable roles_;
-  CellWatch watch_;          // which shards watch which value cells (exception-based items)
-  const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
+  CellWatch watch_;               // which shards watch which value cells (exception-based items)
+  NotifierWatch notifier_watch_;  // which shards have event items on which notifiers
+  const uint64_t instance_;       // unique per Server in this process (keys the per-thread shard cache)
   // Declared before the shards, which ~Server frees first: their sessions and subscriptions give their
   // slots back to these when they are destroyed.
   SessionRegistry sessions_;

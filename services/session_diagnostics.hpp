@@ -67,7 +67,10 @@ struct SubscriptionCounters {
   uint32_t transferred_to_same_client = 0;
   uint32_t publish_requests = 0;  // Publish requests this subscription answered (data or keep-alive)
   uint32_t data_change_notifications = 0;
-  uint32_t late = 0;       // times it entered the LATE state (Part 4 §5.13.1.2)
+  uint32_t event_notifications = 0;    // EventFieldLists sent
+  uint32_t event_queue_overflows = 0;  // overflow events queued (EventQueueOverFlowCount)
+  uint32_t events_too_large = 0;       // events dropped as larger than any message the client accepts
+  uint32_t late = 0;                   // times it entered the LATE state (Part 4 §5.13.1.2)
   uint32_t discarded = 0;  // retained messages dropped unacknowledged when the retransmission queue was full
 };
 

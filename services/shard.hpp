@@ -7,15 +7,19 @@
 #include <asio/io_context.hpp>
 #include <asio/steady_timer.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "addressspace/address_space.hpp"
 #include "services/address_counter.hpp"
+#include "services/event_record.hpp"
+#include "services/notifier_watch.hpp"
 #include "services/sampler.hpp"
 #include "services/scratch.hpp"
 #include "services/service_stats.hpp"
@@ -26,6 +30,23 @@
 namespace opcuad::services {
 
 class Subscription;
+struct MonitoredItem;
+
+// The events raised for one shard and not yet delivered (Server::raise_event, any thread). Bounded:
+// past kBacklog records a new one is dropped and counted, and the shard's next drain gives every event
+// item it holds an EventQueueOverflowEventType event (the items cannot know which of them lost one).
+// The mutex is held for one push_back into reserved storage (producers) or one swap (the drain): a
+// producer never waits for delivery.
+struct EventInbox {
+  static constexpr size_t kBacklog = 4096;
+  EventInbox() { records.reserve(kBacklog); }
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const EventRecord>> records;  // GUARDED_BY(mutex)
+  uint64_t lost = 0;                                        // GUARDED_BY(mutex): dropped since the last drain
+  std::atomic<bool> wake_pending{false};                    // a drain is posted and has not swapped yet
+  std::atomic<uint64_t> dropped{0};                         // in all (statistics)
+  std::atomic<uint64_t> stale{0};  // raised against a store generation this shard has left
+};
 
 // A CreateSession waiting for a slot under limits.max_unactivated_sessions(_per_address)
 // (AddressCounter::wait): its request, decoded once and bounded by
@@ -74,7 +95,22 @@ struct ShardState {
   ua::RequestHeader request_header;
   // shard-local: the generation of the last NodeStore this shard adapted to (see_store).
   uint64_t store_generation = 0;
+  // Events. shard-local: notifier (a NodeIndex of store_generation's store) -> this shard's event items
+  // on it (each item's position in its list is EventItemState::index_slot);
+  // items per NotifierWatch slot, which own this shard's bit there; the drain's batch (reused).
+  std::unordered_map<addressspace::NodeIndex, std::vector<MonitoredItem*>> event_items;
+  std::vector<uint32_t> notifier_slot_items = std::vector<uint32_t>(NotifierWatch::kSlots);
+  std::vector<std::shared_ptr<const EventRecord>> event_batch;
+  NotifierWatch* notifier_watch = nullptr;  // the Server's
+  EventInbox inbox;                         // written by producers (any thread), drained here
 };
+
+// An event item joins (or leaves) its shard's index: its notifier and filter are resolved in `store`
+// first when they were compiled against another generation (a reload, a subscription moved while one
+// happened). An item whose notifier is gone or whose filter no longer compiles stays out of the index
+// and receives nothing. REQUIRES: item.is_event().
+void index_event_item(ShardState& shard, MonitoredItem& item, const addressspace::NodeStore& store);
+void unindex_event_item(ShardState& shard, MonitoredItem& item) noexcept;
 
 // A reload publishes a new NodeStore; each shard adapts to it the first time it sees it, before a
 // request or at its sweep (at most 250 ms later; the old store is freed only after the shard's next

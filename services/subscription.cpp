@@ -52,7 +52,10 @@ Subscription::Subscription(SubscriptionRegistry& registry, ShardState& shard, Se
 Subscription::~Subscription() {
   if (timer_) timer_->cancel();
   if (shard_) {
-    items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
+    items_.for_each([this](MonitoredItem& item) {
+      shard_->sampler->remove(item);
+      if (item.is_event()) unindex_event_item(*shard_, item);
+    });
     unindex();
   }
   registry_.release_monitored_items(static_cast<uint32_t>(items_.size()));
@@ -63,7 +66,10 @@ Subscription::~Subscription() {
 
 void Subscription::detach() noexcept {
   timer_.reset();  // its destruction cancels the wait; a completion already queued finds it expired
-  items_.for_each([this](MonitoredItem& item) { shard_->sampler->remove(item); });
+  items_.for_each([this](MonitoredItem& item) {
+    shard_->sampler->remove(item);
+    if (item.is_event()) unindex_event_item(*shard_, item);
+  });
   unindex();
   shard_ = nullptr;
   session_ = nullptr;
@@ -89,6 +95,12 @@ void Subscription::attach(ShardState& shard, Session& session) {
   // The store may have changed while it travelled (a reload): its cells are looked up again first.
   const addressspace::NodeStore& store = *registry_.space().current();
   items_.for_each([&](MonitoredItem& item) {
+    if (item.is_event()) {
+      // Its notifier and filter are those of the store it was indexed against: resolved again when the
+      // store changed while it travelled.
+      index_event_item(shard, item, store);
+      return;
+    }
     if (const addressspace::ValueCell* cell = item.resolved_cell(store, &session.access); cell != item.cell) {
       item.cell = cell;
       item.reset_sampling();
@@ -105,6 +117,11 @@ void Subscription::attach(ShardState& shard, Session& session) {
 
 void Subscription::resolve_items(const addressspace::NodeStore& store) {
   items_.for_each([&](MonitoredItem& item) {
+    if (item.is_event()) {
+      unindex_event_item(*shard_, item);
+      index_event_item(*shard_, item, store);
+      return;
+    }
     const addressspace::ValueCell* cell = item.resolved_cell(store, session_ ? &session_->access : nullptr);
     if (cell == item.cell) return;
     // The Sampler keys exception-based items by cell: out with the old one, in with the new.
@@ -121,7 +138,7 @@ void Subscription::resolve_items(const addressspace::NodeStore& store) {
 void Subscription::queue_current_values() {
   const addressspace::NodeStore& store = *registry_.space().current();
   items_.for_each([&](MonitoredItem& item) {
-    if (item.mode() != ua::MonitoringMode::Reporting) return;
+    if (item.mode() != ua::MonitoringMode::Reporting || item.is_event()) return;  // events have no value
     item.reset_sampling();  // the current value passes whatever the filter
     item.sample(store);
   });
@@ -261,64 +278,151 @@ void Subscription::send_notifications(PendingPublish request) {
   ++counters_.publish_requests;
   // MoreNotifications is known only once the budget is spent, but precedes the message in the response:
   // it is patched (see respond()).
-  respond(request, sequence_number, false, true, [this](ua::Encoder& e, ua::ByteBuffer& buf, size_t limit) {
-    // notificationData: one ExtensionObject holding a DataChangeNotification (Part 4 §7.20.2).
-    e.write_i32(1);
-    ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
-    e.write_u8(1);  // body is a ByteString
-    const size_t length_at = e.position();
-    e.write_u32(0);
-    const size_t count_at = e.position();
-    e.write_u32(0);
-    uint32_t count = 0;
-    // Part 4 §5.13.2.2 maxNotificationsPerPublish: 0 is no limit.
-    size_t budget = params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
-    bool full = false;  // the next notification would pass the size limit
-    size_t i = ready_head_;
-    const size_t listed = ready_.size();
-    for (; i < listed; ++i) {
-      // The items, their extras and their oldest queued values are scattered over memory: fetched a few
-      // entries ahead (as Sampler::run does), their cache misses overlap. A stale entry's slot is still
-      // an item of the ItemTable, whose pages never move.
-      if (i + 8 < listed) __builtin_prefetch(ready_[i + 8].item);
-      if (i + 4 < listed && ready_[i + 4].item->extras) __builtin_prefetch(ready_[i + 4].item->extras.get());
-      if (i + 2 < listed) prefetch_oldest(*ready_[i + 2].item);
-      const ReadyEntry entry = ready_[i];
-      MonitoredItem* item = entry.item;
-      if (item->id != entry.id) continue;  // removed since it was listed
-      if (!item->ready) {
-        item->listed = false;
-        continue;
+  respond(request, sequence_number, false, true,
+          [this, sequence_number](ua::Encoder& e, ua::ByteBuffer& buf, size_t limit) {
+            // notificationData (Part 4 §7.26): "Notifications of the same type should be grouped into one
+            // NotificationData element", so at most two: the data changes and the events. Which one comes
+            // first alternates with the sequence number, so neither kind can fill message after message
+            // while the other waits (both share the size limit and maxNotificationsPerPublish).
+            const size_t count_at = e.position();
+            e.write_i32(0);
+            // Part 4 §5.13.2.2 maxNotificationsPerPublish: 0 is no limit.
+            size_t budget =
+                params_.max_notifications_per_publish ? params_.max_notifications_per_publish : SIZE_MAX;
+            size_t data = 0, events = 0;
+            if (sequence_number % 2 == 1 || events_.count == 0) {
+              if (data_.count > 0) data = encode_data_changes(e, buf, limit, budget, 0);
+              if (events_.count > 0) events = encode_events(e, buf, limit, budget, data);
+            } else {
+              events = encode_events(e, buf, limit, budget, 0);
+              if (data_.count > 0) data = encode_data_changes(e, buf, limit, budget, events);
+            }
+            e.patch_u32(count_at, static_cast<uint32_t>((data > 0) + (events > 0)));
+            more_notifications_ = notifications_available();
+            return more_notifications_;
+          });
+}
+
+// A DataChangeNotification (Part 4 §7.25.2) of the data items' queued values, in ready-list order.
+size_t Subscription::encode_data_changes(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget,
+                                         size_t before) {
+  const size_t start = e.position();
+  ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
+  e.write_u8(1);  // body is a ByteString
+  const size_t length_at = e.position();
+  e.write_u32(0);
+  const size_t count_at = e.position();
+  e.write_u32(0);
+  uint32_t count = 0;
+  bool full = false;  // the next notification would pass the size limit
+  ReadyList& list = data_;
+  size_t i = list.head;
+  const size_t listed = list.entries.size();
+  const ReadyEntry* ready = list.entries.data();
+  for (; i < listed; ++i) {
+    // The items, their extras and their oldest queued values are scattered over memory: fetched a few
+    // entries ahead (as Sampler::run does), their cache misses overlap. A stale entry's slot is still
+    // an item of the ItemTable, whose pages never move.
+    if (i + 8 < listed) __builtin_prefetch(ready[i + 8].item);
+    if (i + 4 < listed && ready[i + 4].item->extras) __builtin_prefetch(ready[i + 4].item->extras.get());
+    if (i + 2 < listed) prefetch_oldest(*ready[i + 2].item);
+    const ReadyEntry entry = ready[i];
+    MonitoredItem* item = entry.item;
+    if (item->id != entry.id) continue;  // removed since it was listed
+    if (!item->ready) {
+      item->listed = false;
+      continue;
+    }
+    while (!full && budget > 0 && !item->queue_empty()) {
+      const size_t mark = e.position();
+      item->encode_oldest(e);
+      if (e.position() > limit) {
+        // Part 4 §5.13.5.2: what does not fit waits for the next message (MoreNotifications); the
+        // value stays queued. A value too large for any message is dropped, and the client told so
+        // by a notification with BadResponseTooLarge in its place, so the queue always moves on.
+        buf.resize(mark);
+        full = true;
+        if (count + before > 0) break;
+        encode_too_large(e, *item);
       }
-      while (!full && budget > 0 && !item->queue_empty()) {
-        const size_t mark = e.position();
-        item->encode_oldest(e);
-        if (e.position() > limit) {
-          // Part 4 §5.13.5.2: what does not fit waits for the next message (MoreNotifications); the
-          // value stays queued. A value too large for any message is dropped, and the client told so
-          // by a notification with BadResponseTooLarge in its place, so the queue always moves on.
-          buf.resize(mark);
-          full = true;
-          if (count > 0) break;
-          encode_too_large(e, *item);
-        }
-        item->drop_front();
+      item->drop_front();
+      ++count;
+      --budget;
+    }
+    if (!item->queue_empty()) break;  // full or out of budget: the rest waits, this entry first
+    item->ready = false;
+    item->listed = false;
+    --list.count;
+  }
+  consume_ready(list, i);
+  if (count == 0) {
+    buf.resize(start);  // nothing to say: the element is left out
+    return 0;
+  }
+  counters_.data_change_notifications += count;
+  e.write_i32(0);  // diagnosticInfos
+  e.patch_u32(count_at, count);
+  e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+  return count;
+}
+
+// An EventNotificationList (Part 4 §7.25.3) of the event items' queued EventFieldLists, in ready-list
+// order: each is the item's clientHandle and the bytes its queue holds (event_item.hpp).
+size_t Subscription::encode_events(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget,
+                                   size_t before) {
+  const size_t start = e.position();
+  ua::encode(e, ua::NodeId(0, ua::EventNotificationList::binary_encoding_id));
+  e.write_u8(1);  // body is a ByteString
+  const size_t length_at = e.position();
+  e.write_u32(0);
+  const size_t count_at = e.position();
+  e.write_u32(0);
+  uint32_t count = 0;
+  bool full = false;
+  ReadyList& list = events_;
+  size_t i = list.head;
+  const size_t listed = list.entries.size();
+  for (; i < listed; ++i) {
+    const ReadyEntry entry = list.entries[i];
+    MonitoredItem* item = entry.item;
+    if (item->id != entry.id) continue;  // removed since it was listed
+    if (!item->ready) {
+      item->listed = false;
+      continue;
+    }
+    EventItemState& ev = *item->event();
+    while (!full && budget > 0 && !ev.empty()) {
+      const size_t mark = e.position();
+      e.write_u32(item->client_handle);
+      e.write_raw(ev.front().data(), ev.front().size());
+      if (e.position() > limit) {
+        // What does not fit waits for the next message. An event too large for any message (only with
+        // a client limit below EventItemState::kMaxEventBytes) is dropped, so the queue moves on.
+        buf.resize(mark);
+        full = true;
+        if (count + before > 0) break;
+        ++counters_.events_too_large;
+      } else {
         ++count;
         --budget;
       }
-      if (!item->queue_empty()) break;  // full or out of budget: the rest waits, this entry first
-      item->ready = false;
-      item->listed = false;
-      --ready_count_;
+      ev.pop_front();
     }
-    consume_ready(i);
-    counters_.data_change_notifications += count;
-    more_notifications_ = ready_count_ > 0;
-    e.write_i32(0);  // diagnosticInfos
-    e.patch_u32(count_at, count);
-    e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
-    return more_notifications_;
-  });
+    item->pending = !ev.empty();
+    if (!ev.empty()) break;  // full or out of budget: the rest waits, this entry first
+    item->ready = false;
+    item->listed = false;
+    --list.count;
+  }
+  consume_ready(list, i);
+  if (count == 0) {
+    buf.resize(start);
+    return 0;
+  }
+  counters_.event_notifications += count;
+  e.patch_u32(count_at, count);
+  e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+  return count;
 }
 
 void Subscription::encode_too_large(ua::Encoder& e, const MonitoredItem& item) {

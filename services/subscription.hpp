@@ -93,6 +93,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   StatusChangeNotice status_change(ua::StatusCode status) const;
   uint32_t id() const noexcept { return id_; }
   Session* session() const noexcept { return session_; }  // nullptr while detached
+  ShardState* shard() const noexcept { return shard_; }   // nullptr while detached
   State state() const noexcept { return state_; }
   const Parameters& parameters() const noexcept { return params_; }
   bool publishing_enabled() const noexcept { return enabled_; }
@@ -147,7 +148,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
  private:
   void arm_timer();
   void on_timer();
-  bool notifications_available() const noexcept { return ready_count_ > 0; }
+  bool notifications_available() const noexcept { return data_.count > 0 || events_.count > 0; }
   bool has_request();
   PendingPublish take_request();  // REQUIRES: has_request()
   void send_notifications(PendingPublish request);
@@ -159,11 +160,23 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   template <class F>
   void respond(PendingPublish& request, uint32_t sequence_number, bool more, bool retain, F&& message);
   static void encode_too_large(ua::Encoder& e, const MonitoredItem& item);
+  struct ReadyList;
+  // The notificationData elements of a message (Part 4 §7.25.2): a DataChangeNotification of the data
+  // items' queues, an EventNotificationList of the event items'. Each writes its ExtensionObject at the
+  // encoder's position, stops at `limit` or when `budget` is spent, and returns how many notifications
+  // it wrote (0: nothing was written, the element is left out); `before` counts the notifications
+  // already in the message (an event that fits no message is dropped only when it would be alone).
+  size_t encode_data_changes(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget,
+                             size_t before);
+  size_t encode_events(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget, size_t before);
   void expire();
+  ReadyList& list_of(const MonitoredItem& item) noexcept { return item.is_event() ? events_ : data_; }
   void make_ready(MonitoredItem& item);
   void unready(MonitoredItem& item) noexcept;
-  void compact_ready() noexcept;
-  void consume_ready(size_t head) noexcept;  // the entries before `head` have been reported
+  static void compact_ready(ReadyList& list) noexcept;
+  void compact_ready(const MonitoredItem& item) noexcept { compact_ready(list_of(item)); }
+  static void consume_ready(ReadyList& list,
+                            size_t head) noexcept;  // the entries before `head` were reported
   void index_in(ShardState& shard);
   void unindex() noexcept;
 
@@ -204,8 +217,8 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::chrono::steady_clock::time_point timer_start_;
   uint64_t tick_ = 0;
   // Items, and those with reportable values in the order they became reportable. An entry is stale when
-  // its item was removed (the slot's id differs) or is no longer ready; ready_count_ counts the live ones.
-  // The list is ready_[ready_head_, end): a message that stops early (its size or count limit) leaves the
+  // its item was removed (the slot's id differs) or is no longer ready; `count` counts the live ones.
+  // The list is entries[head, end): a message that stops early (its size or count limit) leaves the
   // rest where it is and the next one starts there, so splitting a large backlog over many messages
   // costs O(1) per entry, not a walk of the whole list per message.
   ItemTable items_;
@@ -213,9 +226,13 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
     MonitoredItem* item;
     uint32_t id;
   };
-  std::vector<ReadyEntry> ready_;
-  size_t ready_head_ = 0;
-  size_t ready_count_ = 0;
+  struct ReadyList {
+    std::vector<ReadyEntry> entries;
+    size_t head = 0;
+    size_t count = 0;
+  };
+  ReadyList data_;    // data items (DataChangeNotification)
+  ReadyList events_;  // event items (EventNotificationList)
   uint32_t next_item_id_ = 1;
   size_t disabled_items_ = 0;  // items in MonitoringMode Disabled (kept by add_item, remove_item, set_mode)
   SubscriptionCounters counters_;

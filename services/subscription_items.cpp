@@ -29,10 +29,12 @@ bool Subscription::remove_item(uint32_t item_id) {
   if (!item) return false;
   if (item->mode() == ua::MonitoringMode::Disabled) --disabled_items_;
   shard_->sampler->remove(*item);
+  if (item->is_event()) unindex_event_item(*shard_, *item);
   unready(*item);
+  ReadyList& list = list_of(*item);
   items_.erase(item_id);  // a ready-list entry of it is now stale: its slot no longer has its id
   registry_.release_monitored_items(1);
-  compact_ready();
+  compact_ready(list);
   return true;
 }
 
@@ -49,6 +51,16 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
     item.reset_sampling();
     return;
   }
+  if (item.is_event()) {
+    // Not sampled: events arrive from the drain. Sampling queues them, Reporting also reports them
+    // (Part 4 §5.12.1.3); what Sampling queued is reported once Reporting.
+    if (mode == ua::MonitoringMode::Reporting && !item.queue_empty()) {
+      make_ready(item);
+    } else if (mode == ua::MonitoringMode::Sampling) {
+      unready(item);
+    }
+    return;
+  }
   if (before == ua::MonitoringMode::Disabled) {
     // The initial value (Part 4 §5.12.1.4): the first sample after enabling is always queued.
     item.reset_sampling();
@@ -62,7 +74,7 @@ void Subscription::set_mode(MonitoredItem& item, ua::MonitoringMode mode) {
 }
 
 void Subscription::resample(MonitoredItem& item) {
-  if (item.mode() == ua::MonitoringMode::Disabled) return;
+  if (item.mode() == ua::MonitoringMode::Disabled || item.is_event()) return;
   shard_->sampler->remove(item);
   shard_->sampler->add(item);
 }
@@ -80,53 +92,56 @@ void Subscription::on_item_queued(MonitoredItem& item) {
   }
 }
 
-// The ready list: an entry per item that became ready, in that order. Leaving it is O(1): the item is
-// marked not ready (or removed, which makes its entry's id stale) and the entry stays until the next
-// Publish walk or a compaction drops it; `listed` keeps an item from getting a second entry meanwhile.
+// The ready lists (data items, event items): an entry per item that became ready, in that order.
+// Leaving one is O(1): the item is marked not ready (or removed, which makes its entry's id stale) and
+// the entry stays until the next Publish walk or a compaction drops it; `listed` keeps an item from
+// getting a second entry meanwhile.
 void Subscription::make_ready(MonitoredItem& item) {
   if (item.ready) return;
+  ReadyList& list = list_of(item);
   item.ready = true;
-  ++ready_count_;
+  ++list.count;
   if (item.listed) return;  // its old entry is still there
   item.listed = true;
-  ready_.push_back(ReadyEntry{&item, item.id});
+  list.entries.push_back(ReadyEntry{&item, item.id});
 }
 
 void Subscription::unready(MonitoredItem& item) noexcept {
   if (!item.ready) return;
+  ReadyList& list = list_of(item);
   item.ready = false;
-  --ready_count_;
-  compact_ready();
+  --list.count;
+  compact_ready(list);
 }
 
 // Drops the stale entries once they are more than half the list: each entry is dropped once, so the
 // work is O(1) per entry ever added.
-void Subscription::compact_ready() noexcept {
-  if (ready_.size() - ready_head_ <= 2 * ready_count_ + 32) return;
+void Subscription::compact_ready(ReadyList& list) noexcept {
+  if (list.entries.size() - list.head <= 2 * list.count + 32) return;
   size_t kept = 0;
-  for (size_t i = ready_head_; i < ready_.size(); ++i) {
-    const ReadyEntry entry = ready_[i];
+  for (size_t i = list.head; i < list.entries.size(); ++i) {
+    const ReadyEntry entry = list.entries[i];
     if (entry.item->id != entry.id) continue;
     if (!entry.item->ready) {
       entry.item->listed = false;
       continue;
     }
-    ready_[kept++] = entry;
+    list.entries[kept++] = entry;
   }
-  ready_.resize(kept);
-  ready_head_ = 0;
+  list.entries.resize(kept);
+  list.head = 0;
 }
 
 // A Publish walk reported (or dropped as stale) every entry before `head`. They are erased only once
 // they are at least half the vector, so the move costs O(1) per entry ever added.
-void Subscription::consume_ready(size_t head) noexcept {
-  ready_head_ = head;
-  if (ready_head_ == ready_.size()) {
-    ready_.clear();
-    ready_head_ = 0;
-  } else if (ready_head_ >= 1024 && 2 * ready_head_ >= ready_.size()) {
-    ready_.erase(ready_.begin(), ready_.begin() + static_cast<std::ptrdiff_t>(ready_head_));
-    ready_head_ = 0;
+void Subscription::consume_ready(ReadyList& list, size_t head) noexcept {
+  list.head = head;
+  if (list.head == list.entries.size()) {
+    list.entries.clear();
+    list.head = 0;
+  } else if (list.head >= 1024 && 2 * list.head >= list.entries.size()) {
+    list.entries.erase(list.entries.begin(), list.entries.begin() + static_cast<std::ptrdiff_t>(list.head));
+    list.head = 0;
   }
 }
 

@@ -16,11 +16,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Bottom first. A file (its name without the extension, or a .cpp named in full) belongs to one layer.
 LAYERS = [
-    ("base", ["address_counter", "bounded_counter", "cell_watch", "content_filter", "event_schema", "filter_convert",
-              "index_range", "login_verifier", "pending_publish", "scratch", "service_stats",
+    ("base", ["address_counter", "bounded_counter", "cell_watch", "content_filter", "event_record", "event_schema", "filter_convert",
+              "index_range", "login_verifier", "notifier_watch", "pending_publish", "scratch", "service_stats",
               "session_diagnostics", "subscription_registry", "user_token"]),
     ("session", ["access_control", "attribute_read", "diagnostics", "session", "session_events"]),
-    ("shard", ["item_table", "monitored_item", "publish_queue", "sampler", "shard", "subscription",
+    ("shard", ["event_item", "item_table", "monitored_item", "publish_queue", "sampler", "shard", "subscription",
                "subscription_items.cpp"]),
     ("registry", ["session_registry"]),
     ("request", ["request"]),

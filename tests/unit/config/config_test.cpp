@@ -585,6 +585,19 @@ TEST_CASE("config: subscription limits", "[config][limits]") {
         "s.json: /limits/max_monitored_item_queue_size: out of range: must be between 1 and 65535");
   CHECK(only_error(load_config_text(R"({"limits": {"max_monitored_item_queue_size": 0}})", "s.json", ".")) ==
         "s.json: /limits/max_monitored_item_queue_size: out of range: must be between 1 and 65535");
+  CHECK(defaults.max_event_queue_size == 1000);
+  CHECK(defaults.default_event_queue_size == 100);
+  CHECK(only_error(load_config_text(R"({"limits": {"max_event_queue_size": 0}})", "s.json", ".")) ==
+        "s.json: /limits/max_event_queue_size: out of range: must be between 1 and 65535");
+  CHECK(only_error(load_config_text(R"({"limits": {"default_event_queue_size": 65536}})", "s.json", ".")) ==
+        "s.json: /limits/default_event_queue_size: out of range: must be between 1 and 65535");
+  {
+    auto r = load_config_text(R"({"limits": {"max_event_queue_size": 7, "default_event_queue_size": 3}})",
+                              "s.json", ".");
+    REQUIRE(r.errors.empty());
+    CHECK(r.config.limits.max_event_queue_size == 7);
+    CHECK(r.config.limits.default_event_queue_size == 3);
+  }
   CHECK(
       only_error(load_config_text(R"({"limits": {"max_publish_requests_per_session": 0}})", "s.json", ".")) ==
       "s.json: /limits/max_publish_requests_per_session: out of range: must be between 1 and 4294967295");

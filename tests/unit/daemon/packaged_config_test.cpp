@@ -52,6 +52,8 @@ TEST_CASE("packaged config: every limit is the code's default", "[daemon][packag
   CHECK(l.max_monitored_items_per_subscription == d.max_monitored_items_per_subscription);
   CHECK(l.max_monitored_items_per_session == d.max_monitored_items_per_session);
   CHECK(l.max_monitored_item_queue_size == d.max_monitored_item_queue_size);
+  CHECK(l.max_event_queue_size == d.max_event_queue_size);
+  CHECK(l.default_event_queue_size == d.default_event_queue_size);
   CHECK(l.max_publish_requests_per_session == d.max_publish_requests_per_session);
   CHECK(l.max_subscriptions_per_call == d.max_subscriptions_per_call);
   CHECK(l.max_publish_response_size == d.max_publish_response_size);

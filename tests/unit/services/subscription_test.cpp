@@ -255,8 +255,9 @@ TEST_CASE("subscription: filters are checked per item and deadbands applied", "[
   CHECK(monitor(h, id,
                 {plant(".Speed"), 1, 10, 1, true, change_filter(T::Status), ua::MonitoringMode::Reporting, 4})
             .status_code == status::BadFilterNotAllowed);
+  // An EventFilter is for event items (AttributeId EventNotifier) only (Part 4 §7.22.3).
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, ua::ExtensionObject::make(ua::EventFilter{})})
-            .status_code == status::BadMonitoredItemFilterUnsupported);
+            .status_code == status::BadFilterNotAllowed);
   CHECK(monitor(h, id, {plant(".Speed"), 1, 10, 1, true, ua::ExtensionObject::make(ua::AggregateFilter{})})
             .status_code == status::BadMonitoredItemFilterUnsupported);
   CHECK(monitor(h, id, {ua::NodeId(2, 4242)}).status_code == status::BadNodeIdUnknown);

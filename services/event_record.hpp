@@ -1,0 +1,79 @@
+#pragma once
+// EventRecord: one event the server raised (Part 3 §6.4.2, Part 5 §6.4.2 BaseEventType), as every
+// consumer reads it: immutable once built, shared by the shards that deliver it (std::shared_ptr; the
+// count is the only thing they write), and seen by the filter engine as an EventView (content_filter.hpp).
+//
+// A record refers to one NodeStore generation: its type is an EventTypeIdx of that store's event-type
+// index and its notifiers (the nodes whose event items receive it, Part 3 HasEventSource / HasNotifier,
+// addressspace/event_types.hpp) are NodeIndexes there. A shard that has adapted to another generation
+// cannot evaluate it against its filters, which were compiled for that other index (Server::raise_event).
+//
+// EventBuilder fills what every event carries (Part 5 §6.4.2): EventId (16 random bytes from the OpenSSL
+// DRBG, unique per event), EventType, SourceNode, SourceName (the source's BrowseName unless set), Time
+// and ReceiveTime (now unless set), Severity (1, the lowest, unless set) and Message (empty unless set);
+// the producer adds the fields of its type. Fields are kept sorted by FieldKey, found by a binary search.
+//
+// Cost: building a record allocates (the record, its field table, the notifier list and the values' own
+// storage): about five allocations per event. Events are rare next to data changes (a server start or
+// shutdown, an overflow); a pool of fixed-size records is the way to remove them when producers on the
+// data path arrive (alarms). The consumer side, filter and encoding, allocates nothing (event_item.hpp).
+//
+// Thread-safe once built: any thread reads it.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "addressspace/event_types.hpp"
+#include "addressspace/node_store.hpp"
+#include "services/content_filter.hpp"
+#include "ua/variant.hpp"
+
+namespace opcuad::services {
+
+class EventRecord final : public EventView {
+ public:
+  EventTypeIdx type() const override { return type_; }
+  const ua::Variant* field(FieldKey key) const override;
+
+  addressspace::NodeIndex source() const noexcept { return source_; }
+  uint64_t generation() const noexcept { return generation_; }
+  // The notifiers whose event items receive the event: sorted, no duplicates.
+  std::span<const addressspace::NodeIndex> notifiers() const noexcept { return notifiers_; }
+
+ private:
+  friend class EventBuilder;
+  EventTypeIdx type_ = 0;
+  addressspace::NodeIndex source_ = addressspace::kNoNode;
+  uint64_t generation_ = 0;
+  std::vector<addressspace::NodeIndex> notifiers_;
+  std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key
+};
+
+class EventBuilder {
+ public:
+  // An event of type `type` (an event type of `store`: BaseEventType or a subtype) from `source` (a node
+  // of `store`). valid() is false when the store has no event types, `type` is none of them or `source`
+  // is kNoNode. REQUIRES: `store` outlives the builder (not the record).
+  EventBuilder(const addressspace::NodeStore& store, const ua::NodeId& type, addressspace::NodeIndex source);
+  bool valid() const noexcept { return record_ != nullptr; }
+
+  // Sets (or replaces) a field. REQUIRES: valid().
+  EventBuilder& set(FieldKey key, ua::Variant value);
+  EventBuilder& message(std::string_view text);
+  EventBuilder& severity(uint16_t severity);
+
+  // The finished record; the builder is spent. nullptr when !valid() or when the random source failed
+  // (no EventId can be made unique then).
+  std::shared_ptr<const EventRecord> build();
+
+ private:
+  bool has(FieldKey key) const noexcept;
+  const addressspace::NodeStore& store_;
+  std::shared_ptr<EventRecord> record_;
+};
+
+}  // namespace opcuad::services
