@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "addressspace/event_types.hpp"
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/pki_settings.hpp"
@@ -15,7 +16,9 @@
 #include "daemon/build_info.hpp"
 #include "daemon/channel_security.hpp"
 #include "daemon/log.hpp"
+#include "services/event_record.hpp"
 #include "ua/endpoint_url.hpp"
+#include "ua/generated/node_ids.hpp"
 
 namespace opcuad {
 
@@ -365,7 +368,19 @@ void Daemon::begin_shutdown(int sig) {
   log::info("event=shutdown.started signal={} grace_period_s={} connections={} sessions={} subscriptions={}",
             signal_name(sig), seconds_left_, connections, services_->session_count(),
             services_->subscription_count());
+  raise_system_status(ua::ServerState::Shutdown, 900, shutdown_reason_);
   count_down();
+}
+
+void Daemon::raise_system_status(ua::ServerState state, uint16_t severity, const std::string& message) {
+  const addressspace::NodeStore& store = *space_.current();
+  services::EventBuilder b(store, ua::NodeId(0, ua::id::SystemStatusChangeEventType),
+                           store.find(ua::NodeId(0, ua::id::Server)));
+  if (!b.valid()) return;  // a store without namespace 0's event types
+  b.set(addressspace::event_field::kSystemState, ua::Variant(static_cast<int32_t>(state)))
+      .severity(severity)
+      .message(message);
+  services_->raise_event(b.build());
 }
 
 // Part 5 §12.10: SecondsTillShutdown is "approximate"; it is rewritten once a second, so a client that
@@ -452,6 +467,8 @@ void Daemon::stop_now() {
 // start()).
 void Daemon::start_supervision() {
   notifier_.send("READY=1\n" + status_line());
+  // Every listener listens: the server is Running (Part 5 §12.6), told to event items on the Server object.
+  raise_system_status(ua::ServerState::Running, 100, "The server is running");
   if (notifier_.active()) {
     log::info("event=notify.ready socket={} watchdog_usec={}", std::getenv("NOTIFY_SOCKET"),
               watchdog_ ? watchdog_->count() : 0);

@@ -88,6 +88,9 @@ class Daemon {
   bool listen(const config::Endpoint& endpoint);
   void await_signal();
   void begin_shutdown(int signal);
+  // A SystemStatusChangeEventType event (Part 5 §6.4.30) from the Server object: SystemState `state`,
+  // to every event item on the Server object (services::Server::raise_event).
+  void raise_system_status(ua::ServerState state, uint16_t severity, const std::string& message);
   void count_down();
   void close_clients();
   void await_closed(std::chrono::steady_clock::time_point deadline);
