@@ -9,11 +9,15 @@
 #include <vector>
 
 #include "addressspace/event_types.hpp"
+#include "services/event_item.hpp"
 #include "services/event_record.hpp"
+#include "services/shard.hpp"
 #include "services/subscription.hpp"
 #include "tests/unit/services/allocation_counter.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
+#include "ua/codec.hpp"
+#include "ua/decoder.hpp"
 #include "ua/generated/node_ids.hpp"
 
 // A namespace of its own: the unit tests are built as unity sources.
@@ -388,6 +392,63 @@ TEST_CASE("events: an event raised anywhere reaches the items of another shard",
   CHECK(message_of(events[0].event_fields[0]) == "from afar");
   // The harness's shard has no event item: nothing was posted there.
   CHECK(h.server->shard_state(0).event_items.empty());
+}
+
+TEST_CASE("events: a shard's inbox is bounded; what it drops becomes an overflow event",
+          "[services][events]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h, 1000).subscription_id;
+  REQUIRE(monitor(h, sub, event_item(kServer, event_filter(kSelect), 1, 10, false)).status_code.is_good());
+  auto record = make_event(h, id::BaseEventType, 1, "burst");
+  // The shard does not run meanwhile: the producer never waits, the records past the backlog are dropped.
+  const size_t raised = EventInbox::kBacklog + 904;
+  for (size_t i = 0; i < raised; ++i) h.server->raise_event(record);
+  CHECK(h.server->events_dropped() == 904);
+  h.ctx.restart();
+  h.ctx.poll();
+  auto events = next_events(h);
+  REQUIRE(events.size() == 10);
+  // discardOldest FALSE: the loss is reported first (it happened before the drain), the queue keeps the
+  // oldest events and the last place is the overflow event of the full queue.
+  CHECK(events.front().event_fields[2] == ua::Variant(ua::NodeId(0, id::EventQueueOverflowEventType)));
+  CHECK(events.back().event_fields[2] == ua::Variant(ua::NodeId(0, id::EventQueueOverflowEventType)));
+  CHECK(message_of(events[1].event_fields[0]) == "burst");
+}
+
+TEST_CASE("events: an encoded event and an item's queue are bounded in bytes", "[services][events]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const addressspace::NodeStore& store = *h.space.current();
+  EventItemState state;
+  ua::EventFilterResult result;
+  const ua::EventFilter filter{{clause("Message"), clause("Severity")}, {}};
+  REQUIRE(state.compile(&filter, store, result).is_good());
+  auto overflow = make_event(h, id::EventQueueOverflowEventType, 1, "overflow");
+  auto big = make_event(h, id::BaseEventType, 7, std::string(EventItemState::kMaxEventBytes, 'x'));
+  // A field that would take the EventFieldList past kMaxEventBytes is null; the others stay.
+  state.add(*big, 10, true, [&]() -> const EventView& { return *overflow; });
+  REQUIRE(state.size() == 1);
+  ua::ByteBuffer copy;
+  copy.append(state.front().data(), state.front().size());
+  CHECK(copy.size() < 64);
+  ua::Decoder d(copy.span());
+  int32_t n = 0;
+  ua::decode(d, n);
+  CHECK(n == 2);
+  ua::Variant message, severity;
+  ua::decode(d, message);
+  ua::decode(d, severity);
+  CHECK(message.is_empty());
+  CHECK(severity == ua::Variant(uint16_t{7}));
+  state.clear();
+  // Events just under the bound fill the queue by bytes long before its 1000 entries.
+  auto large = make_event(h, id::BaseEventType, 7, std::string(EventItemState::kMaxEventBytes - 100, 'y'));
+  for (int i = 0; i < 100; ++i)
+    state.add(*large, 1000, true, [&]() -> const EventView& { return *overflow; });
+  CHECK(state.bytes() <= EventItemState::kMaxQueueBytes);
+  CHECK(state.size() < 20);
+  CHECK(state.front_is_overflow());
 }
 
 #ifndef OPCUAD_ALLOCATION_COUNTER_OFF
