@@ -394,6 +394,35 @@ TEST_CASE("events: an event raised anywhere reaches the items of another shard",
   CHECK(h.server->shard_state(0).event_items.empty());
 }
 
+TEST_CASE("events: an event item moves with its subscription to another shard", "[services][events]") {
+  asio::io_context second_ctx;
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(monitor(h, sub, event_item(kServer, event_filter(kSelect), 8)).status_code.is_good());
+  CHECK(h.server->shard_state(0).event_items.size() == 1);
+  SecondShard second(h, second_ctx);
+  second.login();
+  ua::TransferSubscriptionsRequest t;
+  t.subscription_ids = {sub};
+  auto resp = second.call<ua::TransferSubscriptionsResponse>(t);
+  REQUIRE(resp.results.size() == 1);
+  REQUIRE(resp.results[0].status_code.is_good());
+  // Out of the first shard's index, into the second's.
+  CHECK(h.server->shard_state(0).event_items.empty());
+  CHECK(h.server->shard_state(1).event_items.size() == 1);
+  h.server->raise_event(make_event(h, id::BaseEventType, 1, "moved"));
+  auto events = next_events(second);
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].client_handle == 8);
+  CHECK(message_of(events[0].event_fields[0]) == "moved");
+  // Deleting the subscription takes the item out of the index.
+  ua::DeleteSubscriptionsRequest d;
+  d.subscription_ids = {sub};
+  REQUIRE(second.call<ua::DeleteSubscriptionsResponse>(d).results.at(0).is_good());
+  CHECK(h.server->shard_state(1).event_items.empty());
+}
+
 TEST_CASE("events: a shard's inbox is bounded; what it drops becomes an overflow event",
           "[services][events]") {
   ServiceHarness h;

@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include "config/address_space_loader.hpp"
+#include "services/event_record.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
+#include "ua/generated/node_ids.hpp"
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -220,4 +222,55 @@ TEST_CASE(
   REQUIRE(back.size() == 1);
   CHECK(back[0].value.status.is_good());
   CHECK(back[0].value.value == ua::Variant(77.0));
+}
+
+TEST_CASE("reload: event items compile again against the new store and keep receiving",
+          "[services][reload]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h).subscription_id;
+  ua::SimpleAttributeOperand message;
+  message.type_definition_id = ua::NodeId(0, ua::id::BaseEventType);
+  message.browse_path.push_back(ua::QualifiedName{0, ua::String("Message")});
+  message.attribute_id = 13;
+  ua::ContentFilter where;
+  where.elements.push_back(ua::ContentFilterElement{
+      ua::FilterOperator::OfType,
+      {ua::ExtensionObject::make(ua::LiteralOperand{ua::Variant(ua::NodeId(0, ua::id::BaseEventType))})}});
+  ItemSpec spec{ua::NodeId(0, ua::id::Server),
+                3,
+                0,
+                10,
+                true,
+                ua::ExtensionObject::make(ua::EventFilter{{message}, where})};
+  spec.attribute = 12;
+  REQUIRE(monitor(h, sub, spec).status_code.is_good());
+  auto raise = [&](const char* text) {
+    const addressspace::NodeStore& store = *h.space.current();
+    services::EventBuilder b(store, ua::NodeId(0, ua::id::BaseEventType),
+                             store.find(ua::NodeId(0, ua::id::Server)));
+    REQUIRE(b.valid());
+    return b.message(text).build();
+  };
+  auto before = raise("built before the reload");
+  Reloader r(h);
+  REQUIRE(r.reload(kNodesJson).errors.empty());  // the same nodes, but another store
+  h.read(plant(".Speed"));                       // the shard adapts to it
+  // A record of the store the shard left cannot be evaluated against the new filters: dropped, counted.
+  h.server->raise_event(before);
+  h.server->raise_event(raise("after the reload"));
+  std::vector<std::string> got;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (got.empty() && std::chrono::steady_clock::now() < until) {
+    for (const auto& eo : publish(h).notification_message.notification_data) {
+      if (const auto* en = eo.get<ua::EventNotificationList>()) {
+        for (const auto& f : en->events) {
+          const auto* t = f.event_fields.at(0).get_if<ua::LocalizedText>();
+          got.push_back(t ? std::string(t->text.view()) : "");
+        }
+      }
+    }
+  }
+  CHECK(got == std::vector<std::string>{"after the reload"});
+  CHECK(h.server->events_dropped() == 1);
 }
