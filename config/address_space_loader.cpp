@@ -29,7 +29,9 @@ addressspace::ServerInfo server_info(const ServerConfig& c, const ua::BuildInfo&
   info.max_monitored_items = c.limits.max_monitored_items;
   info.max_subscriptions_per_session = c.limits.max_subscriptions_per_session;
   info.max_monitored_items_per_subscription = c.limits.max_monitored_items_per_subscription;
-  info.max_monitored_items_queue_size = c.limits.max_monitored_item_queue_size;
+  // Part 5 §6.3.2 MaxMonitoredItemsQueueSize: the largest queue any item may get, data or event item.
+  info.max_monitored_items_queue_size =
+      std::max(c.limits.max_monitored_item_queue_size, c.limits.max_event_queue_size);
   info.operation_limits = c.limits.operations;
   info.diagnostics_enabled = c.diagnostics.enabled;
   return info;

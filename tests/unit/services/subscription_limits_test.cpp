@@ -3,6 +3,8 @@
 // configuration live, so each test lowers the limits of its harness after construction.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "services/subscription.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
@@ -43,7 +45,12 @@ TEST_CASE("subscription limits: the per-session limits are published in ServerCa
   CHECK(h.read(ua::NodeId(0, ua::id::Server_ServerCapabilities_MaxMonitoredItemsPerSubscription)).value ==
         ua::Variant(l.max_monitored_items_per_subscription));
   CHECK(h.read(ua::NodeId(0, ua::id::Server_ServerCapabilities_MaxMonitoredItemsQueueSize)).value ==
-        ua::Variant(l.max_monitored_item_queue_size));
+        ua::Variant(std::max(l.max_monitored_item_queue_size, l.max_event_queue_size)));
+  // The larger of the data and the event items' bound.
+  ServiceHarness e(R"("max_event_queue_size": 5000)");
+  REQUIRE(e.login().is_good());
+  CHECK(e.read(ua::NodeId(0, ua::id::Server_ServerCapabilities_MaxMonitoredItemsQueueSize)).value ==
+        ua::Variant(uint32_t{5000}));
 }
 
 TEST_CASE("subscription limits: subscriptions per session", "[services][subscription][limits]") {
