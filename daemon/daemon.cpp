@@ -6,7 +6,6 @@
 #include <csignal>
 #include <cstdlib>
 
-#include "addressspace/event_types.hpp"
 #include "addressspace/server_object.hpp"
 #include "config/address_space_loader.hpp"
 #include "config/pki_settings.hpp"
@@ -18,7 +17,6 @@
 #include "daemon/log.hpp"
 #include "services/event_record.hpp"
 #include "ua/endpoint_url.hpp"
-#include "ua/generated/node_ids.hpp"
 
 namespace opcuad {
 
@@ -373,14 +371,8 @@ void Daemon::begin_shutdown(int sig) {
 }
 
 void Daemon::raise_system_status(ua::ServerState state, uint16_t severity, const std::string& message) {
-  const addressspace::NodeStore& store = *space_.current();
-  services::EventBuilder b(store, ua::NodeId(0, ua::id::SystemStatusChangeEventType),
-                           store.find(ua::NodeId(0, ua::id::Server)));
-  if (!b.valid()) return;  // a store without namespace 0's event types
-  b.set(addressspace::event_field::kSystemState, ua::Variant(static_cast<int32_t>(state)))
-      .severity(severity)
-      .message(message);
-  services_->raise_event(b.build());
+  // Null (ignored) for a store without namespace 0's event types.
+  services_->raise_event(services::system_status_event(*space_.current(), state, severity, message));
 }
 
 // Part 5 §12.10: SecondsTillShutdown is "approximate"; it is rewritten once a second, so a client that

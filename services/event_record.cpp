@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string>
 
+#include "ua/generated/node_ids.hpp"
+
 namespace opcuad::services {
 
 namespace field = addressspace::event_field;
@@ -77,6 +79,16 @@ std::shared_ptr<const EventRecord> EventBuilder::build() {
   if (!has(field::kMessage)) message("");
   std::shared_ptr<const EventRecord> out = std::move(record_);
   return out;
+}
+
+std::shared_ptr<const EventRecord> system_status_event(const addressspace::NodeStore& store,
+                                                       ua::ServerState state, uint16_t severity,
+                                                       std::string_view message) {
+  EventBuilder b(store, ua::NodeId(0, ua::id::SystemStatusChangeEventType),
+                 store.find(ua::NodeId(0, ua::id::Server)));
+  if (!b.valid()) return nullptr;
+  b.set(field::kSystemState, ua::Variant(static_cast<int32_t>(state))).severity(severity).message(message);
+  return b.build();
 }
 
 }  // namespace opcuad::services

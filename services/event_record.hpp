@@ -30,6 +30,7 @@
 #include "addressspace/event_types.hpp"
 #include "addressspace/node_store.hpp"
 #include "services/content_filter.hpp"
+#include "ua/generated/types.hpp"
 #include "ua/variant.hpp"
 
 namespace opcuad::services {
@@ -75,5 +76,12 @@ class EventBuilder {
   const addressspace::NodeStore& store_;
   std::shared_ptr<EventRecord> record_;
 };
+
+// A SystemStatusChangeEventType event (Part 5 §6.4.30) from the Server object: SystemState `state` (the
+// ServerState enumeration, Part 5 §12.6), with this severity and message. nullptr when `store` has no
+// event types or no Server object.
+std::shared_ptr<const EventRecord> system_status_event(const addressspace::NodeStore& store,
+                                                       ua::ServerState state, uint16_t severity,
+                                                       std::string_view message);
 
 }  // namespace opcuad::services

@@ -220,6 +220,33 @@ TEST_CASE("events: a raised event reaches the Server object's item with its sele
   CHECK(h.server->shard_state(0).subscription_index.at(sub)->counters().event_notifications == 3);
 }
 
+TEST_CASE("events: the SystemStatusChange event the daemon raises at start and shutdown",
+          "[services][events]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h).subscription_id;
+  REQUIRE(
+      monitor(h, sub,
+              event_item(kServer, event_filter({clause("SystemState", id::SystemStatusChangeEventType),
+                                                clause("Severity"), clause("Message"), clause("SourceName"),
+                                                clause("EventType"), clause("Time"), clause("ReceiveTime")},
+                                               of_type(id::SystemStatusChangeEventType))))
+          .status_code.is_good());
+  h.server->raise_event(system_status_event(*h.space.current(), ua::ServerState::Shutdown, 900, "stopping"));
+  auto events = next_events(h);
+  REQUIRE(events.size() == 1);
+  const auto& f = events[0].event_fields;
+  REQUIRE(f.size() == 7);
+  CHECK(f[0] == ua::Variant(static_cast<int32_t>(ua::ServerState::Shutdown)));
+  CHECK(f[1] == ua::Variant(uint16_t{900}));
+  CHECK(message_of(f[2]) == "stopping");
+  CHECK(f[3] == ua::Variant(ua::String("Server")));
+  CHECK(f[4] == ua::Variant(ua::NodeId(0, id::SystemStatusChangeEventType)));
+  // Time and ReceiveTime are always there (clients' event views sort by Time).
+  CHECK(f[5].get_if<ua::DateTime>());
+  CHECK(f[5] == f[6]);
+}
+
 TEST_CASE("events: the where clause drops what it does not pass", "[services][events]") {
   ServiceHarness h;
   REQUIRE(h.login().is_good());
