@@ -212,6 +212,17 @@ std::string render_prometheus(const Sources& src) {
   x.gauge("opcuad_monitored_items", "Monitored items that exist now", s.current_monitored_items);
   x.counter("opcuad_monitored_items_created_total", "Monitored items created", s.monitored_items_created);
 
+  // Events (Part 4 §5.12.1).
+  x.counter("opcuad_events_queued_total", "Events queued for event monitored items (one per item reached)",
+            s.events_queued);
+  x.counter("opcuad_event_queue_overflows_total",
+            "EventQueueOverflow events queued for event items whose queue was full", s.event_queue_overflows);
+  x.family("opcuad_events_dropped_total", "counter",
+           "Events a shard did not deliver: its inbox was full, or the event was raised against an address "
+           "space a reload had replaced");
+  x.sample("opcuad_events_dropped_total", "reason", "inbox_full", src.services.events_dropped_full());
+  x.sample("opcuad_events_dropped_total", "reason", "reloaded", src.services.events_dropped_stale());
+
   // Requests.
   x.counter("opcuad_requests_received_total", "Service requests received, every service", t.requests);
   x.family("opcuad_requests_total", "counter", "Service requests handled, by service");

@@ -5,6 +5,7 @@
 
 #include <asio/post.hpp>
 
+#include "services/access_control.hpp"
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
 #include "services/session_events.hpp"
@@ -58,7 +59,7 @@ void Server::attach_shard(asio::io_context& ctx) {
   state->sweep = std::make_unique<asio::steady_timer>(ctx);
   state->sampler = std::make_unique<Sampler>(ctx, space_, watch_, state->index);
   state->notifier_watch = &notifier_watch_;
-  state->event_batch.reserve(EventInbox::kBacklog);
+  state->event_batch.reserve(EventInbox::kCapacity);
   ShardState* s = state.get();
   shards_.push_back(std::move(state));
   // Start the sweep on the shard's own thread.
@@ -151,15 +152,7 @@ void Server::raise_event(std::shared_ptr<const EventRecord> record) {
     // A shard past the watch's 64 bits has none: it gets every event somebody watches and checks it.
     if (shard->index < NotifierWatch::kMaxShards && !(any & (uint64_t{1} << shard->index))) continue;
     EventInbox& in = shard->inbox;
-    {
-      std::lock_guard lock(in.mutex);
-      if (in.records.size() >= EventInbox::kBacklog) {
-        ++in.lost;
-        in.dropped.fetch_add(1, std::memory_order_relaxed);
-        continue;  // the drain that is pending reports the loss
-      }
-      in.records.push_back(record);
-    }
+    if (!in.push(record)) continue;  // full: the drain that is pending reports the loss
     if (!in.wake_pending.exchange(true, std::memory_order_acq_rel)) {
       asio::post(*shard->context, [this, shard] { drain_events(*shard); });
     }
@@ -167,10 +160,18 @@ void Server::raise_event(std::shared_ptr<const EventRecord> record) {
 }
 
 uint64_t Server::events_dropped() const noexcept {
+  return events_dropped_full() + events_dropped_stale();
+}
+
+uint64_t Server::events_dropped_full() const noexcept {
   uint64_t n = 0;
-  for (const auto& s : shards_) {
-    n += s->inbox.dropped.load(std::memory_order_relaxed) + s->inbox.stale.load(std::memory_order_relaxed);
-  }
+  for (const auto& s : shards_) n += s->inbox.dropped();
+  return n;
+}
+
+uint64_t Server::events_dropped_stale() const noexcept {
+  uint64_t n = 0;
+  for (const auto& s : shards_) n += s->events_stale.load(std::memory_order_relaxed);
   return n;
 }
 
@@ -178,12 +179,17 @@ uint64_t Server::events_dropped() const noexcept {
 // sits on one notifier and a record's notifiers are distinct, so each item sees each event once.
 void Server::drain_events(ShardState& shard) {
   EventInbox& in = shard.inbox;
-  uint64_t lost = 0;
   in.wake_pending.store(false, std::memory_order_release);  // a record pushed from now on posts again
-  {
-    std::lock_guard lock(in.mutex);
-    std::swap(in.records, shard.event_batch);  // both keep their capacity
-    std::swap(lost, in.lost);
+  // At most one ring's worth per drain, so that producers that never stop cannot hold the shard here.
+  for (size_t i = 0; i < EventInbox::kCapacity; ++i) {
+    auto record = in.pop();
+    if (!record) break;
+    shard.event_batch.push_back(std::move(record));  // reserved: no allocation
+  }
+  const uint64_t lost = in.take_lost();
+  if (shard.event_batch.size() == EventInbox::kCapacity &&
+      !in.wake_pending.exchange(true, std::memory_order_acq_rel)) {
+    asio::post(*shard.context, [this, s = &shard] { drain_events(*s); });  // more may be waiting
   }
   if (shard.detached) return shard.event_batch.clear();
   see_store(shard, space_);
@@ -209,7 +215,11 @@ void Server::drain_events(ShardState& shard) {
     EventItemState& ev = *item.event();
     const bool overflowed = event ? ev.add(*event, item.queue_capacity(), item.discard_oldest, overflow_event)
                                   : ev.note_loss(item.queue_capacity(), item.discard_oldest, overflow_event);
-    if (overflowed) ++item.subscription->counters().event_queue_overflows;
+    if (overflowed) {
+      ++item.subscription->counters().event_queue_overflows;
+      stat_add(shard.stats.event_queue_overflows);
+    }
+    if (event) stat_add(shard.stats.events_queued);
     item.pending = !ev.empty();
     if (item.pending) item.subscription->on_item_queued(item);
   };
@@ -224,7 +234,7 @@ void Server::drain_events(ShardState& shard) {
   for (const auto& record : shard.event_batch) {
     if (record->generation() != shard.store_generation) {
       // Its type and notifiers are indexes of a store this shard has left (a reload in between).
-      in.stale.fetch_add(1, std::memory_order_relaxed);
+      shard.events_stale.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
     for (const addressspace::NodeIndex n : record->notifiers()) {
@@ -232,6 +242,9 @@ void Server::drain_events(ShardState& shard) {
       if (it == shard.event_items.end()) continue;
       for (MonitoredItem* item : it->second) {
         if (item->mode() == ua::MonitoringMode::Disabled) continue;
+        const Session* session = item->subscription->session();
+        if (!session || !access_control::may_receive_event(*store, record->source(), session->access))
+          continue;
         if (!item->event()->matches(*record)) continue;
         queue(*item, record.get());
       }

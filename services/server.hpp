@@ -90,6 +90,8 @@ class Server final : public transport::ServiceHandler {
   void raise_event(std::shared_ptr<const EventRecord> record);
   // Records dropped for full inboxes, and records of a store generation a shard had left, summed.
   uint64_t events_dropped() const noexcept;
+  uint64_t events_dropped_full() const noexcept;   // for a full inbox
+  uint64_t events_dropped_stale() const noexcept;  // raised against a store generation a shard had left
 
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
                   ua::Decoder& body) override;

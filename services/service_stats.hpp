@@ -74,6 +74,8 @@ struct alignas(64) ServiceStats {
   StatCounter sessions_closed{0};             // CloseSession
   StatCounter failed_logins{0};               // user name and password refused
   StatCounter subscriptions_created{0};       // CumulatedSubscriptionCount
+  StatCounter events_queued{0};               // events queued for event items (each item counts)
+  StatCounter event_queue_overflows{0};       // EventQueueOverflow events queued
   RequestLatency request_latency;
   PublishLatency publish_latency;
 };
@@ -107,6 +109,8 @@ struct ServiceTotals {
   uint64_t failed_logins = 0;
   uint64_t subscriptions_created = 0;
   uint64_t monitored_items_created = 0;
+  uint64_t events_queued = 0;
+  uint64_t event_queue_overflows = 0;
   uint32_t current_sessions = 0;
   uint32_t current_subscriptions = 0;
   uint32_t current_monitored_items = 0;
@@ -128,6 +132,8 @@ struct ServiceTotals {
     sessions_closed += stat_get(s.sessions_closed);
     failed_logins += stat_get(s.failed_logins);
     subscriptions_created += stat_get(s.subscriptions_created);
+    events_queued += stat_get(s.events_queued);
+    event_queue_overflows += stat_get(s.event_queue_overflows);
     request_latency.add(s.request_latency);
     publish_latency.add(s.publish_latency);
   }

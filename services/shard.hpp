@@ -11,13 +11,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "addressspace/address_space.hpp"
 #include "services/address_counter.hpp"
+#include "services/event_inbox.hpp"
 #include "services/event_record.hpp"
 #include "services/notifier_watch.hpp"
 #include "services/sampler.hpp"
@@ -31,22 +31,6 @@ namespace opcuad::services {
 
 class Subscription;
 struct MonitoredItem;
-
-// The events raised for one shard and not yet delivered (Server::raise_event, any thread). Bounded:
-// past kBacklog records a new one is dropped and counted, and the shard's next drain gives every event
-// item it holds an EventQueueOverflowEventType event (the items cannot know which of them lost one).
-// The mutex is held for one push_back into reserved storage (producers) or one swap (the drain): a
-// producer never waits for delivery.
-struct EventInbox {
-  static constexpr size_t kBacklog = 4096;
-  EventInbox() { records.reserve(kBacklog); }
-  std::mutex mutex;
-  std::vector<std::shared_ptr<const EventRecord>> records;  // GUARDED_BY(mutex)
-  uint64_t lost = 0;                                        // GUARDED_BY(mutex): dropped since the last drain
-  std::atomic<bool> wake_pending{false};                    // a drain is posted and has not swapped yet
-  std::atomic<uint64_t> dropped{0};                         // in all (statistics)
-  std::atomic<uint64_t> stale{0};  // raised against a store generation this shard has left
-};
 
 // A CreateSession waiting for a slot under limits.max_unactivated_sessions(_per_address)
 // (AddressCounter::wait): its request, decoded once and bounded by
@@ -103,6 +87,7 @@ struct ShardState {
   std::vector<std::shared_ptr<const EventRecord>> event_batch;
   NotifierWatch* notifier_watch = nullptr;  // the Server's
   EventInbox inbox;                         // written by producers (any thread), drained here
+  std::atomic<uint64_t> events_stale{0};    // raised against a store generation this shard had left
 };
 
 // An event item joins (or leaves) its shard's index: its notifier and filter are resolved in `store`

@@ -218,6 +218,8 @@ TEST_CASE("events: a raised event reaches the Server object's item with its sele
   CHECK(d.event_fields[7] == ua::Variant(uint16_t{5}));
   // The subscription's diagnostics count them (Part 5 §12.15).
   CHECK(h.server->shard_state(0).subscription_index.at(sub)->counters().event_notifications == 3);
+  CHECK(h.server->totals().events_queued == 3);  // /metrics opcuad_events_queued_total
+  CHECK(h.server->totals().event_queue_overflows == 0);
 }
 
 TEST_CASE("events: the SystemStatusChange event the daemon raises at start and shutdown",
@@ -460,7 +462,7 @@ TEST_CASE("events: a shard's inbox is bounded; what it drops becomes an overflow
   REQUIRE(monitor(h, sub, event_item(kServer, event_filter(kSelect), 1, 10, false)).status_code.is_good());
   auto record = make_event(h, id::BaseEventType, 1, "burst");
   // The shard does not run meanwhile: the producer never waits, the records past the backlog are dropped.
-  const size_t raised = EventInbox::kBacklog + 904;
+  const size_t raised = EventInbox::kCapacity + 904;
   for (size_t i = 0; i < raised; ++i) h.server->raise_event(record);
   CHECK(h.server->events_dropped() == 904);
   h.ctx.restart();
@@ -472,6 +474,9 @@ TEST_CASE("events: a shard's inbox is bounded; what it drops becomes an overflow
   CHECK(events.front().event_fields[2] == ua::Variant(ua::NodeId(0, id::EventQueueOverflowEventType)));
   CHECK(events.back().event_fields[2] == ua::Variant(ua::NodeId(0, id::EventQueueOverflowEventType)));
   CHECK(message_of(events[1].event_fields[0]) == "burst");
+  CHECK(h.server->events_dropped_full() == 904);
+  CHECK(h.server->events_dropped_stale() == 0);
+  CHECK(h.server->totals().event_queue_overflows == 2);
 }
 
 TEST_CASE("events: an encoded event and an item's queue are bounded in bytes", "[services][events]") {
@@ -583,5 +588,49 @@ TEST_CASE("events: a Publish allocates nothing per event", "[services][events]")
   CHECK(three == one);
 }
 #endif
+
+TEST_CASE("events: an event whose source the session may not read is not delivered to it",
+          "[services][events][roles]") {
+  constexpr const char* kGuarded = R"({
+    "namespaces": ["urn:test"],
+    "nodes": [
+      {"kind": "folder", "name": "Guarded", "children": [
+        {"kind": "variable", "name": "Secret", "data_type": "Double", "value": 1.0, "read_roles": ["Operator"]},
+        {"kind": "variable", "name": "Open", "data_type": "Double", "value": 2.0}
+      ]}
+    ]
+  })";
+  constexpr const char* kUsers = R"("users": [
+    {"name": "alice", "password_hash": "HASH", "roles": ["Operator"]},
+    {"name": "olga", "password_hash": "HASH", "roles": ["Observer"]}])";
+  // The Server object is the notifier of every source (Part 3 HasEventSource), so the same item sees both.
+  auto from = [](ServiceHarness& h, const std::string& name, const std::string& message) {
+    const addressspace::NodeStore& store = *h.space.current();
+    EventBuilder b(store, ua::NodeId(0, id::BaseEventType), store.find(ua::NodeId(2, ua::String(name))));
+    REQUIRE(b.valid());
+    b.message(message);
+    auto r = b.build();
+    REQUIRE(r);
+    return r;
+  };
+  for (const char* who : {"alice", "olga"}) {
+    ServiceHarness h("", kGuarded, kUsers);
+    REQUIRE(h.login(user(who, "secret")).is_good());
+    const uint32_t sub = subscribe(h).subscription_id;
+    REQUIRE(monitor(h, sub, event_item(kServer, event_filter({clause("Message")}), 7)).status_code.is_good());
+    h.server->raise_event(from(h, "Guarded.Secret", "secret"));
+    h.server->raise_event(from(h, "Guarded.Open", "open"));
+    h.server->raise_event(make_event(h, id::BaseEventType, 1, "server"));
+    auto events = next_events(h);
+    std::vector<std::string> got;
+    for (const auto& e : events) got.push_back(message_of(e.event_fields.at(0)));
+    INFO(who);
+    if (std::string(who) == "alice") {
+      CHECK(got == std::vector<std::string>{"secret", "open", "server"});
+    } else {
+      CHECK(got == std::vector<std::string>{"open", "server"});  // Observer may not read Secret
+    }
+  }
+}
 
 }  // namespace opcuad::services::event_delivery_test
