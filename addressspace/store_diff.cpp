@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ua/generated/node_ids.hpp"
+
 namespace opcuad::addressspace {
 
 namespace {
@@ -74,20 +76,110 @@ bool same_references(const NodeStore& a, NodeIndex m, const NodeStore& b, NodeIn
   return true;
 }
 
+// A reference as both stores can compare it: type, direction, other end, by NodeId.
+struct RefKey {
+  const ua::NodeId* type;
+  const ua::NodeId* target;
+  bool is_inverse;
+};
+
+bool ref_less(const RefKey& x, const RefKey& y) {
+  if (x.is_inverse != y.is_inverse) return x.is_inverse < y.is_inverse;
+  if (!(*x.type == *y.type)) return *x.type < *y.type;
+  return *x.target < *y.target;
+}
+
+std::vector<RefKey> ref_keys(const NodeStore& s, NodeIndex n) {
+  std::vector<RefKey> out;
+  for (const Reference& r : s.references(n)) {
+    out.push_back({&s.node_id(s.reference_type_node(r.type)), &s.node_id(r.target), r.is_inverse});
+  }
+  std::sort(out.begin(), out.end(), ref_less);
+  return out;
+}
+
+// The ReferenceAdded / ReferenceDeleted bits of a node of both stores.
+uint8_t reference_verbs(const NodeStore& a, NodeIndex m, const NodeStore& b, NodeIndex n) {
+  const auto x = ref_keys(a, m);
+  const auto y = ref_keys(b, n);
+  uint8_t verb = 0;
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (j == y.size() || (i < x.size() && ref_less(x[i], y[j]))) {
+      verb |= model_verb::kReferenceDeleted;
+      ++i;
+    } else if (i == x.size() || ref_less(y[j], x[i])) {
+      verb |= model_verb::kReferenceAdded;
+      ++j;
+    } else {
+      ++i;
+      ++j;
+    }
+  }
+  return verb;
+}
+
+bool data_type_changed(const NodeStore& a, NodeIndex m, const NodeStore& b, NodeIndex n) {
+  const VariableAttributes* x = a.variable(m);
+  const VariableAttributes* y = b.variable(n);
+  return x && y && !same_node_id(id_or_null(a, x->data_type), id_or_null(b, y->data_type));
+}
+
+// The affectedType of Part 5 §12.16: an Object's or Variable's TypeDefinition, else null.
+ua::NodeId affected_type(const NodeStore& s, NodeIndex n) {
+  const NodeClass c = s.node_class(n);
+  if (c != NodeClass::Object && c != NodeClass::Variable) return {};
+  const NodeIndex has_type_definition = s.find(ua::NodeId(0, ua::id::HasTypeDefinition));
+  for (const Reference& r : s.references(n)) {
+    if (!r.is_inverse && s.reference_type_node(r.type) == has_type_definition) return s.node_id(r.target);
+  }
+  return {};
+}
+
 }  // namespace
 
-StoreDiff diff_stores(const NodeStore& before, const NodeStore& after) {
+StoreDiff diff_stores(const NodeStore& before, const NodeStore& after, ModelChanges* changes,
+                      size_t change_limit) {
   StoreDiff d;
+  auto note = [&](const NodeStore& s, NodeIndex n, uint8_t verb) {
+    if (!changes || verb == 0) return;
+    if (changes->entries.size() >= change_limit) {
+      changes->complete = false;
+      return;
+    }
+    changes->entries.push_back({s.node_id(n), affected_type(s, n), verb});
+  };
   for (NodeIndex m = 0; m < before.size(); ++m) {
     const NodeIndex n = after.find(before.node_id(m));
     if (n == kNoNode) {
       ++d.removed;
-    } else if (!same_attributes(before, m, after, n) || !same_references(before, m, after, n)) {
-      ++d.changed;
+      note(before, m, model_verb::kNodeDeleted);
+      continue;
+    }
+    const bool same_refs = same_references(before, m, after, n);
+    if (!same_attributes(before, m, after, n) || !same_refs) ++d.changed;
+    if (changes && changes->complete) {
+      uint8_t verb = data_type_changed(before, m, after, n) ? model_verb::kDataTypeChanged : 0;
+      // The counts above ignore references to added and removed nodes; the verbs do not.
+      const auto rx = before.references(m);
+      const auto ry = after.references(n);
+      if (!same_refs || rx.size() != ry.size() ||
+          !std::equal(
+              rx.begin(), rx.end(), ry.begin(), ry.end(), [&](const Reference& x, const Reference& y) {
+                return x.is_inverse == y.is_inverse && before.node_id(x.target) == after.node_id(y.target) &&
+                       before.node_id(before.reference_type_node(x.type)) ==
+                           after.node_id(after.reference_type_node(y.type));
+              })) {
+        verb |= reference_verbs(before, m, after, n);
+      }
+      note(after, n, verb);
     }
   }
   for (NodeIndex n = 0; n < after.size(); ++n) {
-    if (before.find(after.node_id(n)) == kNoNode) ++d.added;
+    if (before.find(after.node_id(n)) == kNoNode) {
+      ++d.added;
+      note(after, n, model_verb::kNodeAdded);
+    }
   }
   return d;
 }

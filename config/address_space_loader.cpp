@@ -386,7 +386,7 @@ ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConf
     out.errors = std::move(built.errors);
     return out;
   }
-  out.diff = addressspace::diff_stores(*space.current(), *built.store);
+  out.diff = addressspace::diff_stores(*space.current(), *built.store, &out.changes);
   out.values_reset = built.values_reset;
   out.nodes = built.store->size();
   // The Server object's values live in cells the new store reuses: nothing to install again but the

@@ -31,10 +31,11 @@ std::vector<ConfigError> build_address_space(const ServerConfig& c, addressspace
 // REQUIRES: `next` came from a LoadResult without errors; control plane (`p` its participant).
 struct ReloadOutcome {
   std::vector<ConfigError> errors;
-  addressspace::StoreDiff diff;  // old store -> new store
-  size_t values_reset = 0;       // variables whose live value the file's initial value replaced
-  size_t nodes = 0;              // in the new store
-  size_t cells_orphaned = 0;     // cells the new store no longer uses, kept as spares of their NodeIds
+  addressspace::StoreDiff diff;        // old store -> new store
+  addressspace::ModelChanges changes;  // the same, as a GeneralModelChangeEvent's Changes (Part 5 §12.16)
+  size_t values_reset = 0;             // variables whose live value the file's initial value replaced
+  size_t nodes = 0;                    // in the new store
+  size_t cells_orphaned = 0;           // cells the new store no longer uses, kept as spares of their NodeIds
 };
 ReloadOutcome reload_address_space(const ServerConfig& running, const ServerConfig& next,
                                    addressspace::AddressSpace& space,

@@ -280,6 +280,8 @@ bool Daemon::reload_configuration() {
   // The simulated variables of the new store, from the new node files (removed ones stop, new ones start).
   const size_t simulated = simulator_ ? simulator_->rewire(*nodes_config_) : 0;
   daemon_counters_.reloads.fetch_add(1, std::memory_order_relaxed);
+  // Clients that show the address space learn what changed (Part 3 §9.32): null when nothing has a verb.
+  services_->raise_event(services::model_change_event(*space_.current(), outcome.changes));
   log::info("event=reload.done file={} nodes={} added={} removed={} changed={} values_reset={} simulated={}",
             file, outcome.nodes, outcome.diff.added, outcome.diff.removed, outcome.diff.changed,
             outcome.values_reset, simulated);

@@ -91,4 +91,28 @@ std::shared_ptr<const EventRecord> system_status_event(const addressspace::NodeS
   return b.build();
 }
 
+std::shared_ptr<const EventRecord> model_change_event(const addressspace::NodeStore& store,
+                                                      const addressspace::ModelChanges& changes) {
+  const addressspace::NodeIndex server = store.find(ua::NodeId(0, ua::id::Server));
+  if (!changes.complete) {
+    // Too many to list: the coarse event, which tells a client to browse again what it shows.
+    EventBuilder b(store, ua::NodeId(0, ua::id::BaseModelChangeEventType), server);
+    if (!b.valid()) return nullptr;
+    b.message("The address space was reloaded; too many changes to list");
+    return b.build();
+  }
+  if (changes.entries.empty()) return nullptr;
+  EventBuilder b(store, ua::NodeId(0, ua::id::GeneralModelChangeEventType), server);
+  if (!b.valid()) return nullptr;
+  std::vector<ua::ExtensionObject> list;
+  list.reserve(changes.entries.size());
+  for (const addressspace::ModelChange& c : changes.entries) {
+    list.push_back(
+        ua::ExtensionObject::make(ua::ModelChangeStructureDataType{c.affected, c.affected_type, c.verb}));
+  }
+  b.set(field::kChanges, ua::Variant(std::move(list)));
+  b.message("The address space was reloaded");
+  return b.build();
+}
+
 }  // namespace opcuad::services

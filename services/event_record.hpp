@@ -29,6 +29,7 @@
 
 #include "addressspace/event_types.hpp"
 #include "addressspace/node_store.hpp"
+#include "addressspace/store_diff.hpp"
 #include "services/content_filter.hpp"
 #include "ua/generated/types.hpp"
 #include "ua/variant.hpp"
@@ -83,5 +84,12 @@ class EventBuilder {
 std::shared_ptr<const EventRecord> system_status_event(const addressspace::NodeStore& store,
                                                        ua::ServerState state, uint16_t severity,
                                                        std::string_view message);
+
+// The event of a reload that changed the address space (Part 3 §9.32, Part 5 §6.4.31-§6.4.32): a
+// GeneralModelChangeEventType from the Server object whose Changes list `changes`, or, when the list was
+// cut at its bound, a BaseModelChangeEventType without one (a client then browses again what it shows).
+// nullptr when nothing has a verb to report or the store has no event types. `store` is the new one.
+std::shared_ptr<const EventRecord> model_change_event(const addressspace::NodeStore& store,
+                                                      const addressspace::ModelChanges& changes);
 
 }  // namespace opcuad::services

@@ -65,4 +65,20 @@ TEST_CASE("address space: a rebuilt store reuses cells by NodeId; diff counts no
   auto next = store_of(space, *p, {"a", "b"});
   CHECK(next->variable(next->find(ua::NodeId(1, ua::String("a"))))->cell == a);
   CHECK(diff_stores(before, *next) == StoreDiff{1, 1, 0});
+  // The same walk as model changes (Part 5 §12.16), and cut at a bound.
+  ModelChanges all;
+  CHECK(diff_stores(before, *next, &all) == StoreDiff{1, 1, 0});
+  CHECK(all.complete);
+  bool deleted_c = false, added_b = false;
+  for (const ModelChange& c : all.entries) {
+    deleted_c |= c.affected == ua::NodeId(1, ua::String("c")) && c.verb == model_verb::kNodeDeleted;
+    added_b |= c.affected == ua::NodeId(1, ua::String("b")) && c.verb == model_verb::kNodeAdded;
+    CHECK(c.verb != 0);
+  }
+  CHECK(deleted_c);
+  CHECK(added_b);
+  ModelChanges cut;
+  diff_stores(before, *next, &cut, 1);
+  CHECK_FALSE(cut.complete);
+  CHECK(cut.entries.size() == 1);
 }

@@ -4,6 +4,8 @@
 // into the old store become invalid.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "config/address_space_loader.hpp"
 #include "services/event_record.hpp"
 #include "tests/unit/services/service_harness.hpp"
@@ -273,4 +275,78 @@ TEST_CASE("reload: event items compile again against the new store and keep rece
   }
   CHECK(got == std::vector<std::string>{"after the reload"});
   CHECK(h.server->events_dropped() == 1);
+}
+
+TEST_CASE("reload: a GeneralModelChangeEvent lists the nodes and references the reload changed",
+          "[services][reload][events]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  const uint32_t sub = subscribe(h).subscription_id;
+  ua::SimpleAttributeOperand changes_clause;
+  changes_clause.type_definition_id = ua::NodeId(0, ua::id::GeneralModelChangeEventType);
+  changes_clause.browse_path.push_back(ua::QualifiedName{0, ua::String("Changes")});
+  changes_clause.attribute_id = 13;
+  ua::SimpleAttributeOperand type_clause = changes_clause;
+  type_clause.type_definition_id = ua::NodeId(0, ua::id::BaseEventType);
+  type_clause.browse_path[0].name = ua::String("EventType");
+  ItemSpec spec{ua::NodeId(0, ua::id::Server),
+                4,
+                0,
+                10,
+                true,
+                ua::ExtensionObject::make(ua::EventFilter{{type_clause, changes_clause}, {}})};
+  spec.attribute = 12;
+  REQUIRE(monitor(h, sub, spec).status_code.is_good());
+  Reloader r(h);
+  const auto out = r.reload(changed_nodes());  // Count removed, Name's DataType String -> Int32
+  REQUIRE(out.errors.empty());
+  REQUIRE(out.changes.complete);
+  h.server->raise_event(services::model_change_event(*h.space.current(), out.changes));
+  std::vector<ua::EventFieldList> events;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (events.empty() && std::chrono::steady_clock::now() < until) {
+    for (const auto& eo : publish(h).notification_message.notification_data) {
+      if (const auto* en = eo.get<ua::EventNotificationList>()) events = en->events;
+    }
+  }
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].event_fields.at(0) == ua::Variant(ua::NodeId(0, ua::id::GeneralModelChangeEventType)));
+  const auto* list = events[0].event_fields.at(1).get_if<std::vector<ua::ExtensionObject>>();
+  REQUIRE(list);
+  // Each entry a ModelChangeStructureDataType (Part 5 §12.16), decoded from the wire by its encoding id.
+  std::map<std::string, std::pair<ua::NodeId, uint8_t>> got;
+  for (const auto& eo : *list) {
+    CHECK(eo.type_id() == ua::NodeId(0, ua::id::ModelChangeStructureDataType_Encoding_DefaultBinary));
+    const auto* c = eo.get<ua::ModelChangeStructureDataType>();
+    REQUIRE(c);
+    got[c->affected.to_string()] = {c->affected_type, c->verb};
+  }
+  namespace verb = addressspace::model_verb;
+  REQUIRE(got.count(plant(".Count").to_string()));
+  CHECK(got[plant(".Count").to_string()] ==
+        std::pair{ua::NodeId(0, ua::id::BaseDataVariableType), verb::kNodeDeleted});
+  REQUIRE(got.count(plant(".Name").to_string()));
+  CHECK(got[plant(".Name").to_string()].second == verb::kDataTypeChanged);
+  REQUIRE(got.count(plant("").to_string()));  // the folder lost its HasComponent to Count
+  CHECK(got[plant("").to_string()] == std::pair{ua::NodeId(0, ua::id::FolderType), verb::kReferenceDeleted});
+  CHECK_FALSE(got.count(plant(".Speed").to_string()));  // unchanged
+  // The same reload again changes nothing with a verb: no event.
+  const auto again = r.reload(changed_nodes());
+  REQUIRE(again.errors.empty());
+  CHECK(again.changes.entries.empty());
+  CHECK(services::model_change_event(*h.space.current(), again.changes) == nullptr);
+}
+
+TEST_CASE("reload: past the bound of listed changes the event is the coarse BaseModelChangeEvent",
+          "[services][reload][events]") {
+  ServiceHarness h;
+  addressspace::ModelChanges cut;
+  cut.entries.push_back({plant(".Count"), {}, addressspace::model_verb::kNodeDeleted});
+  cut.complete = false;
+  auto e = services::model_change_event(*h.space.current(), cut);
+  REQUIRE(e);
+  const auto* types = h.space.current()->event_types();
+  REQUIRE(types);
+  CHECK(e->type() == *types->event_type(ua::NodeId(0, ua::id::BaseModelChangeEventType)));
+  CHECK(e->field(addressspace::event_field::kChanges) == nullptr);
 }
