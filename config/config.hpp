@@ -163,6 +163,13 @@ struct Diagnostics {
   bool enabled = false;
   friend bool operator==(const Diagnostics&, const Diagnostics&) = default;
 };
+// Audit events (Part 4 §6.5; Part 5 §6.4.3-§6.4.27): sessions created, activated and closed, logins
+// refused, writes and method calls, as events from the Server object that only sessions with an
+// administrative role (config::role::kAdministrators: SecurityAdmin, ConfigureAdmin) receive.
+struct Audit {
+  bool enabled = false;
+  friend bool operator==(const Audit&, const Audit&) = default;
+};
 // How often the daemon refreshes those counters (also their MinimumSamplingInterval).
 inline constexpr double kCounterRefreshMs = 100;
 
@@ -467,6 +474,7 @@ struct ServerConfig {
   Logging logging;
   Shutdown shutdown;
   Diagnostics diagnostics;
+  Audit audit;
   std::optional<Http> http;
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
   std::vector<std::string> node_file_patterns;

@@ -336,6 +336,7 @@ void read_server(ObjectReader& r, ServerConfig& c) {
   read_section(r, shutdown_settings(), c.shutdown);
   read_section(r, scheduling_settings(), c.scheduling);
   read_section(r, diagnostics_settings(), c.diagnostics);
+  read_section(r, audit_settings(), c.audit);
   read_http(r, c.http);
   c.namespaces = {addressspace::kNamespace0Uri, c.application_uri};
   std::vector<std::string> extra;

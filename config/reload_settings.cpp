@@ -30,6 +30,7 @@ std::vector<std::string> restart_only_changes(const ServerConfig& running, const
   changed_settings(logging_settings(), running.logging, next.logging, out);
   changed_settings(shutdown_settings(), running.shutdown, next.shutdown, out);
   changed_settings(diagnostics_settings(), running.diagnostics, next.diagnostics, out);
+  changed_settings(audit_settings(), running.audit, next.audit, out);
   whole("http", running.http, next.http);  // the listener, its address and its bounds are one object
   return out;
 }

@@ -117,6 +117,10 @@ const Setting<Diagnostics> kDiagnostics[] = {
 };
 
 // Each bound at least 1: a zero would refuse every scrape.
+const Setting<Audit> kAudit[] = {
+    {"enabled", &Audit::enabled},
+};
+
 const Setting<Http> kHttp[] = {
     {"max_connections", &Http::max_connections, 1, kU32},
     {"max_request_bytes", &Http::max_request_bytes, 1, kU32},
@@ -161,6 +165,7 @@ OPCUAD_TABLE(shutdown_settings, Shutdown, "shutdown", kShutdown)
 OPCUAD_TABLE(scheduling_settings, Scheduling, "scheduling", kScheduling)
 OPCUAD_TABLE(diagnostics_settings, Diagnostics, "diagnostics", kDiagnostics)
 OPCUAD_TABLE(http_settings, Http, "http", kHttp)
+OPCUAD_TABLE(audit_settings, Audit, "audit", kAudit)
 #undef OPCUAD_TABLE
 
 }  // namespace opcuad::config

@@ -58,6 +58,7 @@ const SettingsTable<Logging>& logging_settings();
 const SettingsTable<Shutdown>& shutdown_settings();
 const SettingsTable<Scheduling>& scheduling_settings();
 const SettingsTable<Diagnostics>& diagnostics_settings();
+const SettingsTable<Audit>& audit_settings();
 const SettingsTable<Http>& http_settings();
 
 // "out of range: must be between 0 and 60" (and " " + why when there is one).

@@ -48,12 +48,14 @@ inline bool may_read_value(const addressspace::NodeStore& store, addressspace::N
   return (user_access_level(store, n, v, user) & addressspace::access::kCurrentRead) != 0;
 }
 
-// May the user receive an event whose SourceNode is `source` (an event from a node the user may not read
-// is not delivered to its session)? A Variable source needs CurrentRead for the user, as a Read of its
+// May the user receive an event whose SourceNode is `source` and whose readers are `readers` (an event
+// from a node the user may not read is not delivered to its session; an audit event only to the roles
+// that read audit events, Part 4 §6.5)? A Variable source needs CurrentRead for the user, as a Read of its
 // Value would; any other node has no per-role permission in opcuad (Objects, the Server object), so its
 // events reach every session.
 inline bool may_receive_event(const addressspace::NodeStore& store, addressspace::NodeIndex source,
-                              const UserAccess& user) {
+                              config::RoleSet readers, const UserAccess& user) {
+  if (readers != 0 && !(readers & user.roles)) return false;
   if (source == addressspace::kNoNode) return true;
   const addressspace::VariableAttributes* v = store.variable(source);
   return !v || may_read_value(store, source, *v, user);

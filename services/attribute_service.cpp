@@ -3,6 +3,7 @@
 #include "addressspace/eu_range.hpp"
 #include "addressspace/type_check.hpp"
 #include "services/attribute_read.hpp"
+#include "services/audit.hpp"
 #include "services/diagnostics.hpp"
 #include "services/handlers.hpp"
 #include "services/index_range.hpp"
@@ -350,9 +351,23 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   resp->results.clear();
   const ua::DateTime now = resp->response_header.timestamp;  // one clock read per request
   written->clear();
+  const bool audit = server.auditing();
   for (const auto& item : req->nodes_to_write) {
     const addressspace::ValueCell* cell = nullptr;
-    resp->results.push_back(write_one(call, server.space(), store, item, now, body.limits(), cell));
+    if (audit) [[unlikely]] {
+      // AuditWriteUpdateEventType (Part 5 §6.4.25) needs the value the write replaces: read as this
+      // session would read it, before the write.
+      ua::DataValue old;
+      read_one(store, ua::ReadValueId{item.node_id, item.attribute_id, item.index_range, {}},
+               ua::TimestampsToReturn::Neither, now, *call.session, old);
+      resp->results.push_back(write_one(call, server.space(), store, item, now, body.limits(), cell));
+      server.raise_event(
+          audit::write({store, server.config().application_uri, req->request_header.audit_entry_id.view()},
+                       *call.session, store.find(item.node_id), item.attribute_id, item.index_range.view(),
+                       old.value, item.value.value, resp->results.back()));
+    } else {
+      resp->results.push_back(write_one(call, server.space(), store, item, now, body.limits(), cell));
+    }
     if (cell) written->push_back(cell);
   }
   call.send(*resp);

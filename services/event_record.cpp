@@ -51,6 +51,18 @@ EventBuilder& EventBuilder::set(FieldKey key, ua::Variant value) {
   return *this;
 }
 
+EventBuilder& EventBuilder::set(std::string_view name, ua::Variant value) {
+  const ua::QualifiedName path[1] = {ua::QualifiedName{0, ua::String(name)}};
+  const std::optional<FieldKey> key = store_.event_types()->field(record_->type_, path);
+  if (key) set(*key, std::move(value));
+  return *this;
+}
+
+EventBuilder& EventBuilder::readers(config::RoleSet roles) {
+  record_->readers_ = roles;
+  return *this;
+}
+
 EventBuilder& EventBuilder::message(std::string_view text) {
   return set(field::kMessage, ua::Variant(ua::LocalizedText{ua::String(), ua::String(text)}));
 }

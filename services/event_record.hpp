@@ -30,6 +30,7 @@
 #include "addressspace/event_types.hpp"
 #include "addressspace/node_store.hpp"
 #include "addressspace/store_diff.hpp"
+#include "config/roles.hpp"
 #include "services/content_filter.hpp"
 #include "ua/generated/types.hpp"
 #include "ua/variant.hpp"
@@ -45,12 +46,15 @@ class EventRecord final : public EventView {
   uint64_t generation() const noexcept { return generation_; }
   // The notifiers whose event items receive the event: sorted, no duplicates.
   std::span<const addressspace::NodeIndex> notifiers() const noexcept { return notifiers_; }
+  // The roles a session needs one of to receive the event; 0: any session (access_control).
+  config::RoleSet readers() const noexcept { return readers_; }
 
  private:
   friend class EventBuilder;
   EventTypeIdx type_ = 0;
   addressspace::NodeIndex source_ = addressspace::kNoNode;
   uint64_t generation_ = 0;
+  config::RoleSet readers_ = 0;
   std::vector<addressspace::NodeIndex> notifiers_;
   std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key
 };
@@ -65,6 +69,11 @@ class EventBuilder {
 
   // Sets (or replaces) a field. REQUIRES: valid().
   EventBuilder& set(FieldKey key, ua::Variant value);
+  // Sets a field by its namespace-0 browse name, declared by the event's type or a supertype (the
+  // fields of Part 5's audit types, e.g. "SessionId"); a name the type does not declare is left out.
+  EventBuilder& set(std::string_view name, ua::Variant value);
+  // Only sessions with one of `roles` receive the event (EventRecord::readers).
+  EventBuilder& readers(config::RoleSet roles);
   EventBuilder& message(std::string_view text);
   EventBuilder& severity(uint16_t severity);
 

@@ -10,6 +10,7 @@
 #include <span>
 
 #include "services/access_control.hpp"
+#include "services/audit.hpp"
 #include "services/handlers.hpp"
 #include "services/request.hpp"
 #include "services/server.hpp"
@@ -205,7 +206,14 @@ void handle_call(Server& server, Call& call, ua::Decoder& body) {
   ua::CallResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.results.reserve(req.methods_to_call.size());
-  for (const auto& m : req.methods_to_call) resp.results.push_back(call_method(server, call, store, m));
+  for (const auto& m : req.methods_to_call) {
+    resp.results.push_back(call_method(server, call, store, m));
+    if (server.auditing()) {  // AuditUpdateMethodEventType (Part 5 §6.4.27), refused calls too
+      server.raise_event(audit::method_call(
+          {store, server.config().application_uri, req.request_header.audit_entry_id.view()}, *call.session,
+          store.find(m.object_id), m.method_id, m.input_arguments, resp.results.back().status_code));
+    }
+  }
   call.send(resp);
 }
 

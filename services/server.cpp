@@ -6,6 +6,7 @@
 #include <asio/post.hpp>
 
 #include "services/access_control.hpp"
+#include "services/audit.hpp"
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
 #include "services/session_events.hpp"
@@ -243,7 +244,8 @@ void Server::drain_events(ShardState& shard) {
       for (MonitoredItem* item : it->second) {
         if (item->mode() == ua::MonitoringMode::Disabled) continue;
         const Session* session = item->subscription->session();
-        if (!session || !access_control::may_receive_event(*store, record->source(), session->access))
+        if (!session ||
+            !access_control::may_receive_event(*store, record->source(), record->readers(), session->access))
           continue;
         if (!item->event()->matches(*record)) continue;
         queue(*item, record.get());
@@ -260,6 +262,10 @@ void Server::sweep(ShardState& shard) {
     if (it->second->expired(now)) {
       // Part 4 §5.6.2: an expired session and everything it holds is freed.
       report_session(events_, "session.expired", *it->second);
+      if (auditing()) {
+        raise_event(
+            audit::close_session({*space_.current(), config_.application_uri, {}}, *it->second, true));
+      }
       it = sessions_.erase(shard, it);
       stat_add(shard.stats.sessions_timed_out);
     } else {

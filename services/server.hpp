@@ -98,6 +98,8 @@ class Server final : public transport::ServiceHandler {
   void on_channel_closed(transport::SecureChannel& channel) override;
 
   const config::ServerConfig& config() const noexcept { return config_; }
+  // Audit events (audit.enabled; services/audit.hpp): raise `record` when auditing is on.
+  bool auditing() const noexcept { return config_.audit.enabled; }
 
   // Security wiring (the daemon, from its PKI; tests). REQUIRES: called before the first request, and
   // `identity` outlives the Server. Without an identity the server has no certificate: secure endpoints

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "config/password.hpp"
+#include "services/audit.hpp"
 #include "services/handlers.hpp"
 #include "services/publish_queue.hpp"
 #include "services/request.hpp"
@@ -182,6 +183,15 @@ void handle_create_session(Server& server, Call& call, ua::Decoder& body) {
 
 namespace {
 
+// The audit event of a session created (audit.enabled).
+void audit_created(Server& server, const Session& s, const ua::ByteString& certificate,
+                   std::string_view entry) {
+  if (!server.auditing()) return;
+  server.raise_event(
+      audit::create_session({*server.space().current(), server.config().application_uri, entry}, &s,
+                            s.channel_id, certificate, s.timeout_ms, status::Good));
+}
+
 // CreateSession past its checks, holding its unactivated-session ticket: now or when a wait ends.
 void create_session(Server& server, ShardState& shard, transport::SecureChannel& channel, uint32_t request_id,
                     const ua::CreateSessionRequest& req, AddressCounter::Ticket ticket) {
@@ -237,6 +247,7 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
   resp.max_request_message_size = server.config().limits.max_message_size;
   if (!secure) {
     report_session(server.events(), "session.created", *s);
+    audit_created(server, *s, req.client_certificate, req.request_header.audit_entry_id.view());
     server.sessions().add(shard, std::move(s));
     stat_add(shard.stats.sessions_created);
     return channel.send(request_id, resp);
@@ -256,8 +267,12 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
     return signature;
   };
   auto pending = std::make_shared<ua::CreateSessionResponse>(std::move(resp));
+  // What the audit event needs of the request, kept only when auditing.
+  ua::ByteString audit_certificate = server.auditing() ? req.client_certificate : ua::ByteString();
+  std::string audit_entry = server.auditing() ? std::string(req.request_header.audit_entry_id.view()) : "";
   auto send = [&server, &shard, policy = &policy, weak = channel.weak_from_this(), request_id, handle,
-               pending](std::vector<uint8_t> signature) {
+               pending, audit_certificate = std::move(audit_certificate),
+               audit_entry = std::move(audit_entry)](std::vector<uint8_t> signature) {
     auto open = weak.lock();
     if (!open || open->state() != transport::SecureChannel::State::Open) return;
     auto it = shard.sessions.find(pending->authentication_token);
@@ -269,6 +284,7 @@ void create_session(Server& server, ShardState& shard, transport::SecureChannel&
       return refuse_session(shard, *open, request_id, handle, status::BadInternalError);
     }
     report_session(server.events(), "session.created", *it->second);
+    audit_created(server, *it->second, audit_certificate, audit_entry);
     stat_add(shard.stats.sessions_created);
     pending->server_signature.algorithm = ua::String(std::string(policy->asymmetric_signature_uri));
     pending->server_signature.signature = ua::ByteString::from_bytes(signature);
@@ -333,6 +349,12 @@ void activate_session(Server& server, ShardState& shard, transport::SecureChanne
   s.last_activity = std::chrono::steady_clock::now();
   s.server_nonce = std::move(*nonce);
   report_session(server.events(), "session.activated", s);
+  if (server.auditing()) {
+    server.raise_event(audit::activate_session({*server.space().current(), server.config().application_uri,
+                                                req.request_header.audit_entry_id.view()},
+                                               s, s.user, req.user_identity_token, s.channel_id,
+                                               status::Good));
+  }
   ua::ActivateSessionResponse resp;
   set_response_header(resp.response_header, req.request_header);
   resp.server_nonce = s.server_nonce;
@@ -372,7 +394,17 @@ void handle_activate_session(Server& server, Call& call, ua::Decoder& body) {
         auto channel = weak.lock();
         if (!channel || channel->state() != transport::SecureChannel::State::Open) return;
         const uint32_t handle = req->request_header.request_handle;
-        if (!identity.is_good()) return refuse_session(shard, *channel, request_id, handle, identity);
+        if (!identity.is_good()) {
+          // A refused identity is what an auditor looks for first (Part 4 §6.5.3).
+          auto it = shard.sessions.find(req->request_header.authentication_token);
+          if (server.auditing() && it != shard.sessions.end()) {
+            server.raise_event(audit::activate_session(
+                {*server.space().current(), server.config().application_uri,
+                 req->request_header.audit_entry_id.view()},
+                *it->second, {}, req->user_identity_token, it->second->channel_id, identity));
+          }
+          return refuse_session(shard, *channel, request_id, handle, identity);
+        }
         // The session may have ended or moved while the password was checked.
         auto it = shard.sessions.find(req->request_header.authentication_token);
         if (it == shard.sessions.end()) {
@@ -396,6 +428,11 @@ void handle_close_session(Server& server, Call& call, ua::Decoder& body) {
   // a later session of the same user can take them over with TransferSubscriptions (the usual reconnect
   // of a client whose session was lost).
   report_session(server.events(), "session.closed", *call.session);
+  if (server.auditing()) {
+    server.raise_event(audit::close_session({*server.space().current(), server.config().application_uri,
+                                             req.request_header.audit_entry_id.view()},
+                                            *call.session, false));
+  }
   if (req.delete_subscriptions ||
       !park_session(server, call.shard, req.request_header.authentication_token)) {
     close_subscriptions(*call.session, status::BadSessionClosed);

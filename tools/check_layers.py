@@ -19,7 +19,7 @@ LAYERS = [
     ("base", ["address_counter", "bounded_counter", "cell_watch", "content_filter", "event_inbox", "event_record", "event_schema", "filter_convert",
               "index_range", "login_verifier", "notifier_watch", "pending_publish", "scratch", "service_stats",
               "session_diagnostics", "subscription_registry", "user_token"]),
-    ("session", ["access_control", "attribute_read", "diagnostics", "session", "session_events"]),
+    ("session", ["access_control", "attribute_read", "audit", "diagnostics", "session", "session_events"]),
     ("shard", ["event_item", "item_table", "monitored_item", "publish_queue", "sampler", "shard", "subscription",
                "subscription_items.cpp"]),
     ("registry", ["session_registry"]),

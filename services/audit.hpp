@@ -1,0 +1,68 @@
+#pragma once
+// Audit events (Part 4 §6.5; the types of Part 5 §6.4.3-§6.4.27), raised when `audit.enabled` is set:
+// what a security officer reconstructs a session's actions from. Each builder returns the record for
+// Server::raise_event; the caller raises it only when auditing is on, so a server without auditing pays a
+// test per audited request and nothing else.
+//
+// Every audit event comes from the Server object's notifier list (its SourceNode is the Server object, or
+// the written node for a write) and reaches only sessions with an administrative role
+// (config::role::kAdministrators: SecurityAdmin, ConfigureAdmin; EventRecord::readers): audit records name
+// users, certificates and values. Secrets never go in: an ActivateSession event carries the identity
+// token with its password or token data removed.
+//
+// The AuditEventType fields (Part 5 §6.4.3): ActionTimeStamp (now), Status (did the action succeed),
+// ServerId (the server's ApplicationUri), ClientAuditEntryId (the request header's auditEntryId) and
+// ClientUserId (the session's user, "" for anonymous). SourceName follows Part 4 §6.5.4:
+// "Session/CreateSession", "Session/ActivateSession", "Session/CloseSession", "Session/Timeout",
+// "Attribute/Write", "Method/Call".
+//
+// Cost: a record per audited action (about five allocations); the request path without auditing is
+// unchanged.
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "addressspace/node_store.hpp"
+#include "services/event_record.hpp"
+#include "services/session.hpp"
+#include "ua/extension_object.hpp"
+#include "ua/status_code.hpp"
+#include "ua/variant.hpp"
+
+namespace opcuad::services::audit {
+
+// What every audit event of one request carries.
+struct Context {
+  const addressspace::NodeStore& store;
+  std::string_view server_id;       // ApplicationUri
+  std::string_view audit_entry_id;  // RequestHeader.auditEntryId
+};
+
+// AuditCreateSessionEventType (Part 5 §6.4.8). `session` null when CreateSession failed before one existed.
+std::shared_ptr<const EventRecord> create_session(const Context& c, const Session* session,
+                                                  uint32_t channel_id,
+                                                  const ua::ByteString& client_certificate,
+                                                  double revised_timeout_ms, ua::StatusCode status);
+// AuditActivateSessionEventType (Part 5 §6.4.10): `token` as the client sent it; its secret is removed.
+std::shared_ptr<const EventRecord> activate_session(const Context& c, const Session& session,
+                                                    std::string_view user, const ua::ExtensionObject& token,
+                                                    uint32_t channel_id, ua::StatusCode status);
+// AuditSessionEventType (Part 5 §6.4.7) for CloseSession, or for a session ended by its timeout
+// (`timed_out`).
+std::shared_ptr<const EventRecord> close_session(const Context& c, const Session& session, bool timed_out);
+// AuditWriteUpdateEventType (Part 5 §6.4.25) of one WriteValue: SourceNode the written node.
+std::shared_ptr<const EventRecord> write(const Context& c, const Session& session,
+                                         addressspace::NodeIndex node, uint32_t attribute_id,
+                                         std::string_view index_range, const ua::Variant& old_value,
+                                         const ua::Variant& new_value, ua::StatusCode status);
+// AuditUpdateMethodEventType (Part 5 §6.4.27) of one CallMethodRequest.
+std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& session,
+                                               addressspace::NodeIndex object, const ua::NodeId& method,
+                                               std::span<const ua::Variant> inputs, ua::StatusCode status);
+
+// The identity token with its secret removed (a UserName token's password, an Issued token's data): what an
+// audit record may show.
+ua::ExtensionObject without_secret(const ua::ExtensionObject& token);
+
+}  // namespace opcuad::services::audit
