@@ -57,6 +57,11 @@ inline constexpr uint8_t kSessionScoped = 0x40;
 // variable without one (most of them) skips the search through its references (addressspace/eu_range.hpp).
 // Not an attribute either.
 inline constexpr uint8_t kHasEURange = 0x80;
+// Variable: the input, setpoint or normal-value node of at least one alarm condition
+// (ConditionSpecs::watching(), condition_specs.hpp), set when the store is built, so a Write to a variable
+// without alarms costs one test of this byte. It shares its bit with kContainsNoLoops, which only Views
+// have. Not an attribute.
+inline constexpr uint8_t kHasAlarm = 0x08;
 }  // namespace flag
 
 struct LocalizedTextRef {

@@ -27,6 +27,7 @@ namespace opcuad::addressspace {
 
 class StructureCodecs;  // structure_codec.hpp
 class EventTypes;       // event_types.hpp
+class ConditionSpecs;   // condition_specs.hpp
 
 // Interned byte strings; id 0 is the null string.
 class StringPool {
@@ -133,6 +134,9 @@ class NodeStore {
   // The index of this store's event types, their fields and its notifiers (event_types.hpp), built with
   // it by NodeStoreBuilder::build() like the codecs; nullptr for a store not built there.
   const EventTypes* event_types() const noexcept { return event_types_.get(); }
+  // The specifications of this store's alarm conditions (condition_specs.hpp), built with it like the
+  // event types; nullptr for a store not built by NodeStoreBuilder::build().
+  const ConditionSpecs* condition_specs() const noexcept { return condition_specs_.get(); }
 
   // Attributes. REQUIRES: n < size(), and a node of the right class for the class-specific ones.
   const ua::NodeId& node_id(NodeIndex n) const noexcept { return ids_[n]; }
@@ -228,6 +232,7 @@ class NodeStore {
   uint64_t generation_ = 0;    // set once by AddressSpace::publish(), before any reader sees the store
   std::shared_ptr<const StructureCodecs> codecs_;
   std::shared_ptr<const EventTypes> event_types_;
+  std::shared_ptr<const ConditionSpecs> condition_specs_;
 };
 
 }  // namespace opcuad::addressspace

@@ -179,6 +179,15 @@ bool NodeStoreBuilder::set_roles(const ua::NodeId& node, uint8_t has_roles_bit, 
   return true;
 }
 
+bool NodeStoreBuilder::add_event_notifier(const ua::NodeId& node, uint8_t bits) {
+  const NodeIndex n = store_->index_.find(node, store_->ids_);
+  if (n == kNoNode) return false;
+  NodeRecord& r = store_->nodes_[n];
+  if (r.node_class != NodeClass::Object && r.node_class != NodeClass::View) return false;
+  r.event_notifier |= bits;
+  return true;
+}
+
 bool NodeStoreBuilder::add_flags(const ua::NodeId& node, uint8_t flags) {
   const NodeIndex n = store_->index_.find(node, store_->ids_);
   if (n == kNoNode) return false;
@@ -308,6 +317,20 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
     for (std::string& e : events.errors) result.errors.push_back(std::move(e));
     s.event_types_ = std::move(events.index);
   }
+  if (result.errors.empty()) {
+    // The alarm conditions (condition_specs.hpp), and the flag on the variables they watch.
+    ConditionSpecs::BuildResult specs =
+        ConditionSpecs::build(s, s.event_types_.get(), std::move(conditions_));
+    for (std::string& e : specs.errors) result.errors.push_back(std::move(e));
+    s.condition_specs_ = std::move(specs.specs);
+    if (s.condition_specs_) {
+      for (const ConditionSpec& c : s.condition_specs_->all()) {
+        s.nodes_[c.input].flags |= flag::kHasAlarm;
+        if (c.reference != kNoNode) s.nodes_[c.reference].flags |= flag::kHasAlarm;
+      }
+    }
+  }
+  conditions_.clear();
   if (result.errors.empty()) {
     s.codecs_ = std::make_shared<const StructureCodecs>(s);  // the definitions and hierarchy are final
     for (auto& [cell, value] : deferred_writes_) values_.write(*cell, value, participant_);

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "addressspace/condition_specs.hpp"
 #include "addressspace/node_store.hpp"
 #include "addressspace/value_store.hpp"
 #include "ua/generated/node_ids_data_type.hpp"
@@ -83,6 +84,11 @@ class NodeStoreBuilder {
   bool set_roles(const ua::NodeId& node, uint8_t has_roles_bit, uint8_t read_roles, uint8_t write_roles);
   // Sets flag:: bits on a node added before (flag::kSessionScoped). False when there is none.
   bool add_flags(const ua::NodeId& node, uint8_t flags);
+  // Sets EventNotifier bits (Part 3 §5.5.1) on an Object or View added before. False when there is none.
+  bool add_event_notifier(const ua::NodeId& node, uint8_t bits);
+  // An alarm condition whose nodes are (or will be) added: build() turns it into the store's
+  // ConditionSpecs and marks its input, setpoint and normal-value variables flag::kHasAlarm.
+  void add_condition(ConditionDecl decl) { conditions_.push_back(std::move(decl)); }
   // Sets the DataTypeDefinition of a DataType added before. False when there is none.
   bool set_definition(const ua::NodeId& data_type, ua::ExtensionObject definition);
 
@@ -125,6 +131,7 @@ class NodeStoreBuilder {
   const NodeStore* previous_;
   std::unique_ptr<NodeStore> store_;
   std::vector<PendingRef> refs_;
+  std::vector<ConditionDecl> conditions_;
   std::vector<uint32_t> string_slots_;  // open addressing over StringIds, for interning
   size_t string_count_ = 0;
   size_t defined_ = 0;

@@ -63,6 +63,7 @@ addressspace::NodeSpec spec_of(const NodeDecl& d) {
   spec.write_roles = d.write_roles;
   spec.minimum_sampling_interval = d.minimum_sampling_interval;
   spec.historizing = d.historizing;
+  if (d.event_notifier) spec.event_notifier = 1;  // SubscribeToEvents (Part 3 §5.5.1)
   return spec;
 }
 
@@ -78,6 +79,49 @@ void set_initial_value(addressspace::NodeSpec& spec, const NodeDecl& d) {
 }  // namespace
 
 namespace {
+
+// The specification of an alarm's condition (addressspace/condition_specs.hpp).
+addressspace::ConditionDecl condition_decl(const AlarmDecl& a) {
+  using addressspace::ConditionKind;
+  addressspace::ConditionDecl c;
+  c.condition = a.id;
+  c.type = a.type;
+  c.input = a.input;
+  switch (a.kind) {
+    case AlarmKind::ExclusiveLimit:
+      c.kind = ConditionKind::ExclusiveLimit;
+      break;
+    case AlarmKind::NonExclusiveLimit:
+      c.kind = ConditionKind::NonExclusiveLimit;
+      break;
+    case AlarmKind::Deviation:
+      c.kind = ConditionKind::Deviation;
+      c.reference = a.setpoint_node;
+      break;
+    case AlarmKind::OffNormal:
+    case AlarmKind::Discrete:
+    case AlarmKind::Trip:
+      c.kind = ConditionKind::OffNormal;
+      c.reference = a.normal_state;
+      break;
+  }
+  for (size_t i = 0; i < kAlarmLimitCount; ++i) {
+    if (!a.limits[i]) continue;
+    c.limit_mask |= static_cast<uint8_t>(1u << i);
+    c.limits[i] = *a.limits[i];
+    c.limit_severity[i] = a.limit_severity[i];
+  }
+  c.severity = a.severity;
+  c.deadband = a.deadband;
+  c.on_delay_ms = a.on_delay_ms;
+  c.off_delay_ms = a.off_delay_ms;
+  c.name = a.name;
+  c.message = a.message;
+  c.enabled = a.enabled;
+  c.confirm = a.confirm;
+  c.ack_roles = a.ack_roles;
+  return c;
+}
 
 // What identifies a declaration from one load of the node files to the next (a reload compares them).
 std::string declaration_key(const NodeDecl& d) {
@@ -324,6 +368,13 @@ BuiltStore build_store(const ServerConfig& c, addressspace::AddressSpace& space,
         if (!d.is_type) b.add_reference(spec.node_id, has_modelling_rule, mandatory);
       }
     }
+  }
+  // The alarms (config/alarms.cpp): their references and notifiers, and their specifications
+  // (addressspace/condition_specs.hpp).
+  for (const ExtraReference& r : c.references) b.add_reference(r.source, r.type, r.target);
+  for (const ua::NodeId& n : c.imported_notifiers) (void)b.add_event_notifier(n, 1);
+  for (const AlarmDecl& a : c.alarms) {
+    if (a.expanded) b.add_condition(condition_decl(a));
   }
   if (!errors.empty()) b.cancel_value_writes();  // a failed reload writes nothing into a live cell
   auto built = b.build();

@@ -306,6 +306,63 @@ struct NodeDecl {
   std::string path;
   bool is_type = false;  // an ObjectType declared by the file (kind is Object)
   bool is_abstract = false;
+  // Object: EventNotifier SubscribeToEvents (Part 3 §5.5.1), from "event_notifier" or because it is the
+  // notifier of an alarm's input (config/alarms.cpp).
+  bool event_notifier = false;
+};
+
+// The alarm types a node file can declare (docs/CONFIGURATION.md, "Alarms"; Part 9 §5.8).
+enum class AlarmKind : uint8_t {
+  ExclusiveLimit,     // ExclusiveLimitAlarmType (Part 9 §5.8.19.3)
+  NonExclusiveLimit,  // NonExclusiveLimitAlarmType (Part 9 §5.8.20)
+  OffNormal,          // OffNormalAlarmType (Part 9 §5.8.24.2) with normal_value or normal_node
+  Discrete,           // OffNormalAlarmType over a Boolean input whose normal value is FALSE
+  Trip,               // TripAlarmType (Part 9 §5.8.24.4), likewise
+  Deviation,          // ExclusiveDeviationAlarmType (Part 9 §5.8.22.3) with setpoint_node
+};
+// Limit order in AlarmDecl::limits and the severities: HighHigh, High, Low, LowLow.
+inline constexpr size_t kAlarmLimitCount = 4;
+// Bounds of an alarm's settings (docs/CONFIGURATION.md, "Alarms").
+inline constexpr int64_t kMaxAlarmDelayMs = 3600000;  // on_delay_ms, off_delay_ms: one hour
+inline constexpr size_t kMaxAlarmMessageBytes = 512;  // the message template
+inline constexpr size_t kMaxAlarmNameBytes = 256;     // ConditionName
+
+// One alarm of a node file: on a variable ("alarms") or in the file's top-level "alarms" list ("input").
+// parse time fills the settings; expand_alarms() resolves the nodes and adds the condition's nodes.
+struct AlarmDecl {
+  std::string name;       // ConditionName, also the condition object's BrowseName
+  ua::NodeId id;          // the condition's NodeId (derived from the input's when not written)
+  bool id_given = false;  // "id" written
+  ua::NodeId input;       // the input variable (InputNode) and ConditionSource
+  AlarmKind kind = AlarmKind::ExclusiveLimit;
+  std::array<std::optional<double>, kAlarmLimitCount> limits;  // limit and deviation alarms
+  std::array<uint16_t, kAlarmLimitCount> limit_severity{900, 700, 700, 900};
+  uint16_t severity = 500;  // the other kinds
+  double deadband = 0;
+  bool deadband_given = false;
+  uint32_t on_delay_ms = 0, off_delay_ms = 0;
+  bool on_delay_given = false, off_delay_given = false;
+  std::string message;  // template: {name} {value} {limit} {state} (docs/CONFIGURATION.md, "Alarms")
+  bool enabled = true;
+  bool confirm = false;
+  RoleSet ack_roles = role::kEveryone;  // who may Acknowledge / Confirm (and comment)
+  std::string normal_value_json;        // off_normal: the value, as JSON text, converted at expansion
+  ua::NodeId normal_node;               // off_normal: a variable holding the normal value
+  ua::NodeId setpoint_node;             // deviation
+  std::string event_type_ref;           // "event_type" as written; empty: the kind's type
+  // Set by expand_alarms():
+  ua::NodeId type;          // the condition's type (the kind's, or event_type)
+  ua::NodeId normal_state;  // off_normal / discrete / trip: the node NormalState names
+  bool expanded = false;
+  std::string file;  // where it was declared, for messages
+  std::string path;
+};
+
+// A reference between nodes of the node files, the NodeSet2 files or namespace 0 that is not a node
+// declaration's link to its parent (the alarms' HasEventSource and HasNotifier, Part 9 §6.3).
+struct ExtraReference {
+  ua::NodeId source, type, target;  // forward: source --type--> target
+  friend bool operator==(const ExtraReference&, const ExtraReference&) = default;
 };
 
 // What the NodeSet2 node files (`*.xml`, docs/CONFIGURATION.md "NodeSet2 node files") give the address
@@ -481,6 +538,9 @@ struct ServerConfig {
   std::vector<std::filesystem::path> node_files;  // what the patterns matched, sorted
   std::vector<NodeDecl> nodes;                    // in declaration order (parents before children)
   ImportedModels imported;                        // from the NodeSet2 node files
+  std::vector<AlarmDecl> alarms;                  // the node files' alarms (conditions in `nodes`)
+  std::vector<ExtraReference> references;         // added by the alarms
+  std::vector<ua::NodeId> imported_notifiers;     // NodeSet2 objects an alarm makes notifiers
 };
 
 struct NodeSetDocument;  // a parsed NodeSet2 file waiting for its models' load order (nodeset_file.cpp)
@@ -513,6 +573,10 @@ void check_references(LoadResult& result);
 // Resolves NodeDecl::type_ref and NodeDecl::data_type_ref and appends the members of every instance of a
 // NodeSet2 type to result.config.nodes (config/instances.cpp); errors: file, JSON path, reason.
 void instantiate_imported_types(LoadResult& result);
+// Resolves the alarms' nodes and appends each alarm's condition (its object and members) to
+// result.config.nodes, with the references and notifiers that make it findable (config/alarms.cpp).
+// check_references() calls it after instantiate_imported_types().
+void expand_alarms(LoadResult& result);
 
 // What the daemon logs as a warning at every start (docs/SECURITY.md): deprecated policies offered,
 // passwords accepted in clear, anonymous writes.

@@ -26,6 +26,7 @@
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
 #include "config/json_structure.hpp"
+#include "config/model_store.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::config {
@@ -62,38 +63,6 @@ const char* node_class_name(NodeClass c) {
       return "a node";
   }
 }
-
-// Namespace 0 and the NodeSet2 files' nodes in one NodeStore, to walk their types and read their values.
-class ModelStore {
- public:
-  explicit ModelStore(const ImportedModels& m) {
-    auto* p = values_.reclaimer().register_participant();
-    {
-      addressspace::NodeStoreBuilder b(values_, *p);
-      addressspace::add_namespace0(b);
-      addressspace::NodeSpec spec;
-      for (const ImportedNode& n : m.nodes) {
-        n.spec.to_node_spec(spec);
-        (void)b.add_node(spec);
-      }
-      for (const ImportedReference& r : m.references)
-        b.add_reference(m.id(r.source), m.id(r.type), m.id(r.target));
-      store_ = std::move(b.build().store);  // null when the files had errors, which are reported already
-    }
-    values_.reclaimer().go_offline(*p);
-  }
-  const NodeStore* get() const noexcept { return store_.get(); }
-  ua::DataValue value(NodeIndex n) const {
-    ua::DataValue dv;
-    const addressspace::VariableAttributes* v = store_->variable(n);
-    if (v && v->cell) addressspace::ValueStore::read(*v->cell, dv);
-    return dv;
-  }
-
- private:
-  addressspace::ValueStore values_{1};
-  std::unique_ptr<NodeStore> store_;
-};
 
 enum class Rule : uint8_t { None, Mandatory, Optional, OptionalPlaceholder, MandatoryPlaceholder, Other };
 

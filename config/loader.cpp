@@ -576,6 +576,7 @@ LoadResult load_config(const std::filesystem::path& server_file) {
 
 void check_references(LoadResult& result) {
   instantiate_imported_types(result);
+  expand_alarms(result);
   auto& nodes = result.config.nodes;
   struct Where {
     size_t index;

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "addressspace/node.hpp"
+#include "config/alarms.hpp"
 #include "config/config.hpp"
 #include "config/json_reader.hpp"
 #include "config/json_structure.hpp"
@@ -245,6 +246,32 @@ struct FileParser {
     }
     if (in_type && d.count)
       ctx.error(r.path_of("count"), "bulk declarations are not allowed in object types");
+    // EventNotifier (Part 3 §5.5.1): objects and folders of the instance space.
+    if (r.has("event_notifier")) {
+      if (d.kind != NodeKind::Object && d.kind != NodeKind::Folder) {
+        r.member("event_notifier");
+        ctx.error(r.path_of("event_notifier"), "only objects and folders have \"event_notifier\"");
+      } else if (in_type) {
+        r.member("event_notifier");
+        ctx.error(r.path_of("event_notifier"), "not in object types: set it on the instances");
+      } else {
+        r.read("event_notifier", d.event_notifier);
+      }
+    }
+    if (const Json* alarms = r.member("alarms")) {
+      if (d.kind != NodeKind::Variable) {
+        ctx.error(r.path_of("alarms"), "only variables have \"alarms\"");
+      } else if (in_type) {
+        ctx.error(r.path_of("alarms"), "not in object types: declare alarms on the instances' variables");
+      } else if (d.count) {
+        ctx.error(r.path_of("alarms"),
+                  "a bulk declaration cannot have alarms: list them in the file's top-level \"alarms\"");
+      } else {
+        const NodeIdReader reader = [this, ns](const std::string& text, const std::string& at,
+                                               ua::NodeId& out) { return node_id(text, ns, at, out); };
+        parse_alarms(ctx, *alarms, r.path_of("alarms"), &d.node_id, reader, result.config.alarms);
+      }
+    }
 
     const Json* children = r.member("children");
     const size_t self = result.config.nodes.size();
@@ -546,6 +573,12 @@ void load_node_file_text(const std::string& text, const std::string& file_name, 
   };
   parse_list("object_types", true);
   parse_list("nodes", false);
+  if (const Json* alarms = r.member("alarms")) {
+    const NodeIdReader reader = [&fp](const std::string& text, const std::string& at, ua::NodeId& out) {
+      return fp.node_id(text, fp.default_ns, at, out);
+    };
+    parse_alarms(ctx, *alarms, "/alarms", nullptr, reader, into.config.alarms);
+  }
 }
 
 }  // namespace opcuad::config

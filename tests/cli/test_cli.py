@@ -176,6 +176,24 @@ class CheckConfig(unittest.TestCase):
             # parse).
             self.assertIn(f + ": 2 problem(s)", r.stderr)
 
+    def test_alarm_errors_name_the_file_and_the_alarm(self):
+        with Dir() as d:
+            nodes = d.write("nodes.json", json.dumps({"namespaces": ["urn:t"], "nodes": [
+                {"kind": "variable", "name": "Level", "data_type": "Double", "value": 0, "alarms": [
+                    {"name": "L", "type": "exclusive_limit", "limits": {"high": 5, "low": 5}}]},
+                {"kind": "variable", "name": "Switch", "data_type": "Boolean", "value": False}],
+                "alarms": [{"name": "T", "input": "s=Level", "type": "trip"}]}))
+            f = d.write("opcuad.json", json.dumps({"node_files": [nodes]}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn(nodes + ": /nodes/0/alarms/0/limits/low: must be less than high", r.stderr)
+            self.assertIn(nodes + ': /alarms/0/input: a "trip" alarm needs a Boolean scalar input', r.stderr)
+            nodes = d.write("nodes.json", json.dumps({"namespaces": ["urn:t"], "nodes": [
+                {"kind": "variable", "name": "Switch", "data_type": "Boolean", "value": False,
+                 "alarms": [{"name": "T", "type": "trip"}]}]}))
+            r = opcuad("check-config", "--config", f)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_without_config_uses_the_installed_file_or_the_built_in_demo(self):
         installed = re.search(r"without --config, (\S+) if it exists", opcuad("--help").stdout).group(1)
         r = opcuad("check-config")
