@@ -22,8 +22,10 @@
 // ImportedModels::undecoded).
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pugixml.hpp>
@@ -46,8 +48,22 @@ struct NamespaceMap {
 };
 
 // The local part of an element or attribute name ("uax:Int32" -> "Int32"): NodeSet2 files write the
-// value elements with or without a prefix for the Types namespace.
-std::string_view local_name(const char* name) noexcept;
+// value elements with or without a prefix for the Types namespace. Inline, one pass over the name: it is
+// asked for every element of a file (a million-node model has some 15 million).
+inline std::string_view local_name(const char* name) noexcept {
+  const char* local = name;
+  const char* p = name;
+  for (; *p; ++p) {
+    if (*p == ':' && local == name) local = p + 1;
+  }
+  return std::string_view(local, static_cast<size_t>(p - local));
+}
+// Whether `s` is the literal `lit`: a length test, then a comparison of a known length, which the
+// compiler does inline.
+template <size_t N>
+bool name_is(std::string_view s, const char (&lit)[N]) noexcept {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
 // The first child element of `n` with this local name, or a null node.
 pugi::xml_node xml_child(pugi::xml_node n, std::string_view local);
 // The first child element of `n`, or a null node.
