@@ -53,25 +53,29 @@ void ImportedSpec::to_node_spec(addressspace::NodeSpec& into) const {
 
 uint32_t ImportedModels::intern(const ua::NodeId& id) {
   if (3 * (ids.size() + 1) > 2 * id_slots.size()) {
-    std::vector<uint32_t> slots(std::max<size_t>(2 * id_slots.size(), 1024));
+    std::vector<IdSlot> slots(std::max<size_t>(2 * id_slots.size(), 1024));
     const size_t mask = slots.size() - 1;
-    for (const uint32_t i : id_slots) {
-      if (i == 0) continue;
-      size_t s = ids[i - 1].hash() & mask;
-      while (slots[s] != 0) s = (s + 1) & mask;
-      slots[s] = i;
+    for (const IdSlot& slot : id_slots) {
+      if (slot.index == 0) continue;
+      size_t s = ids[slot.index - 1].hash() & mask;
+      while (slots[s].index != 0) s = (s + 1) & mask;
+      slots[s] = slot;
     }
     id_slots.swap(slots);
   }
+  const bool numeric = id.type() == ua::IdType::Numeric;
+  const size_t hash = id.hash();
+  const uint64_t key = numeric ? uint64_t{id.namespace_index()} << 32 | id.numeric() : uint64_t{hash};
   const size_t mask = id_slots.size() - 1;
-  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
-    uint32_t& slot = id_slots[s];
-    if (slot == 0) {
+  for (size_t s = hash & mask;; s = (s + 1) & mask) {
+    IdSlot& slot = id_slots[s];
+    if (slot.index == 0) {
       ids.push_back(id);
-      slot = static_cast<uint32_t>(ids.size());
-      return slot - 1;
+      slot = {key, static_cast<uint32_t>(ids.size()), numeric};
+      return slot.index - 1;
     }
-    if (ids[slot - 1] == id) return slot - 1;
+    if (slot.key != key || slot.numeric != numeric) continue;
+    if (numeric || ids[slot.index - 1] == id) return slot.index - 1;
   }
 }
 
