@@ -68,8 +68,16 @@ bool name_is(std::string_view s, const char (&lit)[N]) noexcept {
 pugi::xml_node xml_child(pugi::xml_node n, std::string_view local);
 // The first child element of `n`, or a null node.
 pugi::xml_node xml_first_element(pugi::xml_node n);
-// `s` without the XML white space (space, tab, CR, LF) around it.
-std::string_view xml_trim(std::string_view s) noexcept;
+// `s` without the XML white space (space, tab, CR, LF) around it. Inline, a test per character: it is
+// asked for every NodeId, number and Boolean of a file.
+inline std::string_view xml_trim(std::string_view s) noexcept {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  size_t first = 0, last = s.size();
+  while (first < last && space(s[first])) ++first;
+  if (first == last) return {};
+  while (space(s[last - 1])) --last;
+  return s.substr(first, last - first);
+}
 
 // What an XML structure body is encoded by (Part 6 §5.3.7 into §5.2.7): a DataType's built-in encoding
 // and StructureDefinition, namespace 0's (ns0_data_types()) or those and the loaded models'.
