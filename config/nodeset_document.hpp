@@ -110,6 +110,9 @@ class ImportedIndex {
   ImportedModels& models() const noexcept { return m_; }
   // The first node with this NodeId (index into nodes), or kNone.
   uint32_t find(const ua::NodeId& id) const;
+  // The nodes there were when the index was made whose NodeId an earlier node has: (node, first node),
+  // in the order of the nodes.
+  const std::vector<std::pair<uint32_t, uint32_t>>& duplicates() const noexcept { return duplicates_; }
   const ImportedSpec* spec(const ua::NodeId& id) const {
     const uint32_t i = find(id);
     return i == kNone ? nullptr : &m_.nodes[i].spec;
@@ -132,7 +135,7 @@ class ImportedIndex {
 
  private:
   void index_reference(uint32_t i);
-  void insert(uint32_t node);
+  uint32_t insert(uint32_t node);  // the first node of its NodeId
   void grow();
 
   ImportedModels& m_;
@@ -152,6 +155,7 @@ class ImportedIndex {
   // The HasProperty references: (their source's hash >> 32) << 32 | index into references.
   std::vector<uint64_t> has_property_;
   std::vector<uint32_t> marked_;
+  std::vector<std::pair<uint32_t, uint32_t>> duplicates_;
 };
 
 // A Variable the loader adds to a model (a NamespaceMetadata property, an OPC Binary dictionary, a

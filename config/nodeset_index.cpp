@@ -88,7 +88,10 @@ ImportedIndex::ImportedIndex(ImportedModels& m) : m_(m) {
   // Room for the nodes already there and for those the steps add (the capacity the loader reserved).
   const size_t room = std::max(m.nodes.capacity(), m.nodes.size());
   slots_.resize(std::bit_ceil(std::max<size_t>(room * 3 / 2, 16)));
-  for (size_t i = 0; i < m.nodes.size(); ++i) insert(static_cast<uint32_t>(i));
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const uint32_t first = insert(static_cast<uint32_t>(i));
+    if (first != i) duplicates_.emplace_back(static_cast<uint32_t>(i), first);
+  }
   for (size_t i = 0; i < m.references.size(); ++i) index_reference(static_cast<uint32_t>(i));
 }
 
@@ -110,7 +113,7 @@ uint32_t ImportedIndex::find(const ua::NodeId& id) const {
 }
 
 // Keeps the first node of a NodeId: a second one is an error resolve_nodesets() reports.
-void ImportedIndex::insert(uint32_t node) {
+uint32_t ImportedIndex::insert(uint32_t node) {
   if (3 * (used_ + 1) > 2 * slots_.size()) grow();
   const ua::NodeId& id = m_.nodes[node].spec.node_id;
   const Slot add = slot_of(id, node);
@@ -120,11 +123,11 @@ void ImportedIndex::insert(uint32_t node) {
     if (slot.node == 0) {
       slot = add;
       ++used_;
-      return;
+      return node;
     }
     if (slot.key == add.key && slot.numeric == add.numeric &&
         (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id))
-      return;
+      return slot.node - 1;
   }
 }
 

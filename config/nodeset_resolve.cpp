@@ -299,17 +299,20 @@ void resolve_nodesets(LoadResult& result) {
   // first definition (the index keeps the first node of a NodeId).
   ImportedIndex index(out);
   const size_t file_nodes = out.nodes.size();  // the checks below know the files' nodes, not those created
+  // The index found the second definitions as it was made (duplicates(), in node order).
+  auto duplicate = index.duplicates().begin();
+  const auto duplicates_end = index.duplicates().end();
   for (size_t i = 0; i < file_nodes; ++i) {
     const ImportedNode& n = out.nodes[i];
     const ua::NodeId& id = n.spec.node_id;
+    while (duplicate != duplicates_end && duplicate->first < i) ++duplicate;
     if (ns0_store().find(id) != addressspace::kNoNode) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    const uint32_t first = index.find(id);
-    if (first != i) {
-      const ImportedNode& f = out.nodes[first];
+    if (duplicate != duplicates_end && duplicate->first == i) {
+      const ImportedNode& f = out.nodes[duplicate->second];
       result.errors.push_back(
           {out.files[n.file], "line " + std::to_string(n.line),
            "NodeId " + id.to_string() + " is defined twice: here and at " + out.where(f.file, f.line)});
@@ -331,8 +334,8 @@ void resolve_nodesets(LoadResult& result) {
     if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
   }
   auto known = [&](const ua::NodeId& id) {
-    return ns0_store().find(id) != addressspace::kNoNode || defined(id) != ImportedIndex::kNone ||
-           declared.count(id);
+    // Not namespace 0's: a file's node when the index has it among the files' (defined(), one lookup less).
+    return ns0_store().find(id) != addressspace::kNoNode || index.find(id) < file_nodes || declared.count(id);
   };
   auto excused = [&](const ua::NodeId& id) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
