@@ -37,7 +37,13 @@ struct PendingValue {
 // What convert_nodeset() makes of one file beside its nodes, references and definitions (which go
 // straight into result.config.imported, NodeSetDocument::nodes_begin ...).
 struct ConvertedNodeSet {
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;  // ParentNodeIds, checked once all are in
+  // ParentNodeIds, checked once all are in: the parent's index in ImportedModels::ids (12 bytes where a
+  // NodeId would take 56, for nearly every node of a model) and where the node is.
+  struct Parent {
+    uint32_t id = 0;
+    NodeLocation where;
+  };
+  std::vector<Parent> parents;
   std::vector<PendingValue> pending;  // values to encode once every definition is resolved
   std::vector<ConfigError> errors;    // reported in load order, as if converted then
   size_t data_types = 0;              // DataType nodes among the file's nodes

@@ -397,11 +397,10 @@ class NodeSetConverter {
       default:
         break;
     }
-    if (at.parent) {
-      ua::NodeId p;
-      if (parse_id(n, at.parent.value(), p))
-        out_.parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
-    }
+    // The ParentNodeId, in dest_.ids once the references are (it is most often one of their targets).
+    ua::NodeId parent;
+    const bool has_parent = at.parent && parse_id(n, at.parent.value(), parent);
+    uint32_t parent_id = kNoId;
     uint32_t self = kNoId;  // the node's own NodeId in dest_.ids, interned at its first reference
     for (pugi::xml_node r = references.first_child(); r; r = r.next_sibling()) {
       if (r.type() != pugi::node_element || !name_is(local_name(r.name()), "Reference")) continue;
@@ -412,8 +411,13 @@ class NodeSetConverter {
       bool_attribute(r, "IsForward", forward);
       if (self == kNoId) self = dest_.intern(spec.node_id);
       const uint32_t other = dest_.intern(target);
+      if (has_parent && parent_id == kNoId && target == parent) parent_id = other;
       dest_.references.push_back(
           {forward ? self : other, reference_type(type), forward ? other : self, file_, d_.line(r)});
+    }
+    if (has_parent) {
+      if (parent_id == kNoId) parent_id = dest_.intern(parent);
+      out_.parents.push_back({parent_id, NodeLocation{file_, imported.line}});
     }
   }
 

@@ -238,7 +238,7 @@ void resolve_nodesets(LoadResult& result) {
   ImportedModels& out = result.config.imported;
   std::unordered_set<std::string> missing_models;
   const std::vector<NodeSetDocument*> order = load_order(result, missing_models);
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
+  std::vector<ConvertedNodeSet::Parent> parents;
   std::vector<PendingValue> pending;
   // The files' nodes, references and definitions are in the order of the configuration, each with its
   // place there as its file: put in load order, unless that is the same order.
@@ -285,7 +285,7 @@ void resolve_nodesets(LoadResult& result) {
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
     ConvertedNodeSet& c = d->converted;
-    for (auto& [id, where] : c.parents) parents.emplace_back(std::move(id), NodeLocation{file, where.line});
+    for (const auto& p : c.parents) parents.push_back({p.id, NodeLocation{file, p.where.line}});
     for (PendingValue& p : c.pending) {
       p.file = file;
       pending.push_back(std::move(p));
@@ -347,9 +347,9 @@ void resolve_nodesets(LoadResult& result) {
     const uint32_t d = defined(id);
     return d == ImportedIndex::kNone ? addressspace::NodeClass::Unspecified : out.nodes[d].spec.node_class;
   };
-  // The checks depend on the NodeId alone: each of the references' NodeIds (out.ids) is looked up once,
-  // however many references name it, and the verdict kept here; a failed check is still reported for
-  // every reference.
+  // The checks depend on the NodeId alone: each of the references' and parents' NodeIds (out.ids) is
+  // looked up once, however many references name it, and the verdict kept here; a failed check is still
+  // reported for every reference and parent.
   enum : uint8_t { kChecked = 1, kExists = 2, kTypeChecked = 4, kFitType = 8 };
   std::vector<uint8_t> verdict(out.ids.size(), 0);
   auto id_exists = [&](uint32_t i) {
@@ -381,17 +381,15 @@ void resolve_nodesets(LoadResult& result) {
     if (!(v & kFitType))
       result.errors.push_back({out.files[r.file], at(), type.to_string() + " is not a ReferenceType"});
   }
-  verdict = {};
-  const ua::NodeId* existing = nullptr;
-  for (const auto& [id, where] : parents) {
-    if (existing && id == *existing) continue;
-    if (exists(id)) {
-      existing = &id;
-    } else {
-      result.errors.push_back({out.files[where.file], "line " + std::to_string(where.line),
-                               "ParentNodeId " + id.to_string() + " exists nowhere"});
+  // The ParentNodeIds are in out.ids too.
+  for (const auto& p : parents) {
+    if (!id_exists(p.id)) {
+      result.errors.push_back({out.files[p.where.file], "line " + std::to_string(p.where.line),
+                               "ParentNodeId " + out.id(p.id).to_string() + " exists nowhere"});
     }
   }
+  verdict = {};
+  parents = {};
   const DataTypeLookup lookup{class_of, excused};
   add_namespace_metadata(result, lookup, index);
   resolve_definitions(result, lookup, index);
