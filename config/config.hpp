@@ -499,8 +499,15 @@ struct ImportedModels {
   std::vector<ImportedDefinition> definitions;  // one per DataType with a <Definition>, in file order
   // The NodeIds of the references, each once, in the order first named.
   std::vector<ua::NodeId> ids;
-  // Open addressing over `ids` for intern(): index + 1, 0 for a free slot.
-  std::vector<uint32_t> id_slots;
+  // Open addressing over `ids` for intern(), linear probing. A slot holds a numeric NodeId itself
+  // (namespace and identifier) and any other's hash, so that most probes read no NodeId of `ids` (each
+  // a cache miss in a table of a million).
+  struct IdSlot {
+    uint64_t key = 0;
+    uint32_t index = 0;    // into ids, + 1; 0: a free slot
+    uint32_t numeric = 0;  // 1: `key` is a numeric NodeId
+  };
+  std::vector<IdSlot> id_slots;
 
   std::string where(uint32_t file, uint32_t line) const {
     return files[file] + ": line " + std::to_string(line);

@@ -37,7 +37,13 @@ struct PendingValue {
 // What convert_nodeset() makes of one file beside its nodes, references and definitions (which go
 // straight into result.config.imported, NodeSetDocument::nodes_begin ...).
 struct ConvertedNodeSet {
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;  // ParentNodeIds, checked once all are in
+  // ParentNodeIds, checked once all are in: the parent's index in ImportedModels::ids (12 bytes where a
+  // NodeId would take 56, for nearly every node of a model) and where the node is.
+  struct Parent {
+    uint32_t id = 0;
+    NodeLocation where;
+  };
+  std::vector<Parent> parents;
   std::vector<PendingValue> pending;  // values to encode once every definition is resolved
   std::vector<ConfigError> errors;    // reported in load order, as if converted then
   size_t data_types = 0;              // DataType nodes among the file's nodes
@@ -110,6 +116,9 @@ class ImportedIndex {
   ImportedModels& models() const noexcept { return m_; }
   // The first node with this NodeId (index into nodes), or kNone.
   uint32_t find(const ua::NodeId& id) const;
+  // The nodes there were when the index was made whose NodeId an earlier node has: (node, first node),
+  // in the order of the nodes.
+  const std::vector<std::pair<uint32_t, uint32_t>>& duplicates() const noexcept { return duplicates_; }
   const ImportedSpec* spec(const ua::NodeId& id) const {
     const uint32_t i = find(id);
     return i == kNone ? nullptr : &m_.nodes[i].spec;
@@ -132,7 +141,7 @@ class ImportedIndex {
 
  private:
   void index_reference(uint32_t i);
-  void insert(uint32_t node);
+  uint32_t insert(uint32_t node);  // the first node of its NodeId
   void grow();
 
   ImportedModels& m_;
@@ -152,6 +161,7 @@ class ImportedIndex {
   // The HasProperty references: (their source's hash >> 32) << 32 | index into references.
   std::vector<uint64_t> has_property_;
   std::vector<uint32_t> marked_;
+  std::vector<std::pair<uint32_t, uint32_t>> duplicates_;
 };
 
 // A Variable the loader adds to a model (a NamespaceMetadata property, an OPC Binary dictionary, a

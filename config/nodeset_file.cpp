@@ -2,6 +2,7 @@
 // into nodes and references of the server's namespaces (nodeset_resolve.cpp orders and checks them).
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <unordered_map>
 
 #include <pugixml.hpp>
@@ -121,35 +122,104 @@ class NodeSetConverter {
     for (pugi::xml_node n = root.first_child(); n; n = n.next_sibling()) {
       if (n.type() != pugi::node_element) continue;
       const std::string_view name = local_name(n.name());
-      addressspace::NodeClass cls;
-      if (name == "UAObject") {
-        cls = addressspace::NodeClass::Object;
-      } else if (name == "UAVariable") {
-        cls = addressspace::NodeClass::Variable;
-      } else if (name == "UAMethod") {
-        cls = addressspace::NodeClass::Method;
-      } else if (name == "UAObjectType") {
-        cls = addressspace::NodeClass::ObjectType;
-      } else if (name == "UAVariableType") {
-        cls = addressspace::NodeClass::VariableType;
-      } else if (name == "UADataType") {
-        cls = addressspace::NodeClass::DataType;
-      } else if (name == "UAReferenceType") {
-        cls = addressspace::NodeClass::ReferenceType;
-      } else if (name == "UAView") {
-        cls = addressspace::NodeClass::View;
-      } else if (name == "NamespaceUris" || name == "ServerUris" || name == "Models" || name == "Aliases" ||
-                 name == "Extensions") {
+      const addressspace::NodeClass cls = node_class_of(name);
+      if (cls != addressspace::NodeClass::Unspecified) {
+        node(n, cls);
+      } else if (name_is(name, "NamespaceUris") || name_is(name, "ServerUris") || name_is(name, "Models") ||
+                 name_is(name, "Aliases") || name_is(name, "Extensions")) {
         continue;  // read above, or (Extensions) vendor data no server interprets (Part 6 Annex F)
       } else {
         error(n, "unknown element <" + std::string(name) + "> in a UANodeSet");
-        continue;
       }
-      node(n, cls);
     }
   }
 
  private:
+  // The NodeClass a node element's local name stands for (Part 6 Annex F: UAObject ... UAView), or
+  // Unspecified. By length first: the names differ in length but for two pairs.
+  static addressspace::NodeClass node_class_of(std::string_view name) {
+    using addressspace::NodeClass;
+    switch (name.size()) {
+      case 6:
+        if (name_is(name, "UAView")) return NodeClass::View;
+        break;
+      case 8:
+        if (name_is(name, "UAObject")) return NodeClass::Object;
+        if (name_is(name, "UAMethod")) return NodeClass::Method;
+        break;
+      case 10:
+        if (name_is(name, "UAVariable")) return NodeClass::Variable;
+        if (name_is(name, "UADataType")) return NodeClass::DataType;
+        break;
+      case 12:
+        if (name_is(name, "UAObjectType")) return NodeClass::ObjectType;
+        break;
+      case 14:
+        if (name_is(name, "UAVariableType")) return NodeClass::VariableType;
+        break;
+      case 15:
+        if (name_is(name, "UAReferenceType")) return NodeClass::ReferenceType;
+        break;
+      default:
+        break;
+    }
+    return NodeClass::Unspecified;
+  }
+
+  // The attributes of a node element that node() reads, found in one pass over its attributes (the first
+  // of each name, as pugi::xml_node::attribute() finds it) instead of one search of the list per name.
+  struct NodeAttributes {
+    pugi::xml_attribute node_id, browse_name, parent, data_type, write_mask, user_write_mask, value_rank,
+        array_dimensions, access_level, user_access_level, minimum_sampling_interval, historizing,
+        event_notifier, contains_no_loops, is_abstract, symmetric, executable, user_executable;
+
+    explicit NodeAttributes(pugi::xml_node n) {
+      for (pugi::xml_attribute a = n.first_attribute(); a; a = a.next_attribute()) {
+        if (pugi::xml_attribute* slot = slot_of(a.name()); slot && !*slot) *slot = a;
+      }
+    }
+
+   private:
+    pugi::xml_attribute* slot_of(const char* name) {
+      auto is = [name](const char* want) { return std::strcmp(name, want) == 0; };
+      switch (name[0]) {
+        case 'N':
+          return is("NodeId") ? &node_id : nullptr;
+        case 'B':
+          return is("BrowseName") ? &browse_name : nullptr;
+        case 'P':
+          return is("ParentNodeId") ? &parent : nullptr;
+        case 'D':
+          return is("DataType") ? &data_type : nullptr;
+        case 'W':
+          return is("WriteMask") ? &write_mask : nullptr;
+        case 'U':
+          return is("UserWriteMask")     ? &user_write_mask
+                 : is("UserAccessLevel") ? &user_access_level
+                 : is("UserExecutable")  ? &user_executable
+                                         : nullptr;
+        case 'V':
+          return is("ValueRank") ? &value_rank : nullptr;
+        case 'A':
+          return is("AccessLevel") ? &access_level : is("ArrayDimensions") ? &array_dimensions : nullptr;
+        case 'M':
+          return is("MinimumSamplingInterval") ? &minimum_sampling_interval : nullptr;
+        case 'H':
+          return is("Historizing") ? &historizing : nullptr;
+        case 'E':
+          return is("EventNotifier") ? &event_notifier : is("Executable") ? &executable : nullptr;
+        case 'C':
+          return is("ContainsNoLoops") ? &contains_no_loops : nullptr;
+        case 'I':
+          return is("IsAbstract") ? &is_abstract : nullptr;
+        case 'S':
+          return is("Symmetric") ? &symmetric : nullptr;
+        default:
+          return nullptr;
+      }
+    }
+  };
+
   void error(pugi::xml_node at, std::string reason) { error_line(d_.line(at), std::move(reason)); }
   void error_line(uint32_t line, std::string reason) {
     out_.errors.push_back({d_.file, "line " + std::to_string(line), std::move(reason)});
@@ -157,7 +227,7 @@ class NodeSetConverter {
 
   void aliases(pugi::xml_node list) {
     for (pugi::xml_node a = list.first_child(); a; a = a.next_sibling()) {
-      if (a.type() != pugi::node_element || local_name(a.name()) != "Alias") continue;
+      if (a.type() != pugi::node_element || !name_is(local_name(a.name()), "Alias")) continue;
       ua::NodeId id;
       if (!parse_id(a, a.text().get(), id, false)) continue;
       aliases_[a.attribute("Alias").value()] = std::move(id);
@@ -190,7 +260,11 @@ class NodeSetConverter {
 
   template <class T>
   bool number_attribute(pugi::xml_node n, const char* name, T& out) {
-    const pugi::xml_attribute a = n.attribute(name);
+    return number_attribute(n, n.attribute(name), name, out);
+  }
+  // `a`: n's attribute `name`, or a null attribute when n has none.
+  template <class T>
+  bool number_attribute(pugi::xml_node n, pugi::xml_attribute a, const char* name, T& out) {
     if (!a) return true;
     const std::string_view s = xml_trim(a.value());
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
@@ -201,12 +275,14 @@ class NodeSetConverter {
     return true;
   }
   void bool_attribute(pugi::xml_node n, const char* name, bool& out) {
-    const pugi::xml_attribute a = n.attribute(name);
+    bool_attribute(n, n.attribute(name), name, out);
+  }
+  void bool_attribute(pugi::xml_node n, pugi::xml_attribute a, const char* name, bool& out) {
     if (!a) return;
     const std::string_view s = xml_trim(a.value());
-    if (s == "true" || s == "1") {
+    if (name_is(s, "true") || name_is(s, "1")) {
       out = true;
-    } else if (s == "false" || s == "0") {
+    } else if (name_is(s, "false") || name_is(s, "0")) {
       out = false;
     } else {
       error(n, std::string(name) + " \"" + std::string(s) + "\" is not a Boolean");
@@ -224,9 +300,10 @@ class NodeSetConverter {
 
   void node(pugi::xml_node n, addressspace::NodeClass cls) {
     using addressspace::NodeClass;
-    if (!n.attribute("NodeId")) return error(n, "a node without NodeId");
+    const NodeAttributes at(n);
+    if (!at.node_id) return error(n, "a node without NodeId");
     ua::NodeId node_id;
-    if (!parse_id(n, n.attribute("NodeId").value(), node_id, false)) return;
+    if (!parse_id(n, at.node_id.value(), node_id, false)) return;
     // Built in place: an ImportedSpec is some 500 bytes.
     ImportedNode& imported = dest_.nodes.emplace_back();
     imported.file = file_;
@@ -235,7 +312,7 @@ class NodeSetConverter {
     spec.node_class = cls;
     spec.node_id = std::move(node_id);
     // BrowseName "<file namespace index>:<name>" (Part 6 Annex F); no prefix: namespace 0.
-    const std::string_view browse = n.attribute("BrowseName").value();
+    const std::string_view browse = at.browse_name.value();
     if (browse.empty()) error(n, "a node without BrowseName");
     const auto colon = browse.find(':');
     uint16_t file_ns = 0;
@@ -257,64 +334,76 @@ class NodeSetConverter {
     for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling()) {
       if (c.type() != pugi::node_element) continue;
       const std::string_view child = local_name(c.name());
-      pugi::xml_node* slot = child == "DisplayName"   ? &display
-                             : child == "Description" ? &description
-                             : child == "References"  ? &references
-                             : child == "Value"       ? &value
-                             : child == "Definition"  ? &definition_element
-                             : child == "InverseName" ? &inverse_name
-                                                      : nullptr;
+      pugi::xml_node* slot = nullptr;
+      switch (child.size()) {
+        case 5:
+          if (name_is(child, "Value")) slot = &value;
+          break;
+        case 10:
+          slot = name_is(child, "References")   ? &references
+                 : name_is(child, "Definition") ? &definition_element
+                                                : nullptr;
+          break;
+        case 11:
+          slot = name_is(child, "DisplayName")   ? &display
+                 : name_is(child, "Description") ? &description
+                 : name_is(child, "InverseName") ? &inverse_name
+                                                 : nullptr;
+          break;
+        default:
+          break;
+      }
       if (slot && !*slot) *slot = c;
     }
     spec.display_name = display ? text(display) : ua::LocalizedText{ua::String(), ua::String(name)};
     if (description) spec.description = text(description);
-    number_attribute(n, "WriteMask", spec.write_mask);
+    number_attribute(n, at.write_mask, "WriteMask", spec.write_mask);
     // UserWriteMask is what the current user may write (Part 3 §5.2.8): opcuad answers it per session
     // from the WriteMask (services/access_control.hpp), so the file's value may only narrow nothing.
     uint32_t user_write_mask = spec.write_mask;
-    if (number_attribute(n, "UserWriteMask", user_write_mask) && (user_write_mask & ~spec.write_mask) != 0)
+    if (number_attribute(n, at.user_write_mask, "UserWriteMask", user_write_mask) &&
+        (user_write_mask & ~spec.write_mask) != 0)
       error(n, "UserWriteMask has bits the WriteMask does not (Part 3 §5.2.8)");
     switch (cls) {
       case NodeClass::Object:
       case NodeClass::View:
-        number_attribute(n, "EventNotifier", spec.event_notifier);
-        bool_attribute(n, "ContainsNoLoops", spec.contains_no_loops);
+        number_attribute(n, at.event_notifier, "EventNotifier", spec.event_notifier);
+        bool_attribute(n, at.contains_no_loops, "ContainsNoLoops", spec.contains_no_loops);
         break;
       case NodeClass::ObjectType:
-        bool_attribute(n, "IsAbstract", spec.is_abstract);
+        bool_attribute(n, at.is_abstract, "IsAbstract", spec.is_abstract);
         break;
       case NodeClass::DataType:
-        bool_attribute(n, "IsAbstract", spec.is_abstract);
+        bool_attribute(n, at.is_abstract, "IsAbstract", spec.is_abstract);
         ++out_.data_types;
         if (definition_element) definition(definition_element, spec.node_id);
         break;
       case NodeClass::ReferenceType:
-        bool_attribute(n, "IsAbstract", spec.is_abstract);
-        bool_attribute(n, "Symmetric", spec.symmetric);
+        bool_attribute(n, at.is_abstract, "IsAbstract", spec.is_abstract);
+        bool_attribute(n, at.symmetric, "Symmetric", spec.symmetric);
         if (inverse_name) spec.inverse_name = text(inverse_name);
         break;
       case NodeClass::Method: {
-        bool_attribute(n, "Executable", spec.executable);
+        bool_attribute(n, at.executable, "Executable", spec.executable);
         bool user_executable = true;
-        bool_attribute(n, "UserExecutable", user_executable);
+        bool_attribute(n, at.user_executable, "UserExecutable", user_executable);
         spec.user_executable = user_executable;
         break;
       }
       case NodeClass::Variable:
       case NodeClass::VariableType:
-        variable(n, value, spec);
+        variable(n, at, value, spec);
         break;
       default:
         break;
     }
-    if (const pugi::xml_attribute parent = n.attribute("ParentNodeId")) {
-      ua::NodeId p;
-      if (parse_id(n, parent.value(), p))
-        out_.parents.emplace_back(std::move(p), NodeLocation{file_, imported.line});
-    }
+    // The ParentNodeId, in dest_.ids once the references are (it is most often one of their targets).
+    ua::NodeId parent;
+    const bool has_parent = at.parent && parse_id(n, at.parent.value(), parent);
+    uint32_t parent_id = kNoId;
     uint32_t self = kNoId;  // the node's own NodeId in dest_.ids, interned at its first reference
     for (pugi::xml_node r = references.first_child(); r; r = r.next_sibling()) {
-      if (r.type() != pugi::node_element || local_name(r.name()) != "Reference") continue;
+      if (r.type() != pugi::node_element || !name_is(local_name(r.name()), "Reference")) continue;
       ua::NodeId type, target;
       if (!parse_id(r, r.attribute("ReferenceType").value(), type)) continue;
       if (!parse_id(r, r.text().get(), target)) continue;
@@ -322,8 +411,13 @@ class NodeSetConverter {
       bool_attribute(r, "IsForward", forward);
       if (self == kNoId) self = dest_.intern(spec.node_id);
       const uint32_t other = dest_.intern(target);
+      if (has_parent && parent_id == kNoId && target == parent) parent_id = other;
       dest_.references.push_back(
           {forward ? self : other, reference_type(type), forward ? other : self, file_, d_.line(r)});
+    }
+    if (has_parent) {
+      if (parent_id == kNoId) parent_id = dest_.intern(parent);
+      out_.parents.push_back({parent_id, NodeLocation{file_, imported.line}});
     }
   }
 
@@ -340,7 +434,11 @@ class NodeSetConverter {
 
   // "2,3": one entry per dimension, 0 for "any length" (Part 6 Annex F), as many as a positive ValueRank.
   void array_dimensions(pugi::xml_node n, int32_t value_rank, std::vector<uint32_t>& out) {
-    const pugi::xml_attribute dims = n.attribute("ArrayDimensions");
+    array_dimensions(n, n.attribute("ArrayDimensions"), value_rank, out);
+  }
+  // `dims`: n's ArrayDimensions attribute, or a null attribute.
+  void array_dimensions(pugi::xml_node n, pugi::xml_attribute dims, int32_t value_rank,
+                        std::vector<uint32_t>& out) {
     if (!dims) return;
     std::string_view s = xml_trim(dims.value());
     while (!s.empty()) {
@@ -395,29 +493,30 @@ class NodeSetConverter {
     dest_.definitions.push_back(std::move(d));
   }
 
-  void variable(pugi::xml_node n, pugi::xml_node value, ImportedSpec& spec) {
+  void variable(pugi::xml_node n, const NodeAttributes& at, pugi::xml_node value, ImportedSpec& spec) {
     const bool is_variable = spec.node_class == addressspace::NodeClass::Variable;
     spec.data_type = ua::NodeId(0, ua::id::BaseDataType);
-    if (const pugi::xml_attribute dt = n.attribute("DataType")) parse_id(n, dt.value(), spec.data_type);
+    if (at.data_type) parse_id(n, at.data_type.value(), spec.data_type);
     spec.value_rank = -1;  // the schema's default for UAVariable and UAVariableType
-    number_attribute(n, "ValueRank", spec.value_rank);
+    number_attribute(n, at.value_rank, "ValueRank", spec.value_rank);
     std::vector<uint32_t> dimensions;
-    array_dimensions(n, spec.value_rank, dimensions);
+    array_dimensions(n, at.array_dimensions, spec.value_rank, dimensions);
     if (!dimensions.empty()) spec.array_dimensions = std::move(dimensions);
     if (is_variable) {
       // The schema's AccessLevel is a UInt32: the AccessLevelEx bits (Part 3 §8.58), whose low byte is the
       // AccessLevel (Part 3 §8.57).
       uint32_t access = addressspace::access::kCurrentRead, user_access = addressspace::access::kCurrentRead;
-      number_attribute(n, "AccessLevel", access);
-      number_attribute(n, "UserAccessLevel", user_access);
+      number_attribute(n, at.access_level, "AccessLevel", access);
+      number_attribute(n, at.user_access_level, "UserAccessLevel", user_access);
       spec.access_level = static_cast<uint8_t>(access & 0xFF);
       spec.access_level_ex = access;
       // Part 3 §5.6.2: the UserAccessLevel cannot grant what the AccessLevel does not.
       spec.user_access_level = static_cast<uint8_t>(user_access & access & 0xFF);
-      number_attribute(n, "MinimumSamplingInterval", spec.minimum_sampling_interval);
-      bool_attribute(n, "Historizing", spec.historizing);
+      number_attribute(n, at.minimum_sampling_interval, "MinimumSamplingInterval",
+                       spec.minimum_sampling_interval);
+      bool_attribute(n, at.historizing, "Historizing", spec.historizing);
     } else {
-      bool_attribute(n, "IsAbstract", spec.is_abstract);
+      bool_attribute(n, at.is_abstract, "IsAbstract", spec.is_abstract);
     }
     pugi::xml_node element;
     for (pugi::xml_node c = value.first_child(); c && !element; c = c.next_sibling()) {
@@ -460,17 +559,21 @@ class NodeSetConverter {
 void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespaces, ImportedModels& into) {
   // Room for every node and reference of the file: an ImportedNode is some 500 bytes, and a vector that
   // outgrows its room moves every one of them into twice the memory. The loader reserves room for every
-  // file of a configuration beforehand (count_nodeset_elements).
-  size_t nodes = 0, references = 0;
-  for (pugi::xml_node n = d.doc.document_element().first_child(); n; n = n.next_sibling()) {
-    ++nodes;
-    for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
-  }
+  // file of a configuration beforehand (count_nodeset_elements): when the nodes fit, so do the references,
+  // and they are not counted in the tree (a pass over every node's children).
+  size_t nodes = 0;
+  for (pugi::xml_node n = d.doc.document_element().first_child(); n; n = n.next_sibling()) ++nodes;
   auto room = [](auto& v, size_t more) {
     if (v.size() + more > v.capacity()) v.reserve(std::max(v.size() + more, 2 * v.capacity()));
   };
-  room(into.nodes, nodes);
-  room(into.references, references);
+  if (into.nodes.size() + nodes > into.nodes.capacity()) {
+    size_t references = 0;
+    for (pugi::xml_node n = d.doc.document_element().first_child(); n; n = n.next_sibling()) {
+      for (pugi::xml_node r = xml_child(n, "References").first_child(); r; r = r.next_sibling()) ++references;
+    }
+    room(into.nodes, nodes);
+    room(into.references, references);
+  }
   d.nodes_begin = into.nodes.size();
   d.references_begin = into.references.size();
   d.definitions_begin = into.definitions.size();
@@ -482,15 +585,31 @@ void convert_nodeset(NodeSetDocument& d, const std::vector<std::string>& namespa
 
 void count_nodeset_elements(std::string_view text, NodeSetCounts& counts) {
   // Every node element's name begins with UA (UAObject ... UAView; the root UANodeSet counts once too).
-  for (size_t at = text.find('<'); at != std::string_view::npos; at = text.find('<', at + 1)) {
-    const std::string_view tag = text.substr(at + 1, 12);
-    if (tag.starts_with("UA")) {
-      ++counts.nodes;
-      if (tag.starts_with("UADataType")) ++counts.data_types;
-    } else if (tag.starts_with("Reference ") || tag.starts_with("Reference>")) {
-      ++counts.references;
-    } else if (tag.starts_with("Model ")) {
-      ++counts.models;
+  // The first letter after the '<' sorts out most tags (end tags, values) before any comparison.
+  const char* const end = text.data() + text.size();
+  auto starts_with = [end](const char* p, std::string_view s) {
+    return static_cast<size_t>(end - p) >= s.size() && std::memcmp(p, s.data(), s.size()) == 0;
+  };
+  for (const char* p = text.data(); p < end;) {
+    p = static_cast<const char*>(std::memchr(p, '<', static_cast<size_t>(end - p)));
+    if (!p) break;
+    const char* tag = ++p;
+    if (tag == end) break;
+    switch (*tag) {
+      case 'U':
+        if (starts_with(tag, "UA")) {
+          ++counts.nodes;
+          if (starts_with(tag, "UADataType")) ++counts.data_types;
+        }
+        break;
+      case 'R':
+        if (starts_with(tag, "Reference ") || starts_with(tag, "Reference>")) ++counts.references;
+        break;
+      case 'M':
+        if (starts_with(tag, "Model ")) ++counts.models;
+        break;
+      default:
+        break;
     }
   }
 }

@@ -53,25 +53,29 @@ void ImportedSpec::to_node_spec(addressspace::NodeSpec& into) const {
 
 uint32_t ImportedModels::intern(const ua::NodeId& id) {
   if (3 * (ids.size() + 1) > 2 * id_slots.size()) {
-    std::vector<uint32_t> slots(std::max<size_t>(2 * id_slots.size(), 1024));
+    std::vector<IdSlot> slots(std::max<size_t>(2 * id_slots.size(), 1024));
     const size_t mask = slots.size() - 1;
-    for (const uint32_t i : id_slots) {
-      if (i == 0) continue;
-      size_t s = ids[i - 1].hash() & mask;
-      while (slots[s] != 0) s = (s + 1) & mask;
-      slots[s] = i;
+    for (const IdSlot& slot : id_slots) {
+      if (slot.index == 0) continue;
+      size_t s = ids[slot.index - 1].hash() & mask;
+      while (slots[s].index != 0) s = (s + 1) & mask;
+      slots[s] = slot;
     }
     id_slots.swap(slots);
   }
+  const bool numeric = id.type() == ua::IdType::Numeric;
+  const size_t hash = id.hash();
+  const uint64_t key = numeric ? uint64_t{id.namespace_index()} << 32 | id.numeric() : uint64_t{hash};
   const size_t mask = id_slots.size() - 1;
-  for (size_t s = id.hash() & mask;; s = (s + 1) & mask) {
-    uint32_t& slot = id_slots[s];
-    if (slot == 0) {
+  for (size_t s = hash & mask;; s = (s + 1) & mask) {
+    IdSlot& slot = id_slots[s];
+    if (slot.index == 0) {
       ids.push_back(id);
-      slot = static_cast<uint32_t>(ids.size());
-      return slot - 1;
+      slot = {key, static_cast<uint32_t>(ids.size()), numeric};
+      return slot.index - 1;
     }
-    if (ids[slot - 1] == id) return slot - 1;
+    if (slot.key != key || slot.numeric != numeric) continue;
+    if (numeric || ids[slot.index - 1] == id) return slot.index - 1;
   }
 }
 
@@ -84,7 +88,10 @@ ImportedIndex::ImportedIndex(ImportedModels& m) : m_(m) {
   // Room for the nodes already there and for those the steps add (the capacity the loader reserved).
   const size_t room = std::max(m.nodes.capacity(), m.nodes.size());
   slots_.resize(std::bit_ceil(std::max<size_t>(room * 3 / 2, 16)));
-  for (size_t i = 0; i < m.nodes.size(); ++i) insert(static_cast<uint32_t>(i));
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const uint32_t first = insert(static_cast<uint32_t>(i));
+    if (first != i) duplicates_.emplace_back(static_cast<uint32_t>(i), first);
+  }
   for (size_t i = 0; i < m.references.size(); ++i) index_reference(static_cast<uint32_t>(i));
 }
 
@@ -106,7 +113,7 @@ uint32_t ImportedIndex::find(const ua::NodeId& id) const {
 }
 
 // Keeps the first node of a NodeId: a second one is an error resolve_nodesets() reports.
-void ImportedIndex::insert(uint32_t node) {
+uint32_t ImportedIndex::insert(uint32_t node) {
   if (3 * (used_ + 1) > 2 * slots_.size()) grow();
   const ua::NodeId& id = m_.nodes[node].spec.node_id;
   const Slot add = slot_of(id, node);
@@ -116,11 +123,11 @@ void ImportedIndex::insert(uint32_t node) {
     if (slot.node == 0) {
       slot = add;
       ++used_;
-      return;
+      return node;
     }
     if (slot.key == add.key && slot.numeric == add.numeric &&
         (slot.numeric || m_.nodes[slot.node - 1].spec.node_id == id))
-      return;
+      return slot.node - 1;
   }
 }
 

@@ -172,17 +172,28 @@ class ImportedTypes {
   const ImportedIndex& index_;
 };
 
-// Why `value` does not fit the DataType, ValueRank and ArrayDimensions of `spec`, or "" when it does.
-std::string value_mismatch(const ImportedSpec& spec, const ua::Variant& value, const ImportedTypes& types) {
+// What value_mismatch() needs to know of a DataType, the same for every Variable of that DataType.
+struct DataTypePlace {
+  addressspace::NodeIndex ancestor = addressspace::kNoNode;  // the nearest namespace-0 DataType at or above
+  bool own_type = false;                                     // not one of namespace 0
+};
+DataTypePlace place_of(const ua::NodeId& data_type, const ImportedTypes& types) {
+  return {types.ns0_ancestor(data_type), ns0_store().find(data_type) == addressspace::kNoNode};
+}
+
+// Why `value` does not fit the DataType (at `place`), ValueRank and ArrayDimensions of `spec`, or "" when
+// it does.
+std::string value_mismatch(const ImportedSpec& spec, const ua::Variant& value, const ImportedTypes& types,
+                           const DataTypePlace& place) {
   const auto& s = ns0_store();
-  const addressspace::NodeIndex ancestor = types.ns0_ancestor(spec.data_type);
+  const addressspace::NodeIndex ancestor = place.ancestor;
   if (ancestor == addressspace::kNoNode)
     return "its DataType " + spec.data_type.to_string() + " has no supertype chain to a namespace-0 DataType";
   if (!addressspace::value_rank_accepts(spec.value_rank, spec.dimensions(), value)) {
     return std::string(value.is_array() ? "an array" : "a scalar") + " does not fit ValueRank " +
            std::to_string(spec.value_rank) + (spec.dimensions().empty() ? "" : " and its ArrayDimensions");
   }
-  const bool own_type = s.find(spec.data_type) == addressspace::kNoNode;
+  const bool own_type = place.own_type;
   if (value.type() == ua::BuiltinType::ExtensionObject) {
     auto check = [&](const ua::ExtensionObject& eo) -> std::string {
       if (eo.is_empty()) return "";
@@ -227,7 +238,7 @@ void resolve_nodesets(LoadResult& result) {
   ImportedModels& out = result.config.imported;
   std::unordered_set<std::string> missing_models;
   const std::vector<NodeSetDocument*> order = load_order(result, missing_models);
-  std::vector<std::pair<ua::NodeId, NodeLocation>> parents;
+  std::vector<ConvertedNodeSet::Parent> parents;
   std::vector<PendingValue> pending;
   // The files' nodes, references and definitions are in the order of the configuration, each with its
   // place there as its file: put in load order, unless that is the same order.
@@ -274,7 +285,7 @@ void resolve_nodesets(LoadResult& result) {
     for (const auto& m : d->models)
       out.models.push_back({m.uri, m.version, m.publication_date, file, m.line});
     ConvertedNodeSet& c = d->converted;
-    for (auto& [id, where] : c.parents) parents.emplace_back(std::move(id), NodeLocation{file, where.line});
+    for (const auto& p : c.parents) parents.push_back({p.id, NodeLocation{file, p.where.line}});
     for (PendingValue& p : c.pending) {
       p.file = file;
       pending.push_back(std::move(p));
@@ -288,17 +299,20 @@ void resolve_nodesets(LoadResult& result) {
   // first definition (the index keeps the first node of a NodeId).
   ImportedIndex index(out);
   const size_t file_nodes = out.nodes.size();  // the checks below know the files' nodes, not those created
+  // The index found the second definitions as it was made (duplicates(), in node order).
+  auto duplicate = index.duplicates().begin();
+  const auto duplicates_end = index.duplicates().end();
   for (size_t i = 0; i < file_nodes; ++i) {
     const ImportedNode& n = out.nodes[i];
     const ua::NodeId& id = n.spec.node_id;
+    while (duplicate != duplicates_end && duplicate->first < i) ++duplicate;
     if (ns0_store().find(id) != addressspace::kNoNode) {
       result.errors.push_back({out.files[n.file], "line " + std::to_string(n.line),
                                "NodeId " + id.to_string() + " is already defined by namespace 0"});
       continue;
     }
-    const uint32_t first = index.find(id);
-    if (first != i) {
-      const ImportedNode& f = out.nodes[first];
+    if (duplicate != duplicates_end && duplicate->first == i) {
+      const ImportedNode& f = out.nodes[duplicate->second];
       result.errors.push_back(
           {out.files[n.file], "line " + std::to_string(n.line),
            "NodeId " + id.to_string() + " is defined twice: here and at " + out.where(f.file, f.line)});
@@ -320,8 +334,8 @@ void resolve_nodesets(LoadResult& result) {
     if (missing_models.count(result.config.namespaces[i])) absent_namespaces.insert(static_cast<uint16_t>(i));
   }
   auto known = [&](const ua::NodeId& id) {
-    return ns0_store().find(id) != addressspace::kNoNode || defined(id) != ImportedIndex::kNone ||
-           declared.count(id);
+    // Not namespace 0's: a file's node when the index has it among the files' (defined(), one lookup less).
+    return ns0_store().find(id) != addressspace::kNoNode || index.find(id) < file_nodes || declared.count(id);
   };
   auto excused = [&](const ua::NodeId& id) {
     return !known(id) && (result.unparsed_files || absent_namespaces.count(id.namespace_index()));
@@ -333,44 +347,49 @@ void resolve_nodesets(LoadResult& result) {
     const uint32_t d = defined(id);
     return d == ImportedIndex::kNone ? addressspace::NodeClass::Unspecified : out.nodes[d].spec.node_class;
   };
-  // A node's references follow each other: a NodeId found to exist, and a reference type found fit, are
-  // not looked up again for the next reference (the checks depend on the NodeId alone).
-  constexpr uint32_t kNoId = UINT32_MAX;
-  uint32_t existing_id = kNoId, fit_type = kNoId;
+  // The checks depend on the NodeId alone: each of the references' and parents' NodeIds (out.ids) is
+  // looked up once, however many references name it, and the verdict kept here; a failed check is still
+  // reported for every reference and parent.
+  enum : uint8_t { kChecked = 1, kExists = 2, kTypeChecked = 4, kFitType = 8 };
+  std::vector<uint8_t> verdict(out.ids.size(), 0);
+  auto id_exists = [&](uint32_t i) {
+    uint8_t& v = verdict[i];
+    if (!(v & kChecked)) v |= kChecked | (exists(out.id(i)) ? kExists : 0);
+    return (v & kExists) != 0;
+  };
   for (const ImportedReference& r : out.references) {
     auto at = [&] { return "line " + std::to_string(r.line); };
     for (const uint32_t i : {r.source, r.target}) {
-      if (i == existing_id) continue;
-      const ua::NodeId& id = out.id(i);
-      if (exists(id)) {
-        existing_id = i;
-      } else {
+      if (!id_exists(i)) {
         result.errors.push_back(
-            {out.files[r.file], at(), "reference to " + id.to_string() + ", which exists nowhere"});
+            {out.files[r.file], at(), "reference to " + out.id(i).to_string() + ", which exists nowhere"});
       }
     }
-    if (r.type == fit_type) continue;
+    uint8_t& v = verdict[r.type];
+    if (v & kFitType) continue;
     const ua::NodeId& type = out.id(r.type);
-    if (!exists(type)) {
+    if (!id_exists(r.type)) {
       result.errors.push_back(
           {out.files[r.file], at(), "reference type " + type.to_string() + " exists nowhere"});
-    } else if (class_of(type) != addressspace::NodeClass::ReferenceType && !declared.count(type) &&
-               !excused(type)) {
+      continue;
+    }
+    if (!(v & kTypeChecked)) {
+      v |= kTypeChecked;
+      if (class_of(type) == addressspace::NodeClass::ReferenceType || declared.count(type) || excused(type))
+        v |= kFitType;
+    }
+    if (!(v & kFitType))
       result.errors.push_back({out.files[r.file], at(), type.to_string() + " is not a ReferenceType"});
-    } else {
-      fit_type = r.type;
+  }
+  // The ParentNodeIds are in out.ids too.
+  for (const auto& p : parents) {
+    if (!id_exists(p.id)) {
+      result.errors.push_back({out.files[p.where.file], "line " + std::to_string(p.where.line),
+                               "ParentNodeId " + out.id(p.id).to_string() + " exists nowhere"});
     }
   }
-  const ua::NodeId* existing = nullptr;
-  for (const auto& [id, where] : parents) {
-    if (existing && id == *existing) continue;
-    if (exists(id)) {
-      existing = &id;
-    } else {
-      result.errors.push_back({out.files[where.file], "line " + std::to_string(where.line),
-                               "ParentNodeId " + id.to_string() + " exists nowhere"});
-    }
-  }
+  verdict = {};
+  parents = {};
   const DataTypeLookup lookup{class_of, excused};
   add_namespace_metadata(result, lookup, index);
   resolve_definitions(result, lookup, index);
@@ -378,26 +397,49 @@ void resolve_nodesets(LoadResult& result) {
   pending.clear();
   add_type_dictionaries(result, lookup, index);
   result.nodesets.clear();  // the XML text and trees are not needed any more
-  // DataTypes and values.
+  // DataTypes and values. The verdict on a DataType (and where it sits) is the same for every Variable of
+  // it: found once per DataType, of which a model has few.
   const ImportedTypes types(index);
+  enum class DataTypeVerdict : uint8_t { Missing, Excused, NotDataType, Fit };
+  struct DataTypeCheck {
+    DataTypeVerdict verdict;
+    DataTypePlace place;
+  };
+  std::unordered_map<ua::NodeId, DataTypeCheck> checked_types;
+  auto check_data_type = [&](const ua::NodeId& dt) -> const DataTypeCheck& {
+    auto it = checked_types.find(dt);
+    if (it != checked_types.end()) return it->second;
+    DataTypeCheck c{DataTypeVerdict::Fit, {}};
+    if (!exists(dt)) {
+      c.verdict = DataTypeVerdict::Missing;
+    } else if (excused(dt)) {
+      c.verdict = DataTypeVerdict::Excused;
+    } else if (class_of(dt) != addressspace::NodeClass::DataType) {
+      c.verdict = DataTypeVerdict::NotDataType;
+    } else {
+      c.place = place_of(dt, types);
+    }
+    return checked_types.emplace(dt, c).first->second;
+  };
   for (const ImportedNode& n : out.nodes) {
     const auto& spec = n.spec;
     if (spec.node_class != addressspace::NodeClass::Variable &&
         spec.node_class != addressspace::NodeClass::VariableType)
       continue;
     auto at = [&] { return "line " + std::to_string(n.line); };
-    if (!exists(spec.data_type)) {
+    const DataTypeCheck& check = check_data_type(spec.data_type);
+    if (check.verdict == DataTypeVerdict::Missing) {
       result.errors.push_back(
           {out.files[n.file], at(), "DataType " + spec.data_type.to_string() + " exists nowhere"});
       continue;
     }
-    if (excused(spec.data_type)) continue;
-    if (class_of(spec.data_type) != addressspace::NodeClass::DataType) {
+    if (check.verdict == DataTypeVerdict::Excused) continue;
+    if (check.verdict == DataTypeVerdict::NotDataType) {
       result.errors.push_back({out.files[n.file], at(), spec.data_type.to_string() + " is not a DataType"});
       continue;
     }
     if (!spec.value) continue;
-    if (auto why = value_mismatch(spec, spec.value->value, types); !why.empty()) {
+    if (auto why = value_mismatch(spec, spec.value->value, types, check.place); !why.empty()) {
       result.errors.push_back({out.files[n.file], at(), "Value does not match its DataType: " + why});
     }
   }

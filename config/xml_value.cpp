@@ -80,18 +80,6 @@ pugi::xml_node xml_first_element(pugi::xml_node n) {
   return {};
 }
 
-std::string_view xml_trim(std::string_view s) noexcept {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::string_view local_name(const char* name) noexcept {
-  std::string_view s(name);
-  const auto colon = s.find(':');
-  return colon == std::string_view::npos ? s : s.substr(colon + 1);
-}
-
 // Dispatch on the built-in type: scalar_as<I> / array_as<I> read the alternative I of Variant::Storage.
 struct XmlValueAccess {
   template <size_t I>

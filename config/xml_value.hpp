@@ -22,8 +22,10 @@
 // ImportedModels::undecoded).
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pugixml.hpp>
@@ -46,14 +48,36 @@ struct NamespaceMap {
 };
 
 // The local part of an element or attribute name ("uax:Int32" -> "Int32"): NodeSet2 files write the
-// value elements with or without a prefix for the Types namespace.
-std::string_view local_name(const char* name) noexcept;
+// value elements with or without a prefix for the Types namespace. Inline, one pass over the name: it is
+// asked for every element of a file (a million-node model has some 15 million).
+inline std::string_view local_name(const char* name) noexcept {
+  const char* local = name;
+  const char* p = name;
+  for (; *p; ++p) {
+    if (*p == ':' && local == name) local = p + 1;
+  }
+  return std::string_view(local, static_cast<size_t>(p - local));
+}
+// Whether `s` is the literal `lit`: a length test, then a comparison of a known length, which the
+// compiler does inline.
+template <size_t N>
+bool name_is(std::string_view s, const char (&lit)[N]) noexcept {
+  return s.size() == N - 1 && std::memcmp(s.data(), lit, N - 1) == 0;
+}
 // The first child element of `n` with this local name, or a null node.
 pugi::xml_node xml_child(pugi::xml_node n, std::string_view local);
 // The first child element of `n`, or a null node.
 pugi::xml_node xml_first_element(pugi::xml_node n);
-// `s` without the XML white space (space, tab, CR, LF) around it.
-std::string_view xml_trim(std::string_view s) noexcept;
+// `s` without the XML white space (space, tab, CR, LF) around it. Inline, a test per character: it is
+// asked for every NodeId, number and Boolean of a file.
+inline std::string_view xml_trim(std::string_view s) noexcept {
+  auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  size_t first = 0, last = s.size();
+  while (first < last && space(s[first])) ++first;
+  if (first == last) return {};
+  while (space(s[last - 1])) --last;
+  return s.substr(first, last - first);
+}
 
 // What an XML structure body is encoded by (Part 6 §5.3.7 into §5.2.7): a DataType's built-in encoding
 // and StructureDefinition, namespace 0's (ns0_data_types()) or those and the loaded models'.
