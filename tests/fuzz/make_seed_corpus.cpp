@@ -334,6 +334,52 @@ TransferSubscriptionsRequest service_transfer() {
   return t;
 }
 
+// Event items on the Server object (Part 4 §7.22.3): a select list with the ConditionId form, fields of
+// subtypes and a path no type declares, and a where clause of And, Or, OfType, Between, Like, InList and
+// Cast; a second item with the default filter.
+CreateMonitoredItemsRequest service_create_event_items() {
+  auto clause = [](uint32_t type, const char* name, uint32_t attribute = 13) {
+    SimpleAttributeOperand c;
+    c.type_definition_id = NodeId(0, type);
+    if (*name) c.browse_path.push_back(QualifiedName{0, String(name)});
+    c.attribute_id = attribute;
+    return c;
+  };
+  auto literal = [](Variant v) { return ExtensionObject::make(LiteralOperand{std::move(v)}); };
+  auto element = [](uint32_t i) { return ExtensionObject::make(ElementOperand{i}); };
+  auto field = [&](const char* name) { return ExtensionObject::make(clause(2041, name)); };
+  EventFilter f;
+  f.select_clauses = {clause(2782, "", 1),     clause(2041, "EventId"),     clause(2041, "EventType"),
+                      clause(2041, "Message"), clause(2041, "Severity"),    clause(11446, "SystemState"),
+                      clause(2133, "Changes"), clause(2041, "NoSuchField"), clause(2052, "ClientUserId")};
+  f.where_clause.elements = {
+      {FilterOperator::And, {element(1), element(2)}},
+      {FilterOperator::OfType, {literal(Variant(NodeId(0, 2041)))}},
+      {FilterOperator::Or, {element(3), element(4)}},
+      {FilterOperator::Between,
+       {field("Severity"), literal(Variant(uint16_t{1})), literal(Variant(int32_t{1000}))}},
+      {FilterOperator::And, {element(5), element(6)}},
+      {FilterOperator::Like, {field("SourceName"), literal(Variant(String("Ser%[a-z]_r")))}},
+      {FilterOperator::InList, {element(7), literal(Variant(true)), literal(Variant(String("1")))}},
+      {FilterOperator::Cast, {field("Severity"), literal(Variant(NodeId(0, 12)))}},
+  };
+  auto item = [](uint32_t handle, uint32_t queue, ExtensionObject filter) {
+    MonitoredItemCreateRequest m;
+    m.item_to_monitor = ReadValueId{NodeId(0, 2253), 12, String(), {}};
+    m.monitoring_mode = MonitoringMode::Reporting;
+    m.requested_parameters.client_handle = handle;
+    m.requested_parameters.queue_size = queue;
+    m.requested_parameters.discard_oldest = handle % 2 == 0;
+    m.requested_parameters.filter = std::move(filter);
+    return m;
+  };
+  CreateMonitoredItemsRequest c;
+  c.subscription_id = 1;
+  c.timestamps_to_return = TimestampsToReturn::Neither;
+  c.items_to_create = {item(10, 2, ExtensionObject::make(std::move(f))), item(11, 0, {})};
+  return c;
+}
+
 CreateMonitoredItemsRequest service_create_items() {
   auto item = [](NodeId node, uint32_t attribute, uint32_t handle, double interval, uint32_t queue,
                  ExtensionObject filter = {}) {
@@ -499,6 +545,18 @@ void write_service_seeds(const std::filesystem::path& dir) {
       .op(service_modify_subscription())
       .op(service_set_publishing_mode(false))
       .op(service_delete_items())
+      .op(service_delete_subscriptions())
+      .end();
+  // Event items: events raised at each wait (services_fuzz.cpp) and by the audited write fill their
+  // queues past their size; Publish carries them.
+  s.op(service_create_subscription())
+      .op(service_create_event_items())
+      .op(service_write())
+      .wait(12)
+      .op(service_publish())
+      .wait(12)
+      .wait(12)
+      .op(service_publish(1))
       .op(service_delete_subscriptions())
       .end();
   // A session closed without deleting its subscription; the next session takes it over.

@@ -34,6 +34,7 @@
 #include "config/address_space_loader.hpp"
 #include "config/config.hpp"
 #include "config/transport_settings.hpp"
+#include "services/event_record.hpp"
 #include "services/server.hpp"
 #include "tests/fuzz/services_fuzz_input.hpp"
 #include "transport/secure_channel.hpp"
@@ -82,7 +83,12 @@ bool trace() {
 }
 
 const config::ServerConfig& server_config() {
-  static const config::ServerConfig c = config::default_config();
+  // Audit on: writes, calls and sessions raise events too.
+  static const config::ServerConfig c = [] {
+    config::ServerConfig d = config::default_config();
+    d.audit.enabled = true;
+    return d;
+  }();
   return c;
 }
 
@@ -242,6 +248,12 @@ class World {
       const uint32_t ms =
           std::min<uint32_t>({body.empty() ? 0u : body[0], kMaxWaitMs, kMaxWaitPerInputMs - waited_ms_});
       waited_ms_ += ms;
+      // An event from the Server object for the input's event items: their filters, queues and the
+      // EventNotificationList of Publish run on what the fuzzer built (body[1], when present, is its
+      // severity).
+      server_->raise_event(services::system_status_event(
+          *space_.current(), ua::ServerState::Running,
+          body.size() > 1 ? static_cast<uint16_t>(body[1] * 4 + 1) : 1, "fuzz"));
       run_for(std::chrono::milliseconds(ms));
       return;
     }
