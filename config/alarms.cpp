@@ -412,15 +412,7 @@ class Expander {
     result_.errors.push_back({a.file, at, std::move(reason)});
     return false;
   }
-  ua::NodeId::NamespaceResolver resolver() {
-    auto* ns = &result_.config.namespaces;
-    return [ns](std::string_view uri) -> std::optional<uint16_t> {
-      for (size_t k = 0; k < ns->size(); ++k) {
-        if ((*ns)[k] == uri) return static_cast<uint16_t>(k);
-      }
-      return std::nullopt;
-    };
-  }
+  ua::NodeId::NamespaceResolver resolver() { return namespace_resolver(result_.config.namespaces); }
   static ua::NodeId member_id(const ua::NodeId& parent, std::string_view name) {
     const std::string base(parent.type() == ua::IdType::String ? std::string(parent.string())
                                                                : parent.to_string());

@@ -589,6 +589,10 @@ void expand_alarms(LoadResult& result);
 // passwords accepted in clear, anonymous writes.
 std::vector<std::string> security_warnings(const ServerConfig& c);
 
+// Resolves a namespace URI to its index in `namespaces` (the NamespaceArray being loaded, read at each call,
+// so it sees namespaces appended later). REQUIRES: `namespaces` outlives the resolver.
+ua::NodeId::NamespaceResolver namespace_resolver(const std::vector<std::string>& namespaces);
+
 // The NodeId of element n of a bulk declaration.
 ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::NamespaceResolver& resolver);
 

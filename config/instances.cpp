@@ -266,15 +266,7 @@ class Instantiator {
     }
     return out;
   }
-  ua::NodeId::NamespaceResolver resolver() {
-    auto* ns = &result_.config.namespaces;
-    return [ns](std::string_view uri) -> std::optional<uint16_t> {
-      for (size_t k = 0; k < ns->size(); ++k) {
-        if ((*ns)[k] == uri) return static_cast<uint16_t>(k);
-      }
-      return std::nullopt;
-    };
-  }
+  ua::NodeId::NamespaceResolver resolver() { return namespace_resolver(result_.config.namespaces); }
   bool error(const NodeDecl& d, const std::string& at, std::string reason) {
     result_.errors.push_back({d.file, at, std::move(reason)});
     return false;

@@ -689,6 +689,15 @@ void check_references(LoadResult& result) {
   }
 }
 
+ua::NodeId::NamespaceResolver namespace_resolver(const std::vector<std::string>& namespaces) {
+  return [ns = &namespaces](std::string_view uri) -> std::optional<uint16_t> {
+    for (size_t i = 0; i < ns->size(); ++i) {
+      if ((*ns)[i] == uri) return static_cast<uint16_t>(i);
+    }
+    return std::nullopt;
+  };
+}
+
 ua::NodeId bulk_node_id(const NodeDecl& d, uint32_t n, const ua::NodeId::NamespaceResolver& resolver) {
   std::string text;
   if (!d.id_pattern.empty()) {

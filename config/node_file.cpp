@@ -22,15 +22,7 @@ struct FileParser {
   LoadResult& result;
   uint16_t default_ns = 0;
 
-  ua::NodeId::NamespaceResolver resolver() {
-    auto* ns = &result.config.namespaces;
-    return [ns](std::string_view uri) -> std::optional<uint16_t> {
-      for (size_t i = 0; i < ns->size(); ++i) {
-        if ((*ns)[i] == uri) return static_cast<uint16_t>(i);
-      }
-      return std::nullopt;
-    };
-  }
+  ua::NodeId::NamespaceResolver resolver() { return namespace_resolver(result.config.namespaces); }
 
   bool namespace_index(const std::string& uri, const std::string& path, uint16_t& out) {
     auto i = resolver()(uri);

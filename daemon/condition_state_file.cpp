@@ -9,6 +9,7 @@
 #include <cstring>
 #include <exception>
 
+#include "transport/security/pki.hpp"
 #include "ua/buffer.hpp"
 #include "ua/codec.hpp"
 #include "ua/decoder.hpp"
@@ -81,36 +82,6 @@ bool decode_record(ua::Decoder& d, Record& r) {
 }
 
 // Writes all of `bytes` to a new `file` (mode 0600) and fsyncs it; empty or the error.
-std::string write_synced(const fs::path& file, std::span<const uint8_t> bytes) {
-  ::unlink(file.c_str());  // a leftover of a crash: never reuse it, its mode and contents are unknown
-  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return errno_text("cannot create", file);
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string e = errno_text("cannot write", file);
-      ::close(fd);
-      ::unlink(file.c_str());
-      return e;
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    std::string e = errno_text("cannot sync", file);
-    ::close(fd);
-    ::unlink(file.c_str());
-    return e;
-  }
-  if (::close(fd) != 0) {
-    std::string e = errno_text("cannot write", file);
-    ::unlink(file.c_str());
-    return e;
-  }
-  return {};
-}
-
 ReadResult ignored(std::string reason) {
   ReadResult r;
   r.outcome = ReadResult::Outcome::Ignored;
@@ -154,21 +125,8 @@ std::string write(const fs::path& path, std::string_view application_uri, std::s
       return "cannot write " + path.string() + ": " + std::to_string(buf.size()) + " bytes, more than the " +
              std::to_string(kMaxFileSize) + " a state file may have";
     }
-    const fs::path tmp = tmp_path(path);
-    if (std::string error = write_synced(tmp, buf.span()); !error.empty()) return error;
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-      std::string error = errno_text("cannot rename to", path);
-      ::unlink(tmp.c_str());
-      return error;
-    }
-    // The rename is durable once the directory is (a crash before this may bring either file back, whole).
-    const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return errno_text("cannot open", dir);
-    const bool synced = ::fsync(dfd) == 0;
-    std::string error = synced ? std::string() : errno_text("cannot sync", dir);
-    ::close(dfd);
-    return error;
+    return security::write_file_atomically(path, buf.span(),
+                                           security::AtomicWrite{0600, tmp_path(path), true});
   } catch (const std::exception& ex) {
     return "cannot write " + path.string() + ": " + ex.what();
   }

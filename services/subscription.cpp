@@ -303,16 +303,41 @@ void Subscription::send_notifications(PendingPublish request) {
           });
 }
 
+namespace {
+
+// A notificationData element (Part 4 §7.26: an ExtensionObject with a binary body) whose body starts with
+// the array of its notifications: opened before they are encoded, then closed with their count or left out.
+class NotificationElement {
+ public:
+  NotificationElement(ua::Encoder& e, uint32_t encoding_id) : e_(e), start_(e.position()) {
+    ua::encode(e, ua::NodeId(0, encoding_id));
+    e.write_u8(1);  // body is a ByteString
+    length_at_ = e.position();
+    e.write_u32(0);
+    count_at_ = e.position();
+    e.write_u32(0);
+  }
+  // After the body's last field: the array's count and the body's length.
+  void close(uint32_t count) {
+    e_.patch_u32(count_at_, count);
+    e_.patch_u32(length_at_, static_cast<uint32_t>(e_.position() - length_at_ - 4));
+  }
+  // Nothing to say: the element is left out.
+  void drop(ua::ByteBuffer& buf) { buf.resize(start_); }
+
+ private:
+  ua::Encoder& e_;
+  size_t start_;
+  size_t length_at_ = 0;
+  size_t count_at_ = 0;
+};
+
+}  // namespace
+
 // A DataChangeNotification (Part 4 §7.25.2) of the data items' queued values, in ready-list order.
 size_t Subscription::encode_data_changes(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget,
                                          size_t before) {
-  const size_t start = e.position();
-  ua::encode(e, ua::NodeId(0, ua::DataChangeNotification::binary_encoding_id));
-  e.write_u8(1);  // body is a ByteString
-  const size_t length_at = e.position();
-  e.write_u32(0);
-  const size_t count_at = e.position();
-  e.write_u32(0);
+  NotificationElement element(e, ua::DataChangeNotification::binary_encoding_id);
   uint32_t count = 0;
   bool full = false;  // the next notification would pass the size limit
   ReadyList& list = data_;
@@ -356,13 +381,12 @@ size_t Subscription::encode_data_changes(ua::Encoder& e, ua::ByteBuffer& buf, si
   }
   consume_ready(list, i);
   if (count == 0) {
-    buf.resize(start);  // nothing to say: the element is left out
+    element.drop(buf);
     return 0;
   }
   counters_.data_change_notifications += count;
   e.write_i32(0);  // diagnosticInfos
-  e.patch_u32(count_at, count);
-  e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+  element.close(count);
   return count;
 }
 
@@ -370,13 +394,7 @@ size_t Subscription::encode_data_changes(ua::Encoder& e, ua::ByteBuffer& buf, si
 // order: each is the item's clientHandle and the bytes its queue holds (event_item.hpp).
 size_t Subscription::encode_events(ua::Encoder& e, ua::ByteBuffer& buf, size_t limit, size_t& budget,
                                    size_t before) {
-  const size_t start = e.position();
-  ua::encode(e, ua::NodeId(0, ua::EventNotificationList::binary_encoding_id));
-  e.write_u8(1);  // body is a ByteString
-  const size_t length_at = e.position();
-  e.write_u32(0);
-  const size_t count_at = e.position();
-  e.write_u32(0);
+  NotificationElement element(e, ua::EventNotificationList::binary_encoding_id);
   uint32_t count = 0;
   bool full = false;
   ReadyList& list = events_;
@@ -416,12 +434,11 @@ size_t Subscription::encode_events(ua::Encoder& e, ua::ByteBuffer& buf, size_t l
   }
   consume_ready(list, i);
   if (count == 0) {
-    buf.resize(start);
+    element.drop(buf);
     return 0;
   }
   counters_.event_notifications += count;
-  e.patch_u32(count_at, count);
-  e.patch_u32(length_at, static_cast<uint32_t>(e.position() - length_at - 4));
+  element.close(count);
   return count;
 }
 

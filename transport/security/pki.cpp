@@ -90,7 +90,14 @@ std::string create_layout(const PkiPaths& p) {
 }
 
 std::string write_file_atomically(const fs::path& file, std::span<const uint8_t> bytes, unsigned mode) {
-  const fs::path tmp = file.string() + ".tmp-" + std::to_string(::getpid());
+  return write_file_atomically(file, bytes, AtomicWrite{mode, {}, false});
+}
+
+std::string write_file_atomically(const fs::path& file, std::span<const uint8_t> bytes,
+                                  const AtomicWrite& how) {
+  const fs::path tmp =
+      how.temporary.empty() ? fs::path(file.string() + ".tmp-" + std::to_string(::getpid())) : how.temporary;
+  const unsigned mode = how.mode;
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0 && errno == EEXIST) {
     // Left over by a process of ours that died while writing: never reuse it, its mode is unknown.
@@ -118,6 +125,15 @@ std::string write_file_atomically(const fs::path& file, std::span<const uint8_t>
     std::string e = errno_text("cannot rename to", file);
     ::unlink(tmp.c_str());
     return e;
+  }
+  if (how.sync_directory) {
+    // The rename is durable once the directory is (a crash before this may bring either file back, whole).
+    const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return errno_text("cannot open", dir);
+    const bool synced = ::fsync(dfd) == 0;
+    ::close(dfd);
+    if (!synced) return errno_text("cannot sync", dir);
   }
   return {};
 }

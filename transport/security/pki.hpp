@@ -109,8 +109,20 @@ struct PkiPaths {
 
 // Creates every folder of the layout (mode 0700); an error text, or empty.
 std::string create_layout(const PkiPaths& paths);
-// Writes a file through a temporary opened with O_CREAT|O_EXCL and the given mode, then renames it into
-// place, so the file is never visible with wider permissions or half written. An error text, or empty.
+// How write_file_atomically writes.
+struct AtomicWrite {
+  unsigned mode = 0600;
+  // The temporary beside the file; empty: "<file>.tmp-<pid>". A leftover of it is removed first, never
+  // reused (its mode and contents are unknown).
+  std::filesystem::path temporary;
+  // fsync the directory after the rename, so that the rename itself survives a crash (a file whose
+  // contents must be durable once written, not only whole).
+  bool sync_directory = false;
+};
+// Writes a file through a temporary opened with O_CREAT|O_EXCL and the given mode, fsync'ed, then renamed
+// into place, so the file is never visible with wider permissions or half written. An error text, or empty.
+std::string write_file_atomically(const std::filesystem::path& file, std::span<const uint8_t> bytes,
+                                  const AtomicWrite& how);
 std::string write_file_atomically(const std::filesystem::path& file, std::span<const uint8_t> bytes,
                                   unsigned mode);
 // A new own certificate and key written to paths.own_certificate / own_key (which must not exist).
