@@ -2,11 +2,17 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <string>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "config/roles.hpp"
+#include "ua/buffer.hpp"
+#include "ua/encoder.hpp"
 #include "ua/generated/node_ids.hpp"
+#include "ua/structure_type.hpp"
 
 namespace opcuad::services::audit {
 
@@ -14,16 +20,28 @@ namespace field = addressspace::event_field;
 
 namespace {
 
-// An audit event of `type` from `source`, with the AuditEventType fields filled in.
+// A client's text or bytes as a record keeps it: within `limit` (counted as approximate_size() counts a
+// String or ByteString Variant, without copying it first), else null and noted in `left_out`.
+template <class T>
+ua::Variant bounded_bytes(std::string_view s, size_t limit, bool& left_out) {
+  if (s.size() > limit || sizeof(ua::Variant) + s.size() > limit) {
+    left_out = true;
+    return {};
+  }
+  return ua::Variant(T(s));
+}
+
+// An audit event of `type` from `source`, with the AuditEventType fields filled in; `left_out` notes a
+// ClientAuditEntryId too large to keep.
 EventBuilder begin(const Context& c, uint32_t type, addressspace::NodeIndex source, std::string_view user,
-                   std::string_view source_name, bool ok) {
+                   std::string_view source_name, bool ok, bool& left_out) {
   EventBuilder b(c.store, ua::NodeId(0, type), source);
   if (!b.valid()) return b;
   b.readers(config::role::kAdministrators);
   b.set(field::kActionTimeStamp, ua::Variant(ua::DateTime::now()));
   b.set(field::kStatus, ua::Variant(ok));
   b.set(field::kServerId, ua::Variant(ua::String(c.server_id)));
-  b.set(field::kClientAuditEntryId, ua::Variant(ua::String(c.audit_entry_id)));
+  b.set(field::kClientAuditEntryId, bounded_bytes<ua::String>(c.audit_entry_id, kMaxValueBytes, left_out));
   b.set(field::kClientUserId, ua::Variant(ua::String(user)));
   b.set(field::kSourceName, ua::Variant(ua::String(source_name)));
   // Part 4 §6.5.3: failed actions are the ones an auditor looks for first.
@@ -57,7 +75,154 @@ std::string thumbprint(const ua::ByteString& der) {
   return out;
 }
 
+// Adds up the memory of a value against a limit (approximate_size()). Every count is taken before the
+// elements it covers are looked at, so once past the limit nothing more is visited.
+class Meter {
+ public:
+  explicit Meter(size_t limit) noexcept : limit_(limit) {}
+
+  size_t total() const noexcept { return used_; }
+  bool over() const noexcept { return used_ > limit_; }
+
+  bool variant(const ua::Variant& v) { return take(sizeof(ua::Variant)) && contents(v); }
+
+ private:
+  // False once the total passes the limit.
+  bool take(size_t n) noexcept {
+    used_ = n > limit_ - std::min(used_, limit_) ? limit_ + 1 : used_ + n;
+    return !over();
+  }
+
+  template <class T>
+  bool contents(const std::vector<T>& a) {
+    // The elements' own size first (a vector<bool> counts a byte an element, its encoded size), then
+    // what each holds beyond it.
+    if (a.size() > limit_) return take(limit_ + 1);  // more elements than bytes allowed: over at once
+    if (!take(a.size() * (std::is_same_v<T, bool> ? 1 : sizeof(T)))) return false;
+    if constexpr (!std::is_trivially_copyable_v<T>) {
+      for (const auto& x : a) {
+        if (!contents(x)) return false;
+      }
+    }
+    return true;
+  }
+  // A scalar's own size is counted by whatever holds it (the Variant, the vector); these count the rest.
+  template <class T>
+  requires(std::is_trivially_copyable_v<T>) bool contents(const T&) { return true; }
+  bool contents(std::monostate) { return true; }
+  bool contents(ua::NotAllowed) { return true; }
+  template <class Tag>
+  bool contents(const ua::NullableBytes<Tag>& b) {
+    return take(b.size());
+  }
+  bool contents(const ua::NodeId& n) { return take(n.string().size()); }
+  bool contents(const ua::ExpandedNodeId& n) { return contents(n.node_id) && contents(n.namespace_uri); }
+  bool contents(const ua::QualifiedName& q) { return contents(q.name); }
+  bool contents(const ua::LocalizedText& t) { return contents(t.locale) && contents(t.text); }
+  bool contents(const ua::ExtensionObject& e) {
+    if (!contents(e.type_id())) return false;
+    const ua::StructureType* type = e.structure_type();
+    if (!type) return contents(e.body());
+    // A decoded structure is kept as its encoded body (bounded()): count that, encoding it once. One
+    // whose C++ size alone passes what is left is refused before (no generated structure comes near).
+    if (type->size > limit_ - std::min(used_, limit_)) return take(type->size);
+    ua::ByteBuffer body;
+    ua::Encoder enc(body);
+    type->encode(enc, e.decoded_data());
+    return take(body.size());
+  }
+  bool contents(const ua::Box<ua::DataValue>& d) { return take(sizeof(ua::DataValue)) && contents(*d); }
+  bool contents(const ua::DataValue& d) { return contents(d.value); }
+  // What a Variant holds beyond its own size (counted by its holder).
+  bool contents(const ua::Variant& v) {
+    if (!take(v.dimensions().size() * sizeof(int32_t))) return false;
+    return std::visit([this](const auto& x) { return contents(x); }, v.storage());
+  }
+  bool contents(const ua::Box<ua::DiagnosticInfo>& d) {
+    return take(sizeof(ua::DiagnosticInfo)) && contents(*d);
+  }
+  bool contents(const ua::DiagnosticInfo& d) {
+    if (!contents(d.additional_info)) return false;
+    return !d.inner_diagnostic_info || contents(*d.inner_diagnostic_info);
+  }
+
+  size_t limit_;
+  size_t used_ = 0;
+};
+
+// A decoded structure as its encoded body (what Meter counted); anything else as it is.
+ua::ExtensionObject encoded(const ua::ExtensionObject& e) {
+  const ua::StructureType* type = e.structure_type();
+  if (!type) return e;
+  ua::ByteBuffer body;
+  ua::Encoder enc(body);
+  type->encode(enc, e.decoded_data());
+  return ua::ExtensionObject::undecoded(ua::NodeId(0, type->binary_encoding_id),
+                                        ua::ExtensionObject::Encoding::ByteString,
+                                        ua::ByteString::from_bytes(body.span()));
+}
+
+ua::Variant with_structures_encoded(const ua::Variant& v);
+
+ua::DataValue with_structures_encoded(const ua::DataValue& d) {
+  ua::DataValue out = d;
+  out.value = with_structures_encoded(d.value);
+  return out;
+}
+
+ua::Variant with_structures_encoded(const ua::Variant& v) {
+  ua::Variant out = std::visit(
+      [&v](const auto& x) -> ua::Variant {
+        using T = std::remove_cvref_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, ua::ExtensionObject>) {
+          return encoded(x);
+        } else if constexpr (std::is_same_v<T, ua::Box<ua::DataValue>>) {
+          return with_structures_encoded(*x);
+        } else if constexpr (std::is_same_v<T, std::vector<ua::ExtensionObject>> ||
+                             std::is_same_v<T, std::vector<ua::DataValue>> ||
+                             std::is_same_v<T, std::vector<ua::Variant>>) {
+          T a;
+          a.reserve(x.size());
+          for (const auto& e : x) {
+            if constexpr (std::is_same_v<T, std::vector<ua::ExtensionObject>>) {
+              a.push_back(encoded(e));
+            } else {
+              a.push_back(with_structures_encoded(e));
+            }
+          }
+          return ua::Variant(std::move(a));
+        } else {
+          return v;
+        }
+      },
+      v.storage());
+  out.set_dimensions(v.dimensions());
+  return out;
+}
+
+// The record's Message: `text`, and a note when a value was left out for its size.
+std::string message_with_note(std::string_view text, bool left_out) {
+  std::string m(text);
+  // The sizes are those of services/audit.hpp and docs/SECURITY.md.
+  if (left_out) m += " (a value over the audit record's size bound is not recorded: null)";
+  return m;
+}
+
 }  // namespace
+
+size_t approximate_size(const ua::Variant& v, size_t limit) {
+  Meter m(limit);
+  m.variant(v);
+  return m.total();
+}
+
+ua::Variant bounded(const ua::Variant& v, size_t limit, bool& left_out) {
+  if (approximate_size(v, limit) > limit) {
+    left_out = true;
+    return {};
+  }
+  return with_structures_encoded(v);
+}
 
 ua::ExtensionObject without_secret(const ua::ExtensionObject& token) {
   if (const auto* t = token.get<ua::UserNameIdentityToken>()) {
@@ -79,40 +244,53 @@ std::shared_ptr<const EventRecord> create_session(const Context& c, const Sessio
                                                   uint32_t channel_id,
                                                   const ua::ByteString& client_certificate,
                                                   double revised_timeout_ms, ua::StatusCode status) {
+  bool left_out = false;
   EventBuilder b = begin(c, ua::id::AuditCreateSessionEventType, server_object(c.store), {},
-                         "Session/CreateSession", status.is_good());
+                         "Session/CreateSession", status.is_good(), left_out);
   if (!b.valid()) return nullptr;
   if (session) b.set("SessionId", ua::Variant(session->session_id));
   b.set("SecureChannelId", ua::Variant(ua::String(std::to_string(channel_id))));
-  b.set("ClientCertificate", ua::Variant(client_certificate));
+  b.set("ClientCertificate",
+        client_certificate.is_null()
+            ? ua::Variant(client_certificate)
+            : bounded_bytes<ua::ByteString>(client_certificate.view(), kMaxCertificateBytes, left_out));
   b.set("ClientCertificateThumbprint", ua::Variant(ua::String(thumbprint(client_certificate))));
   b.set("RevisedSessionTimeout", ua::Variant(revised_timeout_ms));
   b.set("StatusCodeId", ua::Variant(status));
-  b.message(status.is_good() ? "Session created" : "CreateSession refused");
+  b.message(message_with_note(status.is_good() ? "Session created" : "CreateSession refused", left_out));
   return b.build();
 }
 
 std::shared_ptr<const EventRecord> activate_session(const Context& c, const Session& session,
                                                     std::string_view user, const ua::ExtensionObject& token,
                                                     uint32_t channel_id, ua::StatusCode status) {
+  bool left_out = false;
   EventBuilder b = begin(c, ua::id::AuditActivateSessionEventType, server_object(c.store), user,
-                         "Session/ActivateSession", status.is_good());
+                         "Session/ActivateSession", status.is_good(), left_out);
   if (!b.valid()) return nullptr;
   b.set("SessionId", ua::Variant(session.session_id));
   b.set("SecureChannelId", ua::Variant(ua::String(std::to_string(channel_id))));
-  b.set("UserIdentityToken", ua::Variant(without_secret(token)));
+  // Kept decoded (an identity token is a flat structure of a few strings: its memory is its encoded
+  // size, which approximate_size() counts).
+  ua::Variant shown(without_secret(token));
+  if (approximate_size(shown, kMaxValueBytes) > kMaxValueBytes) {
+    shown.clear();
+    left_out = true;
+  }
+  b.set("UserIdentityToken", std::move(shown));
   b.set("ClientSoftwareCertificates", ua::Variant(std::vector<ua::ExtensionObject>{}));
   b.set("StatusCodeId", ua::Variant(status));
-  b.message(status.is_good() ? "Session activated" : "ActivateSession refused");
+  b.message(message_with_note(status.is_good() ? "Session activated" : "ActivateSession refused", left_out));
   return b.build();
 }
 
 std::shared_ptr<const EventRecord> close_session(const Context& c, const Session& session, bool timed_out) {
+  bool left_out = false;
   EventBuilder b = begin(c, ua::id::AuditSessionEventType, server_object(c.store), user_of(session),
-                         timed_out ? "Session/Timeout" : "Session/CloseSession", true);
+                         timed_out ? "Session/Timeout" : "Session/CloseSession", true, left_out);
   if (!b.valid()) return nullptr;
   b.set("SessionId", ua::Variant(session.session_id));
-  b.message(timed_out ? "Session timed out" : "Session closed");
+  b.message(message_with_note(timed_out ? "Session timed out" : "Session closed", left_out));
   return b.build();
 }
 
@@ -121,30 +299,44 @@ std::shared_ptr<const EventRecord> write(const Context& c, const Session& sessio
                                          std::string_view index_range, const ua::Variant& old_value,
                                          const ua::Variant& new_value, ua::StatusCode status) {
   // A write to a node that does not exist is audited too, from the Server object.
+  bool left_out = false;
   EventBuilder b = begin(c, ua::id::AuditWriteUpdateEventType,
                          node == addressspace::kNoNode ? server_object(c.store) : node, user_of(session),
-                         "Attribute/Write", status.is_good());
+                         "Attribute/Write", status.is_good(), left_out);
   if (!b.valid()) return nullptr;
   b.set("AttributeId", ua::Variant(attribute_id));
-  b.set("IndexRange", ua::Variant(ua::String(index_range)));
-  b.set("OldValue", old_value);
-  b.set("NewValue", new_value);
+  b.set("IndexRange", bounded_bytes<ua::String>(index_range, kMaxValueBytes, left_out));
+  b.set("OldValue", bounded(old_value, kMaxValueBytes, left_out));
+  b.set("NewValue", bounded(new_value, kMaxValueBytes, left_out));
   b.set("StatusCodeId", ua::Variant(status));
-  b.message(status.is_good() ? "Value written" : "Write refused");
+  b.message(message_with_note(status.is_good() ? "Value written" : "Write refused", left_out));
   return b.build();
 }
 
 std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& session,
                                                addressspace::NodeIndex object, const ua::NodeId& method,
                                                std::span<const ua::Variant> inputs, ua::StatusCode status) {
+  bool left_out = false;
   EventBuilder b = begin(c, ua::id::AuditUpdateMethodEventType,
                          object == addressspace::kNoNode ? server_object(c.store) : object, user_of(session),
-                         "Method/Call", status.is_good());
+                         "Method/Call", status.is_good(), left_out);
   if (!b.valid()) return nullptr;
-  b.set("MethodId", ua::Variant(method));
-  b.set("InputArguments", ua::Variant(std::vector<ua::Variant>(inputs.begin(), inputs.end())));
+  b.set("MethodId", bounded(ua::Variant(method), kMaxValueBytes, left_out));
+  if (inputs.size() > kMaxArguments) {
+    left_out = true;
+    b.set("InputArguments", ua::Variant());
+  } else {
+    std::vector<ua::Variant> kept;
+    kept.reserve(inputs.size());
+    size_t room = kMaxArgumentBytes;
+    for (const auto& in : inputs) {
+      kept.push_back(bounded(in, std::min(room, kMaxValueBytes), left_out));
+      room -= std::min(room, approximate_size(kept.back(), room));
+    }
+    b.set("InputArguments", ua::Variant(std::move(kept)));
+  }
   b.set("StatusCodeId", ua::Variant(status));
-  b.message(status.is_good() ? "Method called" : "Method call refused");
+  b.message(message_with_note(status.is_good() ? "Method called" : "Method call refused", left_out));
   return b.build();
 }
 

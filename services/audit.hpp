@@ -16,9 +16,20 @@
 // "Session/CreateSession", "Session/ActivateSession", "Session/CloseSession", "Session/Timeout",
 // "Attribute/Write", "Method/Call".
 //
+// Memory: a record waits in each shard's EventInbox (EventInbox::kCapacity records) before the per-event
+// bound of the encoder (EventItemState::kMaxEventBytes) applies, so what a record copies from a request is
+// bounded here, where it is built. Each value a client chooses (NewValue, OldValue, each input argument,
+// ClientAuditEntryId, IndexRange, MethodId, the identity token) is kept only when it takes at most
+// kMaxValueBytes, a ClientCertificate at most kMaxCertificateBytes; a larger one is replaced by a null
+// Variant and the record's Message says so. The input arguments kept take at most kMaxArgumentBytes
+// together, and none is kept when there are more than kMaxArguments. A record thus holds at most
+// 16 KiB of client-chosen data (docs/SECURITY.md, "Bounds on subscriptions";
+// docs/CONFIGURATION.md, "Audit events").
+//
 // Cost: a record per audited action (about five allocations); the request path without auditing is
 // unchanged.
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -31,6 +42,29 @@
 #include "ua/variant.hpp"
 
 namespace opcuad::services::audit {
+
+// The largest value an audit record keeps, measured by approximate_size(): 4 KiB holds any scalar, a
+// few hundred numbers or a short text, what an auditor reads; a larger value is left out (null).
+inline constexpr size_t kMaxValueBytes = 4096;
+// The largest ClientCertificate an AuditCreateSessionEventType record keeps: a leaf certificate with an
+// issuer or two. ClientCertificateThumbprint is recorded whatever the size.
+inline constexpr size_t kMaxCertificateBytes = 8192;
+// The input arguments of a method call, together: each at most kMaxValueBytes, and once their total
+// would pass this the later ones are left out (null), as are all of them when there are more than
+// kMaxArguments (methods take a handful).
+inline constexpr size_t kMaxArgumentBytes = 2 * kMaxValueBytes;
+inline constexpr size_t kMaxArguments = 64;
+
+// The memory `v` takes (its C++ objects and the bytes they hold; a structure decoded from the wire at
+// its encoded size, the form an audit record keeps it in), or a number above `limit` as soon as it is
+// known to be larger. Bounded work: every element visited has been counted first, so at most `limit`
+// elements are looked at; a decoded structure is encoded once to be measured.
+size_t approximate_size(const ua::Variant& v, size_t limit);
+
+// `v` as an audit record keeps it: a copy when approximate_size(v, limit) <= limit (a decoded structure
+// in it kept as its encoded body, which is what approximate_size() counted), else a null Variant.
+// `left_out` is set when the value was dropped.
+ua::Variant bounded(const ua::Variant& v, size_t limit, bool& left_out);
 
 // What every audit event of one request carries.
 struct Context {

@@ -1,6 +1,7 @@
 // Audit events (Part 4 §6.5, Part 5 §6.4.3-§6.4.27) with audit.enabled: a Write's AuditWriteUpdateEvent
 // with the old and the new value, a session's own ActivateSession and CloseSession records, only for
-// administrators; nothing without the setting; an identity token's secret never in a record.
+// administrators; nothing without the setting; an identity token's secret never in a record; a value a
+// client chose kept only within the record's size bound (services/audit.hpp, docs/SECURITY.md).
 #include <catch2/catch.hpp>
 
 #include <chrono>
@@ -11,7 +12,11 @@
 #include "services/event_record.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
+#include "ua/buffer.hpp"
+#include "ua/codec.hpp"
+#include "ua/encoder.hpp"
 #include "ua/generated/node_ids.hpp"
+#include "ua/generated/types.hpp"
 
 namespace opcuad::services::audit_test {
 namespace {
@@ -61,6 +66,30 @@ std::vector<ua::EventFieldList> events_within(ServiceHarness& h, std::chrono::mi
     }
   }
   return out;
+}
+
+// The field `name` of an audit record of `type`, or nullptr.
+const ua::Variant* field_of(const addressspace::NodeStore& store, const EventRecord& r, uint32_t type,
+                            const char* name) {
+  const auto* types = store.event_types();
+  const auto t = types->event_type(ua::NodeId(0, type));
+  if (!t) return nullptr;
+  const auto key = types->field(*t, std::vector<ua::QualifiedName>{ua::QualifiedName{0, ua::String(name)}});
+  return key ? r.field(*key) : nullptr;
+}
+
+std::string encoded(const ua::Variant& v) {
+  ua::ByteBuffer out;
+  ua::Encoder e(out);
+  ua::encode(e, v);
+  return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+}
+
+// The text of the record's Message.
+std::string message_of(const EventRecord& r) {
+  const auto* m = r.field(addressspace::event_field::kMessage);
+  const auto* t = m ? m->get_if<ua::LocalizedText>() : nullptr;
+  return t ? std::string(t->text.view()) : std::string();
 }
 
 }  // namespace
@@ -142,6 +171,176 @@ TEST_CASE("audit: session records, and no secret in an identity token", "[servic
                                                              ua::ExtensionObject::Encoding::ByteString,
                                                              ua::ByteString("opaque")))
             .is_empty());
+}
+
+TEST_CASE("audit: a value over the bound is left out (null) and said so, a small one is kept whole",
+          "[services][audit]") {
+  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
+  REQUIRE(h.login(user("sam", "secret")).is_good());
+  const addressspace::NodeStore& store = *h.space.current();
+  const Session* s = nullptr;
+  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
+  REQUIRE(s);
+  const audit::Context c{store, "urn:test:server", "entry-7"};
+  const std::string mib(1u << 20, 'x');
+  const auto write_of = [&](const ua::Variant& old_value, const ua::Variant& new_value) {
+    auto r = audit::write(c, *s, addressspace::kNoNode, 13, "", old_value, new_value, ua::status::Good);
+    REQUIRE(r);
+    return r;
+  };
+  const auto new_of = [&](const EventRecord& r) {
+    const auto* v = field_of(store, r, id::AuditWriteUpdateEventType, "NewValue");
+    REQUIRE(v);
+    return *v;
+  };
+  const auto old_of = [&](const EventRecord& r) {
+    const auto* v = field_of(store, r, id::AuditWriteUpdateEventType, "OldValue");
+    REQUIRE(v);
+    return *v;
+  };
+
+  SECTION("hostile values: a 1 MiB ByteString, String, array, nested array, structure") {
+    std::vector<ua::Variant> nested(200, ua::Variant(std::vector<double>(100, 1.0)));
+    ua::ReadRequest many;
+    many.nodes_to_read.resize(100000);
+    for (const ua::Variant& big :
+         {ua::Variant(ua::ByteString(mib)), ua::Variant(ua::String(mib)),
+          ua::Variant(std::vector<double>(1u << 17)),
+          ua::Variant(std::vector<ua::String>(2000, ua::String("abc"))), ua::Variant(std::move(nested)),
+          ua::Variant(ua::ExtensionObject::make(std::move(many)))}) {
+      CHECK(audit::approximate_size(big, audit::kMaxValueBytes) > audit::kMaxValueBytes);
+      auto r = write_of(ua::Variant(10.0), big);
+      CHECK(new_of(*r).is_empty());
+      CHECK(old_of(*r) == ua::Variant(10.0));  // the small one is kept
+      CHECK(message_of(*r).find("not recorded") != std::string::npos);
+      // What the record holds of the values is small: the bound, not the write's size.
+      CHECK(audit::approximate_size(new_of(*r), SIZE_MAX) + audit::approximate_size(old_of(*r), SIZE_MAX) <=
+            2 * audit::kMaxValueBytes);
+    }
+    // The value replaced is bounded the same way.
+    auto r = write_of(ua::Variant(ua::String(mib)), ua::Variant(1.0));
+    CHECK(old_of(*r).is_empty());
+    CHECK(new_of(*r) == ua::Variant(1.0));
+  }
+
+  SECTION("small values are kept whole, the Message says nothing was left out") {
+    const ua::Variant text(ua::String(std::string(100, 't')));
+    const ua::Variant numbers(std::vector<int32_t>{1, 2, 3});
+    auto r = write_of(text, numbers);
+    CHECK(old_of(*r) == text);
+    CHECK(new_of(*r) == numbers);
+    CHECK(message_of(*r) == "Value written");
+    // A structure is kept as its encoded body: the same bytes on the wire.
+    ua::Range range;
+    range.low = 0;
+    range.high = 100;
+    const ua::Variant structure(ua::ExtensionObject::make(range));
+    r = write_of(structure, structure);
+    CHECK(encoded(new_of(*r)) == encoded(structure));
+    CHECK(encoded(old_of(*r)) == encoded(structure));
+  }
+
+  SECTION("the bound is exact: a ByteString that just fits is kept, one byte more is not") {
+    const size_t fits = audit::kMaxValueBytes - sizeof(ua::Variant);
+    const ua::Variant at(ua::ByteString(std::string(fits, 'b')));
+    const ua::Variant over(ua::ByteString(std::string(fits + 1, 'b')));
+    CHECK(audit::approximate_size(at, SIZE_MAX) == audit::kMaxValueBytes);
+    CHECK(new_of(*write_of(at, at)) == at);
+    CHECK(new_of(*write_of(at, over)).is_empty());
+  }
+
+  SECTION("the request's own strings: IndexRange, ClientAuditEntryId") {
+    auto r = audit::write(audit::Context{store, "urn:test:server", mib}, *s, addressspace::kNoNode, 13, mib,
+                          ua::Variant(1.0), ua::Variant(2.0), ua::status::BadIndexRangeInvalid);
+    REQUIRE(r);
+    CHECK(r->field(addressspace::event_field::kClientAuditEntryId)->is_empty());
+    CHECK(field_of(store, *r, id::AuditWriteUpdateEventType, "IndexRange")->is_empty());
+    CHECK(new_of(*r) == ua::Variant(2.0));
+  }
+}
+
+TEST_CASE("audit: a 32 KiB Write through the service: its record's NewValue is null, the OldValue kept",
+          "[services][audit]") {
+  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
+  REQUIRE(h.login(user("sam", "secret")).is_good());
+  watch_audit(h, subscribe(h).subscription_id);
+  CHECK(h.write(plant(".Speed"), ua::Variant(ua::String(std::string(32u << 10, 'x')))) ==
+        ua::status::BadTypeMismatch);
+  std::vector<const ua::EventFieldList*> writes;
+  const auto events = events_within(h, std::chrono::milliseconds(400));
+  for (const auto& e : events) {
+    if (e.event_fields.at(0) == ua::Variant(ua::NodeId(0, id::AuditWriteUpdateEventType)))
+      writes.push_back(&e);
+  }
+  REQUIRE(writes.size() == 1);
+  CHECK(writes[0]->event_fields.at(3) == ua::Variant(false));
+  CHECK(writes[0]->event_fields.at(4) == ua::Variant(10.0));
+  CHECK(writes[0]->event_fields.at(5).is_empty());
+}
+
+TEST_CASE("audit: method arguments over the bound are left out (null), small ones kept whole",
+          "[services][audit]") {
+  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
+  REQUIRE(h.login(user("sam", "secret")).is_good());
+  const addressspace::NodeStore& store = *h.space.current();
+  const Session* s = nullptr;
+  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
+  REQUIRE(s);
+  const audit::Context c{store, "urn:test:server", "entry-7"};
+  const auto arguments_of = [&](std::span<const ua::Variant> inputs) {
+    auto r = audit::method_call(c, *s, addressspace::kNoNode, ua::NodeId(0, id::Server_GetMonitoredItems),
+                                inputs, ua::status::Good);
+    REQUIRE(r);
+    const auto* v = field_of(store, *r, id::AuditUpdateMethodEventType, "InputArguments");
+    REQUIRE(v);
+    return std::make_pair(*v, message_of(*r));
+  };
+
+  SECTION("a large argument is null, the others are kept") {
+    const std::vector<ua::Variant> inputs = {
+        ua::Variant(ua::ByteString(std::string(1u << 20, 'x'))), ua::Variant(int32_t{7}),
+        ua::Variant(std::vector<double>(1u << 17)), ua::Variant(ua::String("small"))};
+    const auto [args, message] = arguments_of(inputs);
+    const auto* a = args.get_if<std::vector<ua::Variant>>();
+    REQUIRE(a);
+    REQUIRE(a->size() == 4);
+    CHECK((*a)[0].is_empty());
+    CHECK((*a)[1] == inputs[1]);
+    CHECK((*a)[2].is_empty());
+    CHECK((*a)[3] == inputs[3]);
+    CHECK(message.find("not recorded") != std::string::npos);
+    CHECK(audit::approximate_size(args, SIZE_MAX) < 2 * audit::kMaxArgumentBytes);
+  }
+
+  SECTION("small arguments are kept whole") {
+    const std::vector<ua::Variant> inputs = {ua::Variant(uint32_t{5}), ua::Variant(ua::String("abc"))};
+    const auto [args, message] = arguments_of(inputs);
+    CHECK(args == ua::Variant(inputs));
+    CHECK(message == "Method called");
+  }
+
+  SECTION("many arguments each within the bound: together at most kMaxArgumentBytes") {
+    const std::vector<ua::Variant> inputs(10, ua::Variant(ua::ByteString(std::string(3000, 'y'))));
+    const auto [args, message] = arguments_of(inputs);
+    const auto* a = args.get_if<std::vector<ua::Variant>>();
+    REQUIRE(a);
+    REQUIRE(a->size() == 10);
+    size_t kept = 0, total = 0;
+    for (const auto& v : *a) {
+      if (!v.is_empty()) ++kept;
+      total += audit::approximate_size(v, SIZE_MAX);
+    }
+    CHECK(kept == 2);  // 3,000 bytes and the Variant each: two within 8 KiB, not three
+    CHECK(total <= audit::kMaxArgumentBytes);
+    CHECK(message.find("not recorded") != std::string::npos);
+  }
+
+  SECTION("more than kMaxArguments arguments: none recorded") {
+    const std::vector<ua::Variant> inputs(audit::kMaxArguments + 1, ua::Variant(int32_t{1}));
+    const auto [args, message] = arguments_of(inputs);
+    CHECK(args.is_empty());
+    CHECK(message.find("not recorded") != std::string::npos);
+  }
 }
 
 }  // namespace opcuad::services::audit_test
