@@ -7,8 +7,41 @@
 
 namespace opcuad::addressspace {
 
+namespace {
+
+// The member variables of condition `c` that are fields of its event type, by a walk of its hierarchical
+// references (Part 9 §5.5.2: a condition's variables are its event's fields, by browse path).
+void collect_fields(const NodeStore& s, const EventTypes& events, EventTypeIdx type, NodeIndex n,
+                    int hierarchical, std::vector<ua::QualifiedName>& path,
+                    std::vector<std::pair<FieldKey, ValueCell*>>& out) {
+  if (path.size() >= kMaxFieldDepth) return;
+  for (const Reference& r : s.references(n)) {
+    if (r.is_inverse || !s.is_reference_subtype(r.type, static_cast<uint16_t>(hierarchical))) continue;
+    const NodeClass c = s.node_class(r.target);
+    if (c != NodeClass::Variable && c != NodeClass::Object) continue;
+    path.push_back(s.browse_name(r.target));
+    if (c == NodeClass::Variable) {
+      const VariableAttributes* v = s.variable(r.target);
+      const auto key = events.field(type, path);
+      if (v && v->cell && key) out.emplace_back(*key, v->cell);
+    }
+    collect_fields(s, events, type, r.target, hierarchical, path, out);
+    path.pop_back();
+  }
+}
+
+}  // namespace
+
+ValueCell* ConditionSpec::field_cell(FieldKey key) const noexcept {
+  auto it =
+      std::lower_bound(fields.begin(), fields.end(), key,
+                       [](const std::pair<FieldKey, ValueCell*>& f, FieldKey k) { return f.first < k; });
+  return it != fields.end() && it->first == key ? it->second : nullptr;
+}
+
 ConditionSpecs::BuildResult ConditionSpecs::build(const NodeStore& s, const EventTypes* events,
-                                                  std::vector<ConditionDecl> decls) {
+                                                  std::vector<ConditionDecl> decls,
+                                                  const NodeStore* previous) {
   BuildResult out;
   auto specs = std::make_shared<ConditionSpecs>();
   if (decls.empty()) {
@@ -59,6 +92,23 @@ ConditionSpecs::BuildResult ConditionSpecs::build(const NodeStore& s, const Even
     c.off_delay_ms = d.off_delay_ms;
     c.name = std::move(d.name);
     c.message = std::move(d.message);
+    if (previous && previous->condition_specs()) {
+      const NodeIndex old = previous->find(d.condition);
+      if (const ConditionSpec* o = old == kNoNode ? nullptr : previous->condition_specs()->find(old))
+        c.state = o->state;
+    }
+    if (!c.state) c.state = std::make_shared<ConditionState>();
+    const NodeIndex hierarchical = s.find(ua::NodeId(0, ua::id::HierarchicalReferences));
+    const int h = hierarchical == kNoNode ? -1 : s.reference_type_index(hierarchical);
+    if (h >= 0) {
+      std::vector<ua::QualifiedName> path;
+      collect_fields(s, *events, c.type, c.node, h, path, c.fields);
+      std::sort(c.fields.begin(), c.fields.end(),
+                [](const auto& a, const auto& b) { return a.first < b.first; });
+      c.fields.erase(std::unique(c.fields.begin(), c.fields.end(),
+                                 [](const auto& a, const auto& b) { return a.first == b.first; }),
+                     c.fields.end());
+    }
     specs->specs_.push_back(std::move(c));
   }
   auto& v = specs->specs_;

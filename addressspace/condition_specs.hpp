@@ -21,8 +21,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "addressspace/condition_state.hpp"
 #include "addressspace/event_types.hpp"
 #include "addressspace/node.hpp"
 #include "ua/node_id.hpp"
@@ -88,7 +90,14 @@ struct ConditionSpec {
   uint32_t on_delay_ms = 0, off_delay_ms = 0;
   std::string name;
   std::string message;
+  // The live state, shared with the previous generation's spec of the same condition NodeId.
+  std::shared_ptr<ConditionState> state;
+  // The condition's member variables that are event fields of its type (EventTypes::field()), by FieldKey:
+  // what a condition event reads its fields from and what a change of state writes.
+  std::vector<std::pair<FieldKey, ValueCell*>> fields;  // sorted by key
 
+  // The cell of the member variable at field `key`, or nullptr.
+  ValueCell* field_cell(FieldKey key) const noexcept;
   bool has_limit(size_t which) const noexcept { return ((limit_mask >> which) & 1) != 0; }
 };
 
@@ -99,9 +108,11 @@ class ConditionSpecs {
     std::vector<std::string> errors;
   };
   // The specs of `decls` in `s` (final references) with its event types `events` (may be null when there
-  // are no decls). Errors: a NodeId that is not a node of the expected class, a type that is no alarm type,
-  // a condition declared twice.
-  static BuildResult build(const NodeStore& s, const EventTypes* events, std::vector<ConditionDecl> decls);
+  // are no decls). A condition of `previous` (the store `s` replaces, or null) with the same NodeId hands
+  // its ConditionState on; the others get a new one. Errors: a NodeId that is not a node of the expected
+  // class, a type that is no alarm type, a condition declared twice.
+  static BuildResult build(const NodeStore& s, const EventTypes* events, std::vector<ConditionDecl> decls,
+                           const NodeStore* previous = nullptr);
 
   size_t size() const noexcept { return specs_.size(); }
   // All specs, by ascending condition NodeIndex.

@@ -320,7 +320,7 @@ NodeStoreBuilder::Result NodeStoreBuilder::build() {
   if (result.errors.empty()) {
     // The alarm conditions (condition_specs.hpp), and the flag on the variables they watch.
     ConditionSpecs::BuildResult specs =
-        ConditionSpecs::build(s, s.event_types_.get(), std::move(conditions_));
+        ConditionSpecs::build(s, s.event_types_.get(), std::move(conditions_), previous_);
     for (std::string& e : specs.errors) result.errors.push_back(std::move(e));
     s.condition_specs_ = std::move(specs.specs);
     if (s.condition_specs_) {

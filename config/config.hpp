@@ -539,6 +539,10 @@ struct ServerConfig {
   Shutdown shutdown;
   Diagnostics diagnostics;
   Audit audit;
+  // Where the alarm conditions' state is kept across restarts (docs/OPERATIONS.md, "Alarm state"): not a
+  // setting; conditions.state in $STATE_DIRECTORY, else beside the server file (the built-in configuration:
+  // in $XDG_STATE_HOME/opcuad, ~/.local/state/opcuad, else the working directory).
+  std::filesystem::path condition_state_file;
   std::optional<Http> http;
   std::vector<std::string> namespaces;  // the NamespaceArray: [0] ns0, [1] application_uri, then the rest
   std::vector<std::string> node_file_patterns;

@@ -89,6 +89,7 @@ ServerConfig default_config() {
     std::abort();
   }
   r.config.pki.directory = built_in_pki_directory();
+  r.config.condition_state_file = built_in_state_path(kConditionStateFile);
   return std::move(r.config);
 }
 

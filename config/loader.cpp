@@ -436,6 +436,7 @@ LoadResult load_config_text(const std::string& text, const std::string& file_nam
   pki_dir = pki_dir.empty()         ? default_pki_directory(base_dir)
             : pki_dir.is_relative() ? base_dir / pki_dir
                                     : pki_dir;
+  result.config.condition_state_file = default_state_path(base_dir, kConditionStateFile);
   // A bulk load is announced before its files are read (set_bulk_load_observer) and its end once its nodes
   // are resolved and checked.
   uintmax_t node_file_bytes = 0;

@@ -20,13 +20,13 @@ const char* env(const char* name) {
   return v && *v ? v : nullptr;
 }
 
-std::optional<fs::path> state_directory() {
+std::optional<fs::path> state_directory(const char* name) {
   const char* v = env("STATE_DIRECTORY");
   if (!v) return std::nullopt;
   std::string first(v);
   first = first.substr(0, first.find(':'));  // systemd joins several with ':'
   if (first.empty()) return std::nullopt;
-  return fs::path(first) / "pki";
+  return fs::path(first) / name;
 }
 
 void add_unique(std::vector<std::string>& list, const std::string& value) {
@@ -50,16 +50,24 @@ bool is_dns_name(std::string_view name) {
   });
 }
 
+fs::path default_state_path(const fs::path& server_dir, const char* name) {
+  if (auto s = state_directory(name)) return *s;
+  return server_dir / name;
+}
+
+fs::path built_in_state_path(const char* name) {
+  if (auto s = state_directory(name)) return *s;
+  if (const char* xdg = env("XDG_STATE_HOME")) return fs::path(xdg) / "opcuad" / name;
+  if (const char* home = env("HOME")) return fs::path(home) / ".local" / "state" / "opcuad" / name;
+  return name;
+}
+
 fs::path default_pki_directory(const fs::path& server_dir) {
-  if (auto s = state_directory()) return *s;
-  return server_dir / "pki";
+  return default_state_path(server_dir, "pki");
 }
 
 fs::path built_in_pki_directory() {
-  if (auto s = state_directory()) return *s;
-  if (const char* xdg = env("XDG_STATE_HOME")) return fs::path(xdg) / "opcuad" / "pki";
-  if (const char* home = env("HOME")) return fs::path(home) / ".local" / "state" / "opcuad" / "pki";
-  return "pki";
+  return built_in_state_path("pki");
 }
 
 security::PkiSettings pki_settings(const ServerConfig& c) {

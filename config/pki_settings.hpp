@@ -24,6 +24,12 @@ std::filesystem::path default_pki_directory(const std::filesystem::path& server_
 // ~/.local/state/opcuad/pki, else ./pki.
 std::filesystem::path built_in_pki_directory();
 
+// A file or directory `name` of the daemon's state, placed as the PKI directory is: $STATE_DIRECTORY/name,
+// else beside the server file; for the built-in configuration the second form's fallbacks.
+std::filesystem::path default_state_path(const std::filesystem::path& server_dir, const char* name);
+std::filesystem::path built_in_state_path(const char* name);
+inline constexpr const char* kConditionStateFile = "conditions.state";
+
 bool is_dns_name(std::string_view name);    // letters, digits, '-', '.', a leading "*." wildcard
 bool is_ip_address(std::string_view text);  // IPv4 or IPv6 literal (no brackets)
 

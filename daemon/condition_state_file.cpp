@@ -52,6 +52,7 @@ void encode_record(ua::Encoder& e, const Record& r) {
   ua::encode(e, r.comment_time);
   ua::encode(e, r.client_user_id);
   ua::encode(e, r.event_id);
+  ua::encode(e, r.message);
   e.write_u16(r.severity);
   e.write_u16(r.last_severity);
 }
@@ -76,6 +77,7 @@ bool decode_record(ua::Decoder& d, Record& r) {
   ua::decode(d, r.comment_time);
   ua::decode(d, r.client_user_id);
   ua::decode(d, r.event_id);
+  ua::decode(d, r.message);
   r.severity = d.read_u16();
   r.last_severity = d.read_u16();
   return d.ok();
@@ -103,7 +105,7 @@ std::string write(const fs::path& path, std::string_view application_uri, std::s
       const Record& r = records[i];
       if (r.comment.text.size() > limits.max_string_length ||
           r.comment.locale.size() > limits.max_string_length ||
-          r.client_user_id.size() > limits.max_string_length ||
+          r.client_user_id.size() > limits.max_string_length || r.message.size() > limits.max_string_length ||
           r.event_id.size() > limits.max_byte_string_length) {
         return "cannot write " + path.string() + ": condition " + r.condition.to_string() +
                " has a string longer than a state file may hold";
@@ -214,6 +216,81 @@ ReadResult read(const fs::path& path, std::string_view application_uri) {
   } catch (const std::exception& ex) {
     return ignored("cannot read " + path.string() + ": " + ex.what());
   }
+}
+
+}  // namespace opcuad::condition_state
+
+namespace opcuad::condition_state {
+
+std::vector<Record> collect(const addressspace::NodeStore& store) {
+  std::vector<Record> out;
+  const addressspace::ConditionSpecs* specs = store.condition_specs();
+  if (!specs) return out;
+  out.reserve(specs->size());
+  for (const addressspace::ConditionSpec& spec : specs->all()) {
+    if (!spec.state) continue;
+    Record r;
+    r.condition = store.node_id(spec.node);
+    {
+      addressspace::ConditionLock lock(*spec.state);
+      const addressspace::ConditionState& s = *spec.state;
+      if (!s.initialised) continue;  // never judged: the configuration's start is all there is
+      r.enabled = s.enabled;
+      r.active = s.active;
+      r.acked = s.acked;
+      r.confirmed = s.confirmed;
+      r.limit_state = s.limit_state;
+      r.active_since = s.active_time;
+      r.enabled_time = s.enabled_time;
+      r.acked_time = s.acked_time;
+      r.confirmed_time = s.confirmed_time;
+      r.comment = s.comment;
+      r.comment_time = s.comment_time;
+      r.client_user_id = s.client_user_id;
+      r.event_id = s.event_id;
+      r.message = ua::String(s.message);
+      r.severity = s.severity;
+      r.last_severity = s.last_severity;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+size_t restore(const addressspace::NodeStore& store, std::span<const Record> records) {
+  const addressspace::ConditionSpecs* specs = store.condition_specs();
+  if (!specs) return 0;
+  size_t applied = 0;
+  for (const Record& r : records) {
+    const addressspace::NodeIndex n = store.find(r.condition);
+    const addressspace::ConditionSpec* spec = n == addressspace::kNoNode ? nullptr : specs->find(n);
+    if (!spec || !spec->state) continue;  // a condition the configuration no longer has
+    addressspace::ConditionLock lock(*spec->state);
+    addressspace::ConditionState& s = *spec->state;
+    s.initialised = true;
+    s.enabled = r.enabled;
+    s.active = r.active;
+    s.acked = r.acked;
+    s.confirmed = r.confirmed;
+    // The limit state of an alarm of another kind now (the configuration changed) starts afresh.
+    const bool exclusive = spec->kind == addressspace::ConditionKind::ExclusiveLimit ||
+                           spec->kind == addressspace::ConditionKind::Deviation;
+    s.limit_state = exclusive ? r.limit_state : addressspace::LimitState::None;
+    s.active_time = r.active_since;
+    s.enabled_time = r.enabled_time;
+    s.acked_time = r.acked_time;
+    s.confirmed_time = r.confirmed_time;
+    s.comment = r.comment;
+    s.comment_time = r.comment_time;
+    s.client_user_id = r.client_user_id;
+    s.event_id = r.event_id;
+    s.event_time = r.active_since;
+    s.message = std::string(r.message.view());
+    s.severity = r.severity;
+    s.last_severity = r.last_severity;
+    ++applied;
+  }
+  return applied;
 }
 
 }  // namespace opcuad::condition_state

@@ -20,6 +20,7 @@
 //     LocalizedText comment, DateTime comment_time
 //     String    client_user_id
 //     ByteString event_id
+//     String    message         the Message of the last event
 //     UInt16    severity, last_severity
 //   32 bytes                    SHA-256 of every byte before it
 //
@@ -29,7 +30,9 @@
 // directory fsync'ed, so after a crash at any point <path> is the old file or the new one, whole. A
 // ".tmp" left behind by a crash is removed by the next read() or write().
 //
-// Threads: the functions keep no state; the daemon calls them from its control thread.
+// Threads: the functions keep no state; the daemon calls them from its control thread: at start before
+// the listeners open (read, restore), once a second when a condition changed, after a reload and at
+// shutdown after the shards stopped (collect, write).
 
 #include <cstdint>
 #include <filesystem>
@@ -38,6 +41,8 @@
 #include <string_view>
 #include <vector>
 
+#include "addressspace/condition_specs.hpp"
+#include "addressspace/node_store.hpp"
 #include "ua/bytes.hpp"
 #include "ua/node_id.hpp"
 #include "ua/scalars.hpp"
@@ -54,7 +59,7 @@ inline constexpr uint32_t kMaxRecords = 1'000'000;
 
 // ExclusiveLimitAlarmType's LimitState (Part 9 §5.8.19.2 ExclusiveLimitStateMachineType); None while the
 // alarm is inactive.
-enum class LimitState : uint8_t { None = 0, HighHigh = 1, High = 2, Low = 3, LowLow = 4 };
+using LimitState = addressspace::LimitState;
 
 struct Record {
   ua::NodeId condition;
@@ -71,6 +76,7 @@ struct Record {
   ua::DateTime comment_time;  // Comment/SourceTimestamp
   ua::String client_user_id;
   ua::ByteString event_id;
+  ua::String message;
   uint16_t severity = 0;
   uint16_t last_severity = 0;
 
@@ -96,5 +102,12 @@ struct ReadResult {
 // Reads the file `write` made for the server `application_uri`. Never throws, never fatal: a file too
 // large, of another format, version or server, damaged or truncated is Ignored with its reason.
 ReadResult read(const std::filesystem::path& path, std::string_view application_uri);
+
+// The records of the conditions of `store` that were ever judged, each read under its lock. Any thread.
+std::vector<Record> collect(const addressspace::NodeStore& store);
+// Gives the conditions of `store` the state of the records with their NodeIds (before the first judgement:
+// the daemon judges every condition afterwards, Server::evaluate_all_alarms). Records of conditions the
+// store does not have are skipped. Returns how many were applied.
+size_t restore(const addressspace::NodeStore& store, std::span<const Record> records);
 
 }  // namespace opcuad::condition_state

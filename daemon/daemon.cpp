@@ -14,6 +14,7 @@
 #include "daemon/alloc_counters.hpp"
 #include "daemon/build_info.hpp"
 #include "daemon/channel_security.hpp"
+#include "daemon/condition_state_file.hpp"
 #include "daemon/log.hpp"
 #include "services/event_record.hpp"
 #include "ua/endpoint_url.hpp"
@@ -83,6 +84,10 @@ bool Daemon::start() {
   }
   services_->set_events(transport_config_.events);
   for (size_t i = 0; i < shards_->size(); ++i) services_->attach_shard(shards_->shard(i).context());
+  // The alarms as they were (the state file), then judged on their inputs' start values, before any client
+  // can see them.
+  restore_conditions();
+  services_->evaluate_all_alarms(*control_participant_);
   simulator_ = std::make_unique<Simulator>(shards_->shard(0).context(), space_, config_, *services_);
   // One heartbeat per shard serves /healthz, the metrics and the systemd watchdog. With a watchdog, at
   // least four beats per ping interval, so a healthy shard is never mistaken for a stuck one.
@@ -282,10 +287,53 @@ bool Daemon::reload_configuration() {
   daemon_counters_.reloads.fetch_add(1, std::memory_order_relaxed);
   // Clients that show the address space learn what changed (Part 3 §9.32): null when nothing has a verb.
   services_->raise_event(services::model_change_event(*space_.current(), outcome.changes));
+  // Alarms keep their state by NodeId; changed limits judge the inputs anew.
+  services_->evaluate_all_alarms(*control_participant_);
+  save_conditions(false);
   log::info("event=reload.done file={} nodes={} added={} removed={} changed={} values_reset={} simulated={}",
             file, outcome.nodes, outcome.diff.added, outcome.diff.removed, outcome.diff.changed,
             outcome.values_reset, simulated);
   return true;
+}
+
+void Daemon::restore_conditions() {
+  const addressspace::ConditionSpecs* specs = space_.current()->condition_specs();
+  if (!specs || specs->size() == 0) return;
+  const auto& path = config_.condition_state_file;
+  condition_state::ReadResult r = condition_state::read(path, config_.application_uri);
+  switch (r.outcome) {
+    case condition_state::ReadResult::Outcome::Missing:
+      log::info("event=state.none file={} (the alarms start as configured)", path.string());
+      break;
+    case condition_state::ReadResult::Outcome::Ignored:
+      log::warn("event=state.ignored file={} reason=\"{}\" (the alarms start as configured)", path.string(),
+                r.reason);
+      break;
+    case condition_state::ReadResult::Outcome::Loaded: {
+      const size_t applied = condition_state::restore(*space_.current(), r.records);
+      log::info("event=state.loaded file={} conditions={} records={}", path.string(), applied,
+                r.records.size());
+      break;
+    }
+  }
+}
+
+void Daemon::save_conditions(bool even_unchanged) {
+  if (!services_) return;
+  const uint64_t changes = services_->condition_changes();
+  if (!even_unchanged && changes == condition_changes_saved_) return;
+  const addressspace::NodeStore* store = space_.current();
+  if (!store || !store->condition_specs()) return;
+  const auto records = condition_state::collect(*store);
+  const std::string failed =
+      condition_state::write(config_.condition_state_file, config_.application_uri, records);
+  if (!failed.empty()) {
+    // Tried again at the next change; the live state is unaffected.
+    log::error("event=state.write_failed {}", failed);
+    condition_changes_saved_ = changes;
+    return;
+  }
+  condition_changes_saved_ = changes;
 }
 
 void Daemon::tick_server_status() {
@@ -299,6 +347,7 @@ void Daemon::tick_server_status() {
     last_summary_ = summary;
   }
   if (diagnostic_arrays_) diagnostic_arrays_->tick(*control_participant_);
+  save_conditions(false);
   space_.reclaimer().quiescent(*control_participant_);
   events_.flush();  // "suppressed" lines of the rate-limit windows that ended
   status_timer_.expires_after(std::chrono::seconds(1));
@@ -453,6 +502,7 @@ void Daemon::stop_now() {
     if (services_) services_->detach_shards();
     shards_->stop();  // closes every connection still open on its shard, then joins the threads
   }
+  if (services_) save_conditions(false);  // nothing changes them any more
   if (control_participant_) space_.reclaimer().go_offline(*control_participant_);
   log::info("stopped");
 }

@@ -22,6 +22,7 @@ Simulator::Plan Simulator::plan(const addressspace::NodeStore& store, const conf
     return std::nullopt;
   };
   std::map<int64_t, std::vector<Variable>> by_interval;
+  std::map<int64_t, std::vector<addressspace::NodeIndex>> alarms_by_interval;
   uint64_t seed = 1;
   auto add = [&](const ua::NodeId& id, const config::Simulation& sim) {
     const auto n = store.find(id);
@@ -30,8 +31,9 @@ Simulator::Plan Simulator::plan(const addressspace::NodeStore& store, const conf
     if (!var || !var->cell) return;
     const auto* dt = var->data_type == addressspace::kNoNode ? nullptr : store.data_type(var->data_type);
     const auto type = static_cast<ua::BuiltinType>(dt && dt->builtin ? dt->builtin : 11);
-    by_interval[static_cast<int64_t>(std::max(1.0, sim.interval_ms))].push_back(
-        Variable{var->cell, sim, type, seed++});
+    const auto interval = static_cast<int64_t>(std::max(1.0, sim.interval_ms));
+    by_interval[interval].push_back(Variable{var->cell, sim, type, seed++});
+    if (store.has_flag(n, addressspace::flag::kHasAlarm)) alarms_by_interval[interval].push_back(n);
   };
   for (const auto& d : config.nodes) {
     if (!d.simulation) continue;
@@ -49,6 +51,8 @@ Simulator::Plan Simulator::plan(const addressspace::NodeStore& store, const conf
     auto g = std::make_shared<Group>();
     g->interval = std::chrono::milliseconds(ms);
     g->variables = std::move(vars);
+    g->alarm_inputs = std::move(alarms_by_interval[ms]);
+    g->generation = store.generation();
     out.push_back(std::move(g));
   }
   variable_count_.store(count, std::memory_order_relaxed);
@@ -114,6 +118,12 @@ void Simulator::tick(const std::shared_ptr<Group>& g) {
     written_.push_back(v.cell);
   }
   services_.notify_written(nullptr, written_);  // wakes exception-based monitored items on any shard
+  if (!g->alarm_inputs.empty()) {
+    // The alarms on the simulated variables, judged here where the values changed.
+    const addressspace::NodeStore* store = space_.current();
+    if (store->generation() == g->generation)
+      services_.evaluate_alarms(nullptr, *store, g->alarm_inputs, *participant_);
+  }
   space_.reclaimer().quiescent(*participant_);
   // Absolute deadlines: skip whole intervals that were missed rather than drifting.
   do {

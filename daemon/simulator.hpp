@@ -48,6 +48,10 @@ class Simulator {
   struct Group {  // variables sharing one interval share one timer
     std::chrono::milliseconds interval;
     std::vector<Variable> variables;
+    // The variables that carry alarms (flag::kHasAlarm), judged after each tick, as NodeIndexes of the
+    // store of `generation` (a tick in a newer store skips them until the rewire's plan arrives).
+    std::vector<addressspace::NodeIndex> alarm_inputs;
+    uint64_t generation = 0;
     std::unique_ptr<asio::steady_timer> timer;
     std::chrono::steady_clock::time_point next;
   };

@@ -191,6 +191,9 @@ ua::StatusCode write_one(Call& call, addressspace::AddressSpace& space, const No
                         .server_picoseconds = 0},
                        *call.shard.participant);
   written = var->cell;
+  // An input, setpoint or normal value of an alarm: judged after the response (Server::evaluate_alarms).
+  if (store.has_flag(n, addressspace::flag::kHasAlarm)) [[unlikely]]
+    call.shard.alarm_inputs.push_back(n);
   return status::Good;
 }
 
@@ -351,6 +354,7 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   resp->results.clear();
   const ua::DateTime now = resp->response_header.timestamp;  // one clock read per request
   written->clear();
+  call.shard.alarm_inputs.clear();
   const bool audit = server.auditing();
   for (const auto& item : req->nodes_to_write) {
     const addressspace::ValueCell* cell = nullptr;
@@ -374,6 +378,9 @@ void handle_write(Server& server, Call& call, ua::Decoder& body) {
   // Exception-based monitored items watching these cells sample now, on whichever shard they live
   // (one post per interested shard for the whole request; nothing when nobody watches).
   if (!written->empty()) server.notify_written(&call.shard, *written);
+  // The alarms on the written variables, judged here on the writer's shard (docs/ARCHITECTURE.md, "Alarms").
+  if (!call.shard.alarm_inputs.empty()) [[unlikely]]
+    server.evaluate_alarms(&call.shard, store, call.shard.alarm_inputs, *call.shard.participant);
 }
 
 }  // namespace opcuad::services

@@ -8,9 +8,9 @@
 // addressspace/event_types.hpp) are NodeIndexes there. A shard that has adapted to another generation
 // cannot evaluate it against its filters, which were compiled for that other index (Server::raise_event).
 //
-// EventBuilder fills what every event carries (Part 5 §6.4.2): EventId (16 random bytes from the OpenSSL
-// DRBG, unique per event), EventType, SourceNode, SourceName (the source's BrowseName unless set), Time
-// and ReceiveTime (now unless set), Severity (1, the lowest, unless set) and Message (empty unless set);
+// EventBuilder fills what every event carries (Part 5 §6.4.2): EventId (unless set: 16 random bytes from the
+// OpenSSL DRBG, unique per event), EventType, SourceNode, SourceName (the source's BrowseName unless set),
+// Time and ReceiveTime (now unless set), Severity (1, the lowest, unless set) and Message (empty unless set);
 // the producer adds the fields of its type. Fields are kept sorted by FieldKey, found by a binary search.
 //
 // Cost: building a record allocates (the record, its field table, the notifier list and the values' own

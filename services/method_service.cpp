@@ -5,11 +5,15 @@
 // method's InputArguments (BadArgumentsMissing, BadTooManyArguments, BadInvalidArgument with a
 // BadTypeMismatch per wrong argument in inputArgumentResults) before the method runs.
 //
-// Implemented: the Server object's GetMonitoredItems and ResendData (Part 5 §9.1, §9.2).
+// Implemented: the Server object's GetMonitoredItems and ResendData (Part 5 §9.1, §9.2), and Part 9's
+// condition methods: Enable, Disable, AddComment, Acknowledge, Confirm on an alarm condition, and
+// ConditionRefresh / ConditionRefresh2 on ConditionType (or the Server object).
+#include <algorithm>
 #include <array>
 #include <span>
 
 #include "services/access_control.hpp"
+#include "services/alarm_eval.hpp"
 #include "services/audit.hpp"
 #include "services/handlers.hpp"
 #include "services/request.hpp"
@@ -137,14 +141,14 @@ bool belongs_to(const NodeStore& store, NodeIndex object, NodeIndex method) noex
 
 // Part 4 §5.11.2.3: the argument count first, then each argument's type; a wrong one is BadTypeMismatch in
 // inputArgumentResults and the operation BadInvalidArgument.
-ua::StatusCode check_arguments(const MethodImpl& impl, const std::vector<ua::Variant>& args,
+ua::StatusCode check_arguments(std::span<const ua::BuiltinType> inputs, const std::vector<ua::Variant>& args,
                                ua::CallMethodResult& r) {
-  if (args.size() < impl.inputs.size()) return status::BadArgumentsMissing;
-  if (args.size() > impl.inputs.size()) return status::BadTooManyArguments;
+  if (args.size() < inputs.size()) return status::BadArgumentsMissing;
+  if (args.size() > inputs.size()) return status::BadTooManyArguments;
   bool all_good = true;
   r.input_argument_results.resize(args.size(), status::Good);
   for (size_t i = 0; i < args.size(); ++i) {
-    if (!args[i].is_scalar() || args[i].type() != impl.inputs[i]) {
+    if (!args[i].is_scalar() || args[i].type() != inputs[i]) {
       r.input_argument_results[i] = status::BadTypeMismatch;
       all_good = false;
     }
@@ -154,6 +158,122 @@ ua::StatusCode check_arguments(const MethodImpl& impl, const std::vector<ua::Var
     return status::Good;
   }
   return status::BadInvalidArgument;
+}
+
+// Part 9's condition methods: on a condition instance (Part 9 §5.5.4-§5.5.6, §5.7.3-§5.7.4) and the
+// refreshes (§5.5.7-§5.5.8). The instance methods are the type's (conditions have no method nodes of
+// their own, docs/CONFIGURATION.md "Alarms"), called with the condition as the ObjectId.
+enum class ConditionMethod : uint8_t { None, Instance, Refresh, Refresh2 };
+
+ConditionMethod condition_method(const ua::NodeId& method, alarm::Method& which) noexcept {
+  if (method.namespace_index() != 0 || method.type() != ua::IdType::Numeric) return ConditionMethod::None;
+  switch (method.numeric()) {
+    case ua::id::ConditionType_Enable:
+      which = alarm::Method::Enable;
+      return ConditionMethod::Instance;
+    case ua::id::ConditionType_Disable:
+      which = alarm::Method::Disable;
+      return ConditionMethod::Instance;
+    case ua::id::ConditionType_AddComment:
+      which = alarm::Method::AddComment;
+      return ConditionMethod::Instance;
+    case ua::id::AcknowledgeableConditionType_Acknowledge:
+      which = alarm::Method::Acknowledge;
+      return ConditionMethod::Instance;
+    case ua::id::AcknowledgeableConditionType_Confirm:
+      which = alarm::Method::Confirm;
+      return ConditionMethod::Instance;
+    case ua::id::ConditionType_ConditionRefresh:
+      return ConditionMethod::Refresh;
+    case ua::id::ConditionType_ConditionRefresh2:
+      return ConditionMethod::Refresh2;
+    default:
+      return ConditionMethod::None;
+  }
+}
+
+constexpr std::array<ua::BuiltinType, 0> kNoInputs{};
+constexpr std::array<ua::BuiltinType, 2> kCommentInputs{ua::BuiltinType::ByteString,
+                                                        ua::BuiltinType::LocalizedText};
+constexpr std::array<ua::BuiltinType, 2> kRefresh2Inputs{ua::BuiltinType::UInt32, ua::BuiltinType::UInt32};
+
+// Enable, Disable, AddComment, Acknowledge, Confirm on condition `object`.
+ua::StatusCode run_condition_method(Server& server, Call& call, const NodeStore& store, NodeIndex object,
+                                    alarm::Method which, const std::vector<ua::Variant>& in) {
+  // Part 9 §5.5.4, §5.7.3: called on the type node instead of a condition: BadNodeIdInvalid.
+  const addressspace::ConditionSpecs* specs = store.condition_specs();
+  const addressspace::ConditionSpec* spec = specs ? specs->find(object) : nullptr;
+  if (!spec) return status::BadNodeIdInvalid;
+  alarm::MethodCall mc;
+  mc.method = which;
+  if (in.size() == 2) {
+    mc.event_id = in[0].get_if<ua::ByteString>();
+    mc.comment = in[1].get_if<ua::LocalizedText>();
+  }
+  mc.user = call.session->user;
+  mc.roles = call.session->access.roles;
+  alarm::Outcome out;
+  const ua::StatusCode result = alarm::call(store, server.space().values(), *call.shard.participant, *spec,
+                                            mc, ua::DateTime::now(), out);
+  if (result.is_good()) server.deliver_alarm(&call.shard, *spec, out);
+  return result;
+}
+
+// ConditionRefresh (Part 9 §5.5.7) and ConditionRefresh2 (§5.5.8): a RefreshStartEvent, the retained
+// conditions' current states (with the EventIds of their last events) and a RefreshEndEvent, queued into
+// the subscription's event items (ConditionRefresh2: the one item) in one go, so no refresh of this
+// server is ever still in progress when the call returns. A condition is queued into an item when the
+// item's notifier is one of the condition's, the item's where clause passes it and the session may
+// receive it (access_control::may_receive_event), as for the condition's live events.
+ua::StatusCode run_refresh(Server& server, Call& call, const NodeStore& store, bool one_item,
+                           const std::vector<ua::Variant>& in) {
+  ua::StatusCode refused = status::Good;
+  Subscription* sub = own_subscription(server, *call.session, *in[0].get_if<uint32_t>(), refused);
+  if (!sub) return refused;
+  ShardState& shard = call.shard;
+  see_store(shard, server.space());  // the items' notifiers are NodeIndexes of the current store
+  std::vector<MonitoredItem*> items;
+  const uint32_t wanted = one_item ? *in[1].get_if<uint32_t>() : 0;
+  bool found = false;
+  sub->for_each_item([&](MonitoredItem& item) {
+    if (one_item && item.id != wanted) return;
+    if (item.is_event() && item.event()) {
+      found = true;
+      if (item.mode() != ua::MonitoringMode::Disabled) items.push_back(&item);
+    }
+  });
+  // Part 9 §5.5.8: an unknown item, or one that is no event item, is BadMonitoredItemIdInvalid.
+  if (one_item && !found) return status::BadMonitoredItemIdInvalid;
+  if (!one_item && !found) return status::BadNothingToDo;
+  const NodeIndex server_object = store.find(ua::NodeId(0, ua::id::Server));
+  auto bracket = [&](uint32_t type) -> std::shared_ptr<const EventRecord> {
+    EventBuilder b(store, ua::NodeId(0, type), server_object);
+    if (!b.valid()) return nullptr;
+    b.readers(0);
+    return b.build();
+  };
+  const auto start = bracket(ua::id::RefreshStartEventType);
+  const auto end = bracket(ua::id::RefreshEndEventType);
+  if (start) {
+    for (MonitoredItem* item : items) server.queue_event(shard, *item, *start, true);
+  }
+  if (const addressspace::ConditionSpecs* specs = store.condition_specs()) {
+    for (const addressspace::ConditionSpec& spec : specs->all()) {
+      const auto event = alarm::refresh_event(store, spec);
+      if (!event ||
+          !access_control::may_receive_event(store, event->source(), event->readers(), call.session->access))
+        continue;
+      const auto notifiers = event->notifiers();
+      for (MonitoredItem* item : items) {
+        if (std::binary_search(notifiers.begin(), notifiers.end(), item->event()->notifier))
+          server.queue_event(shard, *item, *event, false);
+      }
+    }
+  }
+  if (end) {
+    for (MonitoredItem* item : items) server.queue_event(shard, *item, *end, true);
+  }
+  return status::Good;
 }
 
 ua::CallMethodResult call_method(Server& server, Call& call, const NodeStore& store,
@@ -170,9 +290,16 @@ ua::CallMethodResult call_method(Server& server, Call& call, const NodeStore& st
     r.status_code = status::BadNodeIdInvalid;
     return r;
   }
+  alarm::Method which = alarm::Method::Enable;
+  const ConditionMethod condition = condition_method(m.method_id, which);
+  // ConditionRefresh is ConditionType's (Part 9 §5.5.7); clients also call it on the Server object, which
+  // is accepted.
+  const bool refresh_on_server =
+      (condition == ConditionMethod::Refresh || condition == ConditionMethod::Refresh2) &&
+      m.object_id.is_ns0(ua::id::Server);
   const NodeIndex method = store.find(m.method_id);
   if (method == addressspace::kNoNode || store.node_class(method) != addressspace::NodeClass::Method ||
-      !belongs_to(store, object, method)) {
+      (!refresh_on_server && !belongs_to(store, object, method))) {
     r.status_code = status::BadMethodInvalid;
     return r;
   }
@@ -184,12 +311,32 @@ ua::CallMethodResult call_method(Server& server, Call& call, const NodeStore& st
     r.status_code = status::BadUserAccessDenied;
     return r;
   }
+  if (condition != ConditionMethod::None) {
+    const std::span<const ua::BuiltinType> inputs =
+        condition == ConditionMethod::Refresh    ? std::span<const ua::BuiltinType>(kSubscriptionIdInput)
+        : condition == ConditionMethod::Refresh2 ? std::span<const ua::BuiltinType>(kRefresh2Inputs)
+        : which == alarm::Method::Enable || which == alarm::Method::Disable
+            ? std::span<const ua::BuiltinType>(kNoInputs)
+            : std::span<const ua::BuiltinType>(kCommentInputs);
+    r.status_code = check_arguments(inputs, m.input_arguments, r);
+    if (!r.status_code.is_good()) return r;
+    if (condition == ConditionMethod::Instance) {
+      // Part 9 §5.5.4: the instance methods are not called on the ConditionType node (BadNodeIdInvalid).
+      r.status_code = object_class == addressspace::NodeClass::ObjectType
+                          ? status::BadNodeIdInvalid
+                          : run_condition_method(server, call, store, object, which, m.input_arguments);
+    } else {
+      r.status_code =
+          run_refresh(server, call, store, condition == ConditionMethod::Refresh2, m.input_arguments);
+    }
+    return r;
+  }
   const MethodImpl* impl = find_method(m.object_id, m.method_id);
   if (!impl) {
     r.status_code = status::BadNotImplemented;
     return r;
   }
-  r.status_code = check_arguments(*impl, m.input_arguments, r);
+  r.status_code = check_arguments(impl->inputs, m.input_arguments, r);
   if (r.status_code.is_good()) r.status_code = impl->run(server, call, m.input_arguments, r.output_arguments);
   return r;
 }

@@ -1,5 +1,6 @@
 #include "services/server.hpp"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 
@@ -93,6 +94,7 @@ void Server::detach_shards() {
       // The flag makes that completion a no-op instead of a re-arm that would keep the shard alive.
       state->detached = true;
       state->sweep->cancel();
+      for (auto& timer : state->alarm_timers) timer->cancel();  // pending alarm delays end with the shard
       // Sessions the server ends while they are open (SessionAbortCount, Part 5 §12.9).
       stat_add(state->stats.sessions_aborted, state->sessions.size());
       state->parked.clear();
@@ -196,26 +198,16 @@ void Server::drain_events(ShardState& shard) {
   see_store(shard, space_);
   const addressspace::NodeStore* store = space_.current();
   // Part 4 §5.12.1.5: the EventQueueOverflowEventType event an item's full queue gets; built once per
-  // drain, when first needed (Part 5 §6.4.34: SourceNode the Server object, SourceName
-  // "Internal/EventQueueOverflow").
+  // drain, when first needed.
   std::shared_ptr<const EventRecord> overflow;
-  auto overflow_event = [&]() -> const EventView& {
-    if (!overflow) {
-      EventBuilder b(*store, ua::NodeId(0, ua::id::EventQueueOverflowEventType),
-                     store->find(ua::NodeId(0, ua::id::Server)));
-      if (b.valid()) {
-        b.set(addressspace::event_field::kSourceName, ua::Variant(ua::String("Internal/EventQueueOverflow")));
-        b.message("Event queue overflow");
-        overflow = b.build();
-      }
-      if (!overflow) overflow = std::make_shared<const EventRecord>();  // no event types: an empty event
-    }
+  auto overflow_view = [&]() -> const EventView& {
+    if (!overflow) overflow = overflow_event(*store);
     return *overflow;
   };
   auto queue = [&](MonitoredItem& item, const EventView* event) {
     EventItemState& ev = *item.event();
-    const bool overflowed = event ? ev.add(*event, item.queue_capacity(), item.discard_oldest, overflow_event)
-                                  : ev.note_loss(item.queue_capacity(), item.discard_oldest, overflow_event);
+    const bool overflowed = event ? ev.add(*event, item.queue_capacity(), item.discard_oldest, overflow_view)
+                                  : ev.note_loss(item.queue_capacity(), item.discard_oldest, overflow_view);
     if (overflowed) {
       ++item.subscription->counters().event_queue_overflows;
       stat_add(shard.stats.event_queue_overflows);
@@ -253,6 +245,101 @@ void Server::drain_events(ShardState& shard) {
     }
   }
   shard.event_batch.clear();
+}
+
+std::shared_ptr<const EventRecord> Server::overflow_event(const addressspace::NodeStore& store) {
+  // Part 5 §6.4.34: SourceNode the Server object, SourceName "Internal/EventQueueOverflow".
+  EventBuilder b(store, ua::NodeId(0, ua::id::EventQueueOverflowEventType),
+                 store.find(ua::NodeId(0, ua::id::Server)));
+  std::shared_ptr<const EventRecord> out;
+  if (b.valid()) {
+    b.set(addressspace::event_field::kSourceName, ua::Variant(ua::String("Internal/EventQueueOverflow")));
+    b.message("Event queue overflow");
+    out = b.build();
+  }
+  if (!out) out = std::make_shared<const EventRecord>();  // no event types: an empty event
+  return out;
+}
+
+void Server::queue_event(ShardState& shard, MonitoredItem& item, const EventRecord& event, bool unfiltered) {
+  EventItemState* ev = item.event();
+  if (!ev || item.mode() == ua::MonitoringMode::Disabled) return;
+  if (!unfiltered && !ev->matches(event)) return;
+  std::shared_ptr<const EventRecord> overflow;
+  auto overflow_view = [&]() -> const EventView& {
+    if (!overflow) overflow = overflow_event(*space_.current());
+    return *overflow;
+  };
+  if (ev->add(event, item.queue_capacity(), item.discard_oldest, overflow_view)) {
+    ++item.subscription->counters().event_queue_overflows;
+    stat_add(shard.stats.event_queue_overflows);
+  }
+  stat_add(shard.stats.events_queued);
+  item.pending = !ev->empty();
+  if (item.pending) item.subscription->on_item_queued(item);
+}
+
+void Server::evaluate_alarms(ShardState* origin, const addressspace::NodeStore& store,
+                             std::span<const addressspace::NodeIndex> inputs,
+                             addressspace::EpochReclaimer::Participant& p) {
+  const addressspace::ConditionSpecs* specs = store.condition_specs();
+  if (!specs) return;
+  const ua::DateTime now = ua::DateTime::now();
+  for (const addressspace::NodeIndex input : inputs) {
+    for (const uint32_t i : specs->watching(input)) {
+      const addressspace::ConditionSpec& spec = specs->all()[i];
+      alarm::Outcome out = alarm::evaluate(store, space_.values(), p, spec, now, false);
+      deliver_alarm(origin, spec, out);
+    }
+  }
+}
+
+void Server::evaluate_all_alarms(addressspace::EpochReclaimer::Participant& p) {
+  const addressspace::NodeStore* store = space_.current();
+  const addressspace::ConditionSpecs* specs = store ? store->condition_specs() : nullptr;
+  if (!specs) return;
+  const ua::DateTime now = ua::DateTime::now();
+  for (const addressspace::ConditionSpec& spec : specs->all()) {
+    alarm::Outcome out = alarm::evaluate(*store, space_.values(), p, spec, now, true);
+    deliver_alarm(nullptr, spec, out);
+  }
+}
+
+void Server::deliver_alarm(ShardState* origin, const addressspace::ConditionSpec& spec, alarm::Outcome& out) {
+  if (out.persist) condition_changes_.fetch_add(1, std::memory_order_acq_rel);
+  if (out.event) raise_event(std::move(out.event));
+  if (out.cell_count > 0) notify_written(origin, out.written());
+  if (out.delay_ms == 0 || shards_.empty()) return;
+  const addressspace::NodeStore* store = space_.current();
+  ua::NodeId condition = store->node_id(spec.node);
+  if (origin) return arm_alarm_delay(*origin, std::move(condition), out.delay_ms);
+  ShardState* first = shards_.front().get();
+  asio::post(*first->context, [this, first, condition = std::move(condition), ms = out.delay_ms]() mutable {
+    arm_alarm_delay(*first, std::move(condition), ms);
+  });
+}
+
+// On `shard`: judges the condition again once its delay is over (the store may have been reloaded
+// meanwhile: the condition is found again by NodeId).
+void Server::arm_alarm_delay(ShardState& shard, ua::NodeId condition, uint32_t delay_ms) {
+  if (shard.detached) return;
+  auto timer = std::make_shared<asio::steady_timer>(*shard.context, std::chrono::milliseconds(delay_ms));
+  shard.alarm_timers.push_back(timer);
+  timer->async_wait([this, &shard, timer, condition = std::move(condition)](std::error_code ec) {
+    auto& timers = shard.alarm_timers;
+    if (auto it = std::find(timers.begin(), timers.end(), timer); it != timers.end()) {
+      *it = std::move(timers.back());
+      timers.pop_back();
+    }
+    if (ec || shard.detached || !shard.participant) return;
+    const addressspace::NodeStore* store = space_.current();
+    const addressspace::ConditionSpecs* specs = store->condition_specs();
+    const addressspace::ConditionSpec* spec = specs ? specs->find(store->find(condition)) : nullptr;
+    if (!spec) return;
+    alarm::Outcome out =
+        alarm::evaluate(*store, space_.values(), *shard.participant, *spec, ua::DateTime::now(), true, true);
+    deliver_alarm(&shard, *spec, out);
+  });
 }
 
 void Server::sweep(ShardState& shard) {

@@ -17,6 +17,7 @@
 #include <asio/io_context.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +28,7 @@
 
 #include "addressspace/address_space.hpp"
 #include "config/config.hpp"
+#include "services/alarm_eval.hpp"
 #include "services/cell_watch.hpp"
 #include "services/dispatcher.hpp"
 #include "services/event_record.hpp"
@@ -92,6 +94,28 @@ class Server final : public transport::ServiceHandler {
   uint64_t events_dropped() const noexcept;
   uint64_t events_dropped_full() const noexcept;   // for a full inbox
   uint64_t events_dropped_stale() const noexcept;  // raised against a store generation a shard had left
+
+  // Alarms (alarm_eval.hpp; docs/ARCHITECTURE.md "Alarms"). After storing into variables of `store` that
+  // carry flag::kHasAlarm (`inputs`), a writer calls this on its own thread: each condition watching one
+  // of them is judged there, and what changed is delivered (deliver_alarm). `origin` is the writer's
+  // shard, nullptr for a thread that is no shard (the simulator). Any participant thread (`p`).
+  void evaluate_alarms(ShardState* origin, const addressspace::NodeStore& store,
+                       std::span<const addressspace::NodeIndex> inputs,
+                       addressspace::EpochReclaimer::Participant& p);
+  // Every condition of the current store judged as its input is now, changed or not: at start (after the
+  // state file was read) and after a reload (new limits). The control thread.
+  void evaluate_all_alarms(addressspace::EpochReclaimer::Participant& p);
+  // Delivers what a judgement or a condition method did: the event raised, the items on the condition's
+  // member variables woken, the timer of a pending on/off-delay armed (on `origin`, else on the first
+  // shard), the state file's change counter moved.
+  void deliver_alarm(ShardState* origin, const addressspace::ConditionSpec& spec, alarm::Outcome& out);
+  // Changes of condition state the state file keeps, since start: the daemon writes the file when this
+  // moves. Any thread.
+  uint64_t condition_changes() const noexcept { return condition_changes_.load(std::memory_order_acquire); }
+  // Queues `event` into event item `item` of `shard`, as the drain does: the item's where clause first
+  // unless `unfiltered` (RefreshStartEvent and RefreshEndEvent, Part 9 §4.5), overflow handled, the
+  // subscription told. On the item's shard.
+  void queue_event(ShardState& shard, MonitoredItem& item, const EventRecord& event, bool unfiltered);
 
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
                   ua::Decoder& body) override;
@@ -184,6 +208,9 @@ class Server final : public transport::ServiceHandler {
   ShardState& shard_of(transport::SecureChannel& channel);
   void sweep(ShardState& shard);
   void drain_events(ShardState& shard);
+  void arm_alarm_delay(ShardState& shard, ua::NodeId condition, uint32_t delay_ms);
+  // The EventQueueOverflowEventType event of `store` (Part 4 §5.12.1.5), built on first use per call site.
+  static std::shared_ptr<const EventRecord> overflow_event(const addressspace::NodeStore& store);
 
   addressspace::AddressSpace& space_;
   const config::ServerConfig& config_;
@@ -193,7 +220,8 @@ class Server final : public transport::ServiceHandler {
   config::RoleTable roles_;
   CellWatch watch_;               // which shards watch which value cells (exception-based items)
   NotifierWatch notifier_watch_;  // which shards have event items on which notifiers
-  const uint64_t instance_;       // unique per Server in this process (keys the per-thread shard cache)
+  std::atomic<uint64_t> condition_changes_{0};
+  const uint64_t instance_;  // unique per Server in this process (keys the per-thread shard cache)
   // Declared before the shards, which ~Server frees first: their sessions and subscriptions give their
   // slots back to these when they are destroyed.
   SessionRegistry sessions_;

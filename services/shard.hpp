@@ -88,6 +88,10 @@ struct ShardState {
   NotifierWatch* notifier_watch = nullptr;  // the Server's
   EventInbox inbox;                         // written by producers (any thread), drained here
   std::atomic<uint64_t> events_stale{0};    // raised against a store generation this shard had left
+  // Alarms. shard-local: the conditions watching the variables a Write of this shard just stored
+  // (reused), and the timers of pending on/off-delays armed here (Server::evaluate_alarms).
+  std::vector<addressspace::NodeIndex> alarm_inputs;
+  std::vector<std::shared_ptr<asio::steady_timer>> alarm_timers;
 };
 
 // An event item joins (or leaves) its shard's index: its notifier and filter are resolved in `store`

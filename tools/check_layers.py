@@ -16,7 +16,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # Bottom first. A file (its name without the extension, or a .cpp named in full) belongs to one layer.
 LAYERS = [
-    ("base", ["address_counter", "bounded_counter", "cell_watch", "content_filter", "event_inbox", "event_record", "event_schema", "filter_convert",
+    ("base", ["address_counter", "alarm_eval", "bounded_counter", "cell_watch", "content_filter", "event_inbox", "event_record", "event_schema", "filter_convert",
               "index_range", "login_verifier", "notifier_watch", "pending_publish", "scratch", "service_stats",
               "session_diagnostics", "subscription_registry", "user_token"]),
     ("session", ["access_control", "attribute_read", "audit", "diagnostics", "session", "session_events"]),

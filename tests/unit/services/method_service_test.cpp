@@ -232,9 +232,11 @@ TEST_CASE("Call: a Method of a supertype belongs to the instances and the subtyp
                ua::CallMethodRequest{ua::NodeId(0, id::ObjectsFolder),
                                      ua::NodeId(0, id::ConditionType_ConditionRefresh),
                                      {uint32_t{1}}}});
-  CHECK(r[0].status_code == status::BadNotImplemented);
-  CHECK(r[1].status_code == status::BadNotImplemented);
-  CHECK(r[2].status_code == status::BadNotImplemented);
+  // They reach their implementations: this object is of an alarm type but no configured alarm (no state
+  // to acknowledge), and subscription 1 does not exist.
+  CHECK(r[0].status_code == status::BadNodeIdInvalid);
+  CHECK(r[1].status_code == status::BadSubscriptionIdInvalid);
+  CHECK(r[2].status_code == status::BadSubscriptionIdInvalid);
   CHECK(r[3].status_code == status::BadMethodInvalid);
   CHECK(r[4].status_code == status::BadMethodInvalid);
 }

@@ -1,0 +1,665 @@
+#include "services/alarm_eval.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "ua/generated/node_ids.hpp"
+
+namespace opcuad::services::alarm {
+
+namespace {
+
+namespace field = addressspace::event_field;
+namespace limit = addressspace::alarm_limit;
+using addressspace::ConditionKind;
+using addressspace::ConditionLock;
+using addressspace::ConditionSpec;
+using addressspace::ConditionState;
+using addressspace::LimitState;
+using addressspace::ValueStore;
+namespace status = ua::status;
+
+ua::LocalizedText text(std::string_view s) {
+  return ua::LocalizedText{ua::String("en"), ua::String(s)};
+}
+
+// The limit position of an exclusive LimitState, and back.
+size_t limit_of(LimitState s) noexcept {
+  switch (s) {
+    case LimitState::HighHigh:
+      return limit::kHighHigh;
+    case LimitState::High:
+      return limit::kHigh;
+    case LimitState::Low:
+      return limit::kLow;
+    case LimitState::LowLow:
+      return limit::kLowLow;
+    case LimitState::None:
+      break;
+  }
+  return limit::kCount;
+}
+constexpr LimitState kStateOfLimit[limit::kCount] = {LimitState::HighHigh, LimitState::High, LimitState::Low,
+                                                     LimitState::LowLow};
+constexpr const char* kLimitName[limit::kCount] = {"HighHigh", "High", "Low", "LowLow"};
+// ExclusiveLimitStateMachineType's states (Part 9 §5.8.19.2), by limit position.
+constexpr uint32_t kStateNode[limit::kCount] = {
+    ua::id::ExclusiveLimitStateMachineType_HighHigh, ua::id::ExclusiveLimitStateMachineType_High,
+    ua::id::ExclusiveLimitStateMachineType_Low, ua::id::ExclusiveLimitStateMachineType_LowLow};
+// Its transitions: 1 LowLowToLow, 2 LowToLowLow, 3 HighHighToHigh, 4 HighToHighHigh.
+constexpr uint32_t kTransitionNode[5] = {0, ua::id::ExclusiveLimitStateMachineType_LowLowToLow,
+                                         ua::id::ExclusiveLimitStateMachineType_LowToLowLow,
+                                         ua::id::ExclusiveLimitStateMachineType_HighHighToHigh,
+                                         ua::id::ExclusiveLimitStateMachineType_HighToHighHigh};
+constexpr const char* kTransitionName[5] = {"", "LowLowToLow", "LowToLowLow", "HighHighToHigh",
+                                            "HighToHighHigh"};
+
+uint8_t transition(LimitState from, LimitState to) noexcept {
+  if (from == LimitState::LowLow && to == LimitState::Low) return 1;
+  if (from == LimitState::Low && to == LimitState::LowLow) return 2;
+  if (from == LimitState::HighHigh && to == LimitState::High) return 3;
+  if (from == LimitState::High && to == LimitState::HighHigh) return 4;
+  return 0;
+}
+
+bool to_double(const ua::Variant& v, double& out) noexcept {
+  if (!v.is_scalar()) return false;
+  switch (v.type()) {
+    case ua::BuiltinType::SByte:
+      out = *v.get_if<int8_t>();
+      return true;
+    case ua::BuiltinType::Byte:
+      out = *v.get_if<uint8_t>();
+      return true;
+    case ua::BuiltinType::Int16:
+      out = *v.get_if<int16_t>();
+      return true;
+    case ua::BuiltinType::UInt16:
+      out = *v.get_if<uint16_t>();
+      return true;
+    case ua::BuiltinType::Int32:
+      out = *v.get_if<int32_t>();
+      return true;
+    case ua::BuiltinType::UInt32:
+      out = *v.get_if<uint32_t>();
+      return true;
+    case ua::BuiltinType::Int64:
+      out = static_cast<double>(*v.get_if<int64_t>());
+      return true;
+    case ua::BuiltinType::UInt64:
+      out = static_cast<double>(*v.get_if<uint64_t>());
+      return true;
+    case ua::BuiltinType::Float:
+      out = *v.get_if<float>();
+      return std::isfinite(out);
+    case ua::BuiltinType::Double:
+      out = *v.get_if<double>();
+      return std::isfinite(out);
+    default:
+      return false;
+  }
+}
+
+// The values of the two scalars equal, numbers by value whatever their types (off-normal alarms).
+bool same_value(const ua::Variant& a, const ua::Variant& b) {
+  double x = 0, y = 0;
+  if (to_double(a, x) && to_double(b, y)) return x == y;
+  return a == b;
+}
+
+void append_number(std::string& out, double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  if (r.ec == std::errc()) out.append(buf, r.ptr);
+}
+
+void append_value(std::string& out, const ua::Variant& v) {
+  double d = 0;
+  if (v.is_scalar() && v.type() == ua::BuiltinType::Boolean) {
+    out += *v.get_if<bool>() ? "true" : "false";
+  } else if (to_double(v, d)) {
+    append_number(out, d);
+  } else if (const ua::String* s = v.is_scalar() ? v.get_if<ua::String>() : nullptr) {
+    out.append(s->view().substr(0, kMaxMessageBytes));
+  }
+}
+
+// What a judgement concludes.
+struct Verdict {
+  bool valid = false;  // the input could be judged (a number for the limit kinds, a Good status)
+  bool active = false;
+  LimitState state = LimitState::None;  // exclusive kinds
+  uint8_t bits = 0;                     // non-exclusive
+  uint16_t severity = 0;
+  size_t crossed = limit::kCount;  // the limit reached, for {limit}
+};
+
+// The high side of an exclusive judgement: 2 HighHigh, 1 High, 0 none; `held` is the current level, kept
+// while the value stays within the deadband of its limit (and the low side mirrored).
+int high_level(const ConditionSpec& c, double v, int held) {
+  int level = 0;
+  if (c.has_limit(limit::kHigh) && v >= c.limits[limit::kHigh]) level = 1;
+  if (c.has_limit(limit::kHighHigh) && v >= c.limits[limit::kHighHigh]) level = 2;
+  if (c.deadband > 0) {
+    if (held >= 2 && c.has_limit(limit::kHighHigh) && v > c.limits[limit::kHighHigh] - c.deadband) {
+      level = std::max(level, 2);
+    } else if (held >= 1 && c.has_limit(limit::kHigh) && v > c.limits[limit::kHigh] - c.deadband) {
+      level = std::max(level, 1);
+    }
+  }
+  return level;
+}
+int low_level(const ConditionSpec& c, double v, int held) {
+  int level = 0;
+  if (c.has_limit(limit::kLow) && v <= c.limits[limit::kLow]) level = 1;
+  if (c.has_limit(limit::kLowLow) && v <= c.limits[limit::kLowLow]) level = 2;
+  if (c.deadband > 0) {
+    if (held >= 2 && c.has_limit(limit::kLowLow) && v < c.limits[limit::kLowLow] + c.deadband) {
+      level = std::max(level, 2);
+    } else if (held >= 1 && c.has_limit(limit::kLow) && v < c.limits[limit::kLow] + c.deadband) {
+      level = std::max(level, 1);
+    }
+  }
+  return level;
+}
+
+Verdict judge(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input,
+              const ua::Variant* reference) {
+  Verdict v;
+  if (c.kind == ConditionKind::OffNormal) {
+    if (!reference) return v;
+    v.valid = true;
+    v.active = !same_value(input, *reference);
+    v.severity = c.severity;
+    return v;
+  }
+  double x = 0;
+  if (!to_double(input, x)) return v;
+  if (c.kind == ConditionKind::Deviation) {
+    double setpoint = 0;
+    if (!reference || !to_double(*reference, setpoint)) return v;
+    x -= setpoint;
+  }
+  v.valid = true;
+  if (c.kind == ConditionKind::NonExclusiveLimit) {
+    for (size_t i = 0; i < limit::kCount; ++i) {
+      if (!c.has_limit(i)) continue;
+      const bool high = i == limit::kHighHigh || i == limit::kHigh;
+      const bool was = (s.limit_bits >> i) & 1;
+      const double l = c.limits[i];
+      const bool on = high ? (x >= l || (was && c.deadband > 0 && x > l - c.deadband))
+                           : (x <= l || (was && c.deadband > 0 && x < l + c.deadband));
+      if (!on) continue;
+      v.bits |= static_cast<uint8_t>(1u << i);
+      if (c.limit_severity[i] >= v.severity) {
+        v.severity = c.limit_severity[i];
+        v.crossed = i;
+      }
+    }
+    v.active = v.bits != 0;
+    return v;
+  }
+  const int held_high = s.limit_state == LimitState::HighHigh ? 2 : s.limit_state == LimitState::High ? 1 : 0;
+  const int held_low = s.limit_state == LimitState::LowLow ? 2 : s.limit_state == LimitState::Low ? 1 : 0;
+  const int high = high_level(c, x, held_high);
+  const int low = high ? 0 : low_level(c, x, held_low);
+  if (high) v.crossed = high == 2 ? limit::kHighHigh : limit::kHigh;
+  if (low) v.crossed = low == 2 ? limit::kLowLow : limit::kLow;
+  if (v.crossed != limit::kCount) {
+    v.active = true;
+    v.state = kStateOfLimit[v.crossed];
+    v.severity = c.limit_severity[v.crossed];
+  }
+  return v;
+}
+
+// The state text of the verdict for {state}.
+std::string_view state_text(const ConditionSpec& c, const ConditionState& s) {
+  if (!s.active) return "Inactive";
+  if (c.kind == ConditionKind::ExclusiveLimit || c.kind == ConditionKind::Deviation) {
+    const size_t l = limit_of(s.limit_state);
+    return l < limit::kCount ? kLimitName[l] : "Active";
+  }
+  if (c.kind == ConditionKind::NonExclusiveLimit) {
+    for (size_t i : {limit::kHighHigh, limit::kLowLow, limit::kHigh, limit::kLow}) {
+      if ((s.limit_bits >> i) & 1) return kLimitName[i];
+    }
+  }
+  return "Active";
+}
+
+std::string expand_message(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input,
+                           size_t crossed) {
+  std::string out;
+  const std::string_view t = c.message;
+  for (size_t i = 0; i < t.size() && out.size() < kMaxMessageBytes;) {
+    if (t[i] == '{') {
+      const size_t end = t.find('}', i);
+      const std::string_view name =
+          end == std::string_view::npos ? std::string_view() : t.substr(i + 1, end - i - 1);
+      if (name == "name") {
+        out += c.name;
+      } else if (name == "value") {
+        append_value(out, input);
+      } else if (name == "state") {
+        out += state_text(c, s);
+      } else if (name == "limit") {
+        if (crossed < limit::kCount) append_number(out, c.limits[crossed]);
+      } else {
+        out += t[i++];
+        continue;
+      }
+      i = end + 1;
+      continue;
+    }
+    out += t[i++];
+  }
+  if (out.size() > kMaxMessageBytes) out.resize(kMaxMessageBytes);
+  return out;
+}
+
+void set_state_text(bool on, const char* yes, const char* no, ua::Variant& out) {
+  out = ua::Variant(text(on ? yes : no));
+}
+
+// The value of `key` that follows from the live state, or false for a field the state does not own (its
+// member variable's value is the field).
+bool dynamic_field(FieldKey key, const ConditionSpec& c, const ConditionState& s, ua::Variant& out) {
+  auto time_or_null = [&](ua::DateTime t) { out = t.is_null() ? ua::Variant() : ua::Variant(t); };
+  const bool exclusive = c.kind == ConditionKind::ExclusiveLimit || c.kind == ConditionKind::Deviation;
+  switch (key) {
+    case field::kEventId:
+      out = ua::Variant(s.event_id);
+      return true;
+    case field::kTime:
+    case field::kReceiveTime:
+      time_or_null(s.event_time);
+      return true;
+    case field::kMessage:
+      out = ua::Variant(ua::LocalizedText{ua::String(), ua::String(s.message)});
+      return true;
+    case field::kSeverity:
+      out = ua::Variant(s.severity);
+      return true;
+    case field::kLastSeverity:
+      out = ua::Variant(s.last_severity);
+      return true;
+    case field::kLastSeveritySourceTimestamp:
+      time_or_null(s.severity_time);
+      return true;
+    case field::kRetain:
+      out = ua::Variant(retained(c, s));
+      return true;
+    case field::kEnabledState:
+      set_state_text(s.enabled, "Enabled", "Disabled", out);
+      return true;
+    case field::kEnabledStateId:
+      out = ua::Variant(s.enabled);
+      return true;
+    case field::kEnabledStateTransitionTime:
+      time_or_null(s.enabled_time);
+      return true;
+    case field::kQuality:
+      out = ua::Variant(s.quality);
+      return true;
+    case field::kQualitySourceTimestamp:
+      time_or_null(s.quality_time);
+      return true;
+    case field::kComment:
+      out = ua::Variant(s.comment);
+      return true;
+    case field::kCommentSourceTimestamp:
+      time_or_null(s.comment_time);
+      return true;
+    case field::kClientUserId:
+      out = ua::Variant(s.client_user_id);
+      return true;
+    case field::kAckedState:
+      set_state_text(s.acked, "Acknowledged", "Unacknowledged", out);
+      return true;
+    case field::kAckedStateId:
+      out = ua::Variant(s.acked);
+      return true;
+    case field::kAckedStateTransitionTime:
+      time_or_null(s.acked_time);
+      return true;
+    case field::kConfirmedState:
+      set_state_text(s.confirmed, "Confirmed", "Unconfirmed", out);
+      return true;
+    case field::kConfirmedStateId:
+      out = ua::Variant(s.confirmed);
+      return true;
+    case field::kConfirmedStateTransitionTime:
+      time_or_null(s.confirmed_time);
+      return true;
+    case field::kActiveState:
+      set_state_text(s.active, "Active", "Inactive", out);
+      return true;
+    case field::kActiveStateId:
+      out = ua::Variant(s.active);
+      return true;
+    case field::kActiveStateTransitionTime:
+      time_or_null(s.active_time);
+      return true;
+    case field::kActiveStateEffectiveDisplayName: {
+      // Part 5 §7.3.2 (EffectiveDisplayName): the state with its current sub-state.
+      std::string t(s.active ? "Active" : "Inactive");
+      if (s.active && exclusive && s.limit_state != LimitState::None)
+        t += std::string(" ") + kLimitName[limit_of(s.limit_state)];
+      out = ua::Variant(text(t));
+      return true;
+    }
+    case field::kLimitStateCurrentState:
+    case field::kLimitStateCurrentStateId: {
+      const size_t l = limit_of(s.limit_state);
+      if (!exclusive || l == limit::kCount) {
+        out = ua::Variant();
+      } else if (key == field::kLimitStateCurrentState) {
+        out = ua::Variant(text(kLimitName[l]));
+      } else {
+        out = ua::Variant(ua::NodeId(0, kStateNode[l]));
+      }
+      return true;
+    }
+    case field::kLimitStateLastTransition:
+      out = s.last_transition ? ua::Variant(text(kTransitionName[s.last_transition])) : ua::Variant();
+      return true;
+    case field::kLimitStateLastTransitionId:
+      out =
+          s.last_transition ? ua::Variant(ua::NodeId(0, kTransitionNode[s.last_transition])) : ua::Variant();
+      return true;
+    case field::kLimitStateLastTransitionTransitionTime:
+      time_or_null(s.last_transition ? s.transition_time : ua::DateTime{});
+      return true;
+    case field::kHighHighState:
+    case field::kHighState:
+    case field::kLowState:
+    case field::kLowLowState:
+    case field::kHighHighStateId:
+    case field::kHighStateId:
+    case field::kLowStateId:
+    case field::kLowLowStateId: {
+      size_t i = limit::kHighHigh;
+      bool id = false;
+      switch (key) {
+        case field::kHighHighStateId:
+          id = true;
+          [[fallthrough]];
+        case field::kHighHighState:
+          i = limit::kHighHigh;
+          break;
+        case field::kHighStateId:
+          id = true;
+          [[fallthrough]];
+        case field::kHighState:
+          i = limit::kHigh;
+          break;
+        case field::kLowStateId:
+          id = true;
+          [[fallthrough]];
+        case field::kLowState:
+          i = limit::kLow;
+          break;
+        default:
+          id = key == field::kLowLowStateId;
+          i = limit::kLowLow;
+      }
+      const bool on = (s.limit_bits >> i) & 1;
+      if (id) {
+        out = ua::Variant(on);
+      } else {
+        out = ua::Variant(text(std::string(kLimitName[i]) + (on ? " active" : " inactive")));
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// The condition event of state `s` (under its lock); `fresh`: a new event (new EventId, Time now), else the
+// last one again. Writes nothing.
+std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& store, const ConditionSpec& c,
+                                              const ConditionState& s, bool fresh) {
+  const addressspace::EventTypes* events = store.event_types();
+  if (!events) return nullptr;
+  EventBuilder b(store, events->type_id(c.type), c.input);
+  if (!b.valid()) return nullptr;
+  ua::DataValue dv;
+  for (const auto& [key, cell] : c.fields) {
+    ua::Variant v;
+    if (fresh && key == field::kEventId) continue;  // the builder makes a new one
+    if (!dynamic_field(key, c, s, v)) {
+      ValueStore::read(*cell, dv);
+      v = std::move(dv.value);
+    }
+    b.set(key, std::move(v));
+  }
+  // Part 9 §5.5.2: the ConditionId (the empty path with AttributeId NodeId, content_filter.hpp) is the
+  // condition object; SourceNode and SourceName are the input's (the ConditionSource).
+  b.set(kThisNodeField, ua::Variant(store.node_id(c.node)));
+  b.set(field::kSourceNode, ua::Variant(store.node_id(c.input)));
+  b.set(field::kSourceName, ua::Variant(ua::String(store.browse_name_view(c.input).name.text)));
+  b.set(field::kSeverity, ua::Variant(s.severity));
+  b.set(field::kMessage, ua::Variant(ua::LocalizedText{ua::String(), ua::String(s.message)}));
+  b.set(field::kRetain, ua::Variant(retained(c, s)));
+  if (!fresh) {
+    b.set(field::kEventId, ua::Variant(s.event_id));
+    b.set(field::kTime, ua::Variant(s.event_time));
+    b.set(field::kReceiveTime, ua::Variant(s.event_time));
+  }
+  return b.build();
+}
+
+// A change of state: the new event, its EventId and Time kept in the state, and the member variables the
+// state owns written.
+void publish(const addressspace::NodeStore& store, ValueStore& values,
+             addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c, ConditionState& s,
+             ua::DateTime now, Outcome& out) {
+  s.event_time = now;
+  out.event = make_event(store, c, s, true);
+  if (out.event) {
+    if (const ua::Variant* id = out.event->field(field::kEventId)) {
+      if (const ua::ByteString* b = id->get_if<ua::ByteString>()) s.event_id = *b;
+    }
+  }
+  ua::DataValue dv;
+  for (const auto& [key, cell] : c.fields) {
+    if (!dynamic_field(key, c, s, dv.value)) continue;
+    dv.status = ua::StatusCode(0);
+    dv.source_timestamp = now;
+    dv.server_timestamp = now;
+    values.write(*cell, dv, p);
+    if (out.cell_count < Outcome::kMaxCells) out.cells[out.cell_count++] = cell;
+  }
+}
+
+}  // namespace
+
+bool retained(const ConditionSpec& c, const ConditionState& s) noexcept {
+  return s.enabled && (s.active || !s.acked || (c.confirm && !s.confirmed));
+}
+
+void initialise(const ConditionSpec& c) {
+  ConditionState& s = *c.state;
+  ConditionLock lock(s);
+  if (s.initialised) return;
+  s.initialised = true;
+  s.enabled = c.enabled;
+  s.active = false;
+  s.acked = true;
+  s.confirmed = true;
+  uint16_t severity = c.severity;
+  if (c.kind != ConditionKind::OffNormal) {
+    severity = 1;
+    for (size_t i = 0; i < limit::kCount; ++i)
+      if (c.has_limit(i)) severity = std::max(severity, c.limit_severity[i]);
+  }
+  s.severity = s.last_severity = severity;
+}
+
+namespace {
+
+// Judges `c` as its inputs are now and changes `s` accordingly (under its lock). True when an event field
+// changed.
+bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, bool delay_expired,
+                  Outcome& out) {
+  s.input_version = ValueStore::version(*c.input_cell);
+  s.reference_version = c.reference_cell ? ValueStore::version(*c.reference_cell) : 0;
+  ua::DataValue input, reference;
+  ValueStore::read(*c.input_cell, input, now);
+  if (c.reference_cell) ValueStore::read(*c.reference_cell, reference, now);
+
+  // Quality (Part 9 §5.5.2): the input's status, or the setpoint's when that one is worse.
+  ua::StatusCode quality = input.status;
+  if (c.reference_cell && reference.status.is_bad() && !quality.is_bad()) quality = reference.status;
+  bool changed = false;
+  if (quality != s.quality) {
+    s.quality = quality;
+    s.quality_time = input.source_timestamp.is_null() ? now : input.source_timestamp;
+    changed = true;
+  }
+  Verdict v;
+  if (!quality.is_bad()) v = judge(c, s, input.value, c.reference_cell ? &reference.value : nullptr);
+  if (!v.valid) return changed;
+  if (v.active != s.active) {
+    const uint32_t delay = v.active ? c.on_delay_ms : c.off_delay_ms;
+    if (delay > 0) {
+      if (!s.pending || s.pending_active != v.active) {
+        s.pending = true;
+        s.pending_active = v.active;
+        s.pending_since = now;
+        out.delay_ms = delay;
+        return changed;
+      }
+      const int64_t waited_ms = (now.ticks - s.pending_since.ticks) / 10000;
+      if (waited_ms < delay) {
+        // Its timer is armed; only that timer, woken early (the clocks differ), arms the rest.
+        if (delay_expired) out.delay_ms = static_cast<uint32_t>(delay - std::max<int64_t>(waited_ms, 0));
+        return changed;
+      }
+    }
+  }
+  s.pending = false;
+  if (v.active != s.active) {
+    s.active = v.active;
+    s.active_time = now;
+    if (v.active) {
+      // A new activation needs a new acknowledgement (Part 9 §5.7.2).
+      s.acked = false;
+      s.acked_time = now;
+    }
+    out.persist = true;
+    changed = true;
+  }
+  const LimitState state = v.active ? v.state : LimitState::None;
+  const uint8_t bits = v.active ? v.bits : 0;
+  if (state != s.limit_state || bits != s.limit_bits) {
+    if (const uint8_t t = transition(s.limit_state, state)) {
+      s.last_transition = t;
+      s.transition_time = now;
+    }
+    s.limit_state = state;
+    s.limit_bits = bits;
+    out.persist = true;
+    changed = true;
+  }
+  if (v.active && v.severity != 0 && v.severity != s.severity) {
+    s.last_severity = s.severity;
+    s.severity = v.severity;
+    s.severity_time = now;
+    out.persist = true;
+    changed = true;
+  }
+  if (changed) s.message = expand_message(c, s, input.value, v.active ? v.crossed : limit::kCount);
+  return changed;
+}
+
+}  // namespace
+
+Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
+                 addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c, ua::DateTime now,
+                 bool force, bool delay_expired) {
+  Outcome out;
+  if (!c.state || !c.input_cell) return out;
+  initialise(c);
+  ConditionState& s = *c.state;
+  ConditionLock lock(s);
+  if (!s.enabled) return out;
+  if (!force && ValueStore::version(*c.input_cell) == s.input_version &&
+      (!c.reference_cell || ValueStore::version(*c.reference_cell) == s.reference_version))
+    return out;
+  if (judge_locked(c, s, now, delay_expired, out)) publish(store, values, p, c, s, now, out);
+  return out;
+}
+
+ua::StatusCode call(const addressspace::NodeStore& store, ValueStore& values,
+                    addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c, const MethodCall& m,
+                    ua::DateTime now, Outcome& out) {
+  if (!c.state) return status::BadNodeIdInvalid;
+  if (!(m.roles & c.ack_roles)) return status::BadUserAccessDenied;
+  if (m.method == Method::Confirm && !c.confirm) return status::BadMethodInvalid;  // no ConfirmedState
+  const bool with_comment =
+      m.method == Method::AddComment || m.method == Method::Acknowledge || m.method == Method::Confirm;
+  // Part 9 §5.5.6: a null comment (no locale, no text) changes nothing; AddComment needs one.
+  const bool comment_given = m.comment && (!m.comment->locale.is_null() || !m.comment->text.is_null());
+  if (with_comment && m.comment &&
+      m.comment->locale.view().size() + m.comment->text.view().size() > kMaxCommentBytes)
+    return status::BadInvalidArgument;
+  if (m.method == Method::AddComment && !comment_given) return status::BadInvalidArgument;
+  initialise(c);
+  ConditionState& s = *c.state;
+  ConditionLock lock(s);
+  switch (m.method) {
+    case Method::Enable:
+      if (s.enabled) return status::BadConditionAlreadyEnabled;
+      s.enabled = true;
+      s.enabled_time = now;
+      // Part 9 §5.5.5: the state follows the input as it is now, in the same event.
+      if (c.input_cell) judge_locked(c, s, now, false, out);
+      break;
+    case Method::Disable:
+      if (!s.enabled) return status::BadConditionAlreadyDisabled;
+      s.enabled = false;
+      s.enabled_time = now;
+      s.pending = false;
+      break;
+    default:
+      if (!s.enabled) return status::BadConditionDisabled;
+      if (!m.event_id || s.event_id.is_null() || *m.event_id != s.event_id) return status::BadEventIdUnknown;
+      if (m.method == Method::Acknowledge) {
+        if (s.acked) return status::BadConditionBranchAlreadyAcked;
+        s.acked = true;
+        s.acked_time = now;
+        if (c.confirm) {
+          // Part 9 §5.7.4: a condition that uses Confirm waits for it after the acknowledgement.
+          s.confirmed = false;
+          s.confirmed_time = now;
+        }
+      } else if (m.method == Method::Confirm) {
+        if (s.confirmed) return status::BadConditionBranchAlreadyConfirmed;
+        s.confirmed = true;
+        s.confirmed_time = now;
+      }
+      if (comment_given) {
+        s.comment = *m.comment;
+        s.comment_time = now;
+      }
+  }
+  s.client_user_id = ua::String(m.user);
+  out.persist = true;
+  publish(store, values, p, c, s, now, out);
+  return status::Good;
+}
+
+std::shared_ptr<const EventRecord> refresh_event(const addressspace::NodeStore& store,
+                                                 const ConditionSpec& c) {
+  if (!c.state) return nullptr;
+  ConditionLock lock(*c.state);
+  if (!retained(c, *c.state) || c.state->event_id.is_null()) return nullptr;
+  return make_event(store, c, *c.state, false);
+}
+
+}  // namespace opcuad::services::alarm
