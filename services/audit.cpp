@@ -317,9 +317,29 @@ std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& 
                                                addressspace::NodeIndex object, const ua::NodeId& method,
                                                std::span<const ua::Variant> inputs, ua::StatusCode status) {
   bool left_out = false;
-  EventBuilder b = begin(c, ua::id::AuditUpdateMethodEventType,
-                         object == addressspace::kNoNode ? server_object(c.store) : object, user_of(session),
-                         "Method/Call", status.is_good(), left_out);
+  // Part 9 §5.10: the condition methods have audit types of their own, subtypes of this one.
+  uint32_t type = ua::id::AuditUpdateMethodEventType;
+  if (method.namespace_index() == 0 && method.type() == ua::IdType::Numeric) {
+    switch (method.numeric()) {
+      case ua::id::ConditionType_Enable:
+      case ua::id::ConditionType_Disable:
+        type = ua::id::AuditConditionEnableEventType;
+        break;
+      case ua::id::ConditionType_AddComment:
+        type = ua::id::AuditConditionCommentEventType;
+        break;
+      case ua::id::AcknowledgeableConditionType_Acknowledge:
+        type = ua::id::AuditConditionAcknowledgeEventType;
+        break;
+      case ua::id::AcknowledgeableConditionType_Confirm:
+        type = ua::id::AuditConditionConfirmEventType;
+        break;
+      default:
+        break;
+    }
+  }
+  EventBuilder b = begin(c, type, object == addressspace::kNoNode ? server_object(c.store) : object,
+                         user_of(session), "Method/Call", status.is_good(), left_out);
   if (!b.valid()) return nullptr;
   b.set("MethodId", bounded(ua::Variant(method), kMaxValueBytes, left_out));
   if (inputs.size() > kMaxArguments) {
@@ -334,6 +354,12 @@ std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& 
       room -= std::min(room, approximate_size(kept.back(), room));
     }
     b.set("InputArguments", ua::Variant(std::move(kept)));
+  }
+  if (type != ua::id::AuditUpdateMethodEventType && type != ua::id::AuditConditionEnableEventType &&
+      inputs.size() == 2) {
+    // ConditionEventId and Comment (Part 9 §5.10.4-§5.10.6): the arguments of the call.
+    b.set("ConditionEventId", bounded(inputs[0], kMaxValueBytes, left_out));
+    b.set("Comment", bounded(inputs[1], kMaxValueBytes, left_out));
   }
   b.set("StatusCodeId", ua::Variant(status));
   b.message(message_with_note(status.is_good() ? "Method called" : "Method call refused", left_out));

@@ -90,7 +90,9 @@ std::shared_ptr<const EventRecord> write(const Context& c, const Session& sessio
                                          addressspace::NodeIndex node, uint32_t attribute_id,
                                          std::string_view index_range, const ua::Variant& old_value,
                                          const ua::Variant& new_value, ua::StatusCode status);
-// AuditUpdateMethodEventType (Part 5 §6.4.27) of one CallMethodRequest.
+// AuditUpdateMethodEventType (Part 5 §6.4.27) of one CallMethodRequest; for Part 9's condition methods its
+// subtypes (Part 9 §5.10): AuditConditionEnableEventType (Enable, Disable), AuditConditionCommentEventType,
+// AuditConditionAcknowledgeEventType and AuditConditionConfirmEventType with ConditionEventId and Comment.
 std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& session,
                                                addressspace::NodeIndex object, const ua::NodeId& method,
                                                std::span<const ua::Variant> inputs, ua::StatusCode status);

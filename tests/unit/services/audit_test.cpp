@@ -343,4 +343,43 @@ TEST_CASE("audit: method arguments over the bound are left out (null), small one
   }
 }
 
+TEST_CASE("audit: the condition methods get Part 9's audit types with the EventId and the comment",
+          "[services][audit][alarms]") {
+  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
+  REQUIRE(h.login(user("sam", "secret")).is_good());
+  const addressspace::NodeStore& store = *h.space.current();
+  const Session* s = nullptr;
+  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
+  REQUIRE(s);
+  const audit::Context c{store, "urn:test:server", ""};
+  const ua::Variant event_id(ua::ByteString(std::string(16, 'e')));
+  const ua::Variant comment(ua::LocalizedText{ua::String("en"), ua::String("checked")});
+  const std::vector<ua::Variant> inputs = {event_id, comment};
+  const struct {
+    uint32_t method, type;
+  } cases[] = {{id::AcknowledgeableConditionType_Acknowledge, id::AuditConditionAcknowledgeEventType},
+               {id::AcknowledgeableConditionType_Confirm, id::AuditConditionConfirmEventType},
+               {id::ConditionType_AddComment, id::AuditConditionCommentEventType}};
+  for (const auto& k : cases) {
+    auto r = audit::method_call(c, *s, store.find(ua::NodeId(0, id::Server)), ua::NodeId(0, k.method), inputs,
+                                ua::status::BadEventIdUnknown);
+    REQUIRE(r);
+    const auto* type = field_of(store, *r, k.type, "EventType");
+    REQUIRE(type);
+    CHECK(*type == ua::Variant(ua::NodeId(0, k.type)));
+    const auto* id_field = field_of(store, *r, k.type, "ConditionEventId");
+    REQUIRE(id_field);
+    CHECK(*id_field == event_id);
+    const auto* comment_field = field_of(store, *r, k.type, "Comment");
+    REQUIRE(comment_field);
+    CHECK(*comment_field == comment);
+    CHECK(*field_of(store, *r, k.type, "Status") == ua::Variant(false));
+  }
+  auto enable = audit::method_call(c, *s, store.find(ua::NodeId(0, id::Server)),
+                                   ua::NodeId(0, id::ConditionType_Disable), {}, ua::status::Good);
+  REQUIRE(enable);
+  CHECK(*field_of(store, *enable, id::AuditConditionEnableEventType, "EventType") ==
+        ua::Variant(ua::NodeId(0, id::AuditConditionEnableEventType)));
+}
+
 }  // namespace opcuad::services::audit_test
