@@ -72,6 +72,7 @@ struct ConditionState {
   bool pending = false;
   bool pending_active = false;  // the ActiveState it waits to take
   ua::DateTime pending_since;
+  bool timer_armed = false;  // a delay timer for this condition is armed (at most one at a time)
 };
 
 // Holds a condition's lock for a scope.

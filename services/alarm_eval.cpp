@@ -531,13 +531,21 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
         s.pending = true;
         s.pending_active = v.active;
         s.pending_since = now;
-        out.delay_ms = delay;
+        // One timer per condition at most: one still armed for an earlier wait fires first and arms
+        // itself again for the rest of this one.
+        if (!s.timer_armed) {
+          s.timer_armed = true;
+          out.delay_ms = delay;
+        }
         return changed;
       }
       const int64_t waited_ms = (now.ticks - s.pending_since.ticks) / 10000;
       if (waited_ms < delay) {
         // Its timer is armed; only that timer, woken early (the clocks differ), arms the rest.
-        if (delay_expired) out.delay_ms = static_cast<uint32_t>(delay - std::max<int64_t>(waited_ms, 0));
+        if (delay_expired) {
+          s.timer_armed = true;
+          out.delay_ms = static_cast<uint32_t>(delay - std::max<int64_t>(waited_ms, 0));
+        }
         return changed;
       }
     }
@@ -587,6 +595,7 @@ Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
   initialise(c);
   ConditionState& s = *c.state;
   ConditionLock lock(s);
+  if (delay_expired) s.timer_armed = false;  // the timer that called is spent
   if (!s.enabled) return out;
   if (!force && ValueStore::version(*c.input_cell) == s.input_version &&
       (!c.reference_cell || ValueStore::version(*c.reference_cell) == s.reference_version))

@@ -357,7 +357,7 @@ TEST_CASE("condition state: what a daemon collects is what the next one restores
     auto raised =
         services::alarm::evaluate(*a.space.current(), a.space.values(), *a.p, c, ua::DateTime::now(), false);
     REQUIRE(raised.event);
-    const ua::ByteString id =
+    const ua::ByteString& id =
         *raised.event->field(addressspace::event_field::kEventId)->get_if<ua::ByteString>();
     services::alarm::MethodCall ack;
     ack.method = services::alarm::Method::Acknowledge;

@@ -313,6 +313,13 @@ TEST_CASE("alarm eval: off-normal with Confirm, a Bad input, on-delay", "[alarms
   plant.write("Tank1.Level", 50.0);
   CHECK_FALSE(plant.judge(delayed, ua::DateTime{t1.ticks + 100 * 10000}).event);
   CHECK_FALSE(plant.judge(delayed, ua::DateTime{t1.ticks + 300 * 10000}, true, true).event);
+  // A client that flips the input across the limit without end arms no more than one timer.
+  uint32_t armed = 0;
+  for (int i = 0; i < 1000; ++i) {
+    plant.write("Tank1.Level", i % 2 ? 50.0 : 90.0);
+    if (plant.judge(delayed, ua::DateTime{t1.ticks + (400 + i) * 10000}).delay_ms > 0) ++armed;
+  }
+  CHECK(armed == 1);
 }
 
 TEST_CASE("alarm eval: non-exclusive limits and deviation from a setpoint", "[alarms][services]") {

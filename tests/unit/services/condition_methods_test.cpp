@@ -125,7 +125,7 @@ TEST_CASE("conditions: a Write raises the alarm, Acknowledge answers it, Conditi
   CHECK(e.event_fields[3] == ua::Variant(true));
   CHECK(e.event_fields[4] == ua::Variant(false));
   CHECK(e.event_fields[5] == ua::Variant(true));
-  const ua::Variant event_id = e.event_fields[2];
+  const ua::Variant& event_id = e.event_fields[2];
 
   // The condition's variables read as the event said.
   {
