@@ -137,13 +137,21 @@ TEST_CASE("audit: off by default: nothing is raised", "[services][audit]") {
   CHECK(events_within(h, std::chrono::milliseconds(300)).empty());
 }
 
+// A server with auditing on and one session of "sam" on its shard.
+struct AuditedSession {
+  AuditedSession() {
+    REQUIRE(h.login(user("sam", "secret")).is_good());
+    for (const auto& [token, one] : h.server->shard_state(0).sessions) session = one.get();
+    REQUIRE(session);
+  }
+  ServiceHarness h{"", "", std::string(kUsers) + R"(, "audit": {"enabled": true})"};
+  const Session* session = nullptr;
+};
+
 TEST_CASE("audit: session records, and no secret in an identity token", "[services][audit]") {
-  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
-  REQUIRE(h.login(user("sam", "secret")).is_good());
-  const addressspace::NodeStore& store = *h.space.current();
-  const Session* s = nullptr;
-  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
-  REQUIRE(s);
+  AuditedSession a;
+  const addressspace::NodeStore& store = *a.h.space.current();
+  const Session* s = a.session;
   const audit::Context c{store, "urn:test:server", "entry-7"};
   auto token = user("sam", "secret");
   auto activated = audit::activate_session(c, *s, "sam", token, s->channel_id, ua::status::Good);
@@ -175,12 +183,9 @@ TEST_CASE("audit: session records, and no secret in an identity token", "[servic
 
 TEST_CASE("audit: a value over the bound is left out (null) and said so, a small one is kept whole",
           "[services][audit]") {
-  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
-  REQUIRE(h.login(user("sam", "secret")).is_good());
-  const addressspace::NodeStore& store = *h.space.current();
-  const Session* s = nullptr;
-  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
-  REQUIRE(s);
+  AuditedSession a;
+  const addressspace::NodeStore& store = *a.h.space.current();
+  const Session* s = a.session;
   const audit::Context c{store, "urn:test:server", "entry-7"};
   const std::string mib(1u << 20, 'x');
   const auto write_of = [&](const ua::Variant& old_value, const ua::Variant& new_value) {
@@ -280,12 +285,9 @@ TEST_CASE("audit: a 32 KiB Write through the service: its record's NewValue is n
 
 TEST_CASE("audit: method arguments over the bound are left out (null), small ones kept whole",
           "[services][audit]") {
-  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
-  REQUIRE(h.login(user("sam", "secret")).is_good());
-  const addressspace::NodeStore& store = *h.space.current();
-  const Session* s = nullptr;
-  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
-  REQUIRE(s);
+  AuditedSession a;
+  const addressspace::NodeStore& store = *a.h.space.current();
+  const Session* s = a.session;
   const audit::Context c{store, "urn:test:server", "entry-7"};
   const auto arguments_of = [&](std::span<const ua::Variant> inputs) {
     auto r = audit::method_call(c, *s, addressspace::kNoNode, ua::NodeId(0, id::Server_GetMonitoredItems),
@@ -345,12 +347,9 @@ TEST_CASE("audit: method arguments over the bound are left out (null), small one
 
 TEST_CASE("audit: the condition methods get Part 9's audit types with the EventId and the comment",
           "[services][audit][alarms]") {
-  ServiceHarness h("", "", std::string(kUsers) + R"(, "audit": {"enabled": true})");
-  REQUIRE(h.login(user("sam", "secret")).is_good());
-  const addressspace::NodeStore& store = *h.space.current();
-  const Session* s = nullptr;
-  for (const auto& [token, session] : h.server->shard_state(0).sessions) s = session.get();
-  REQUIRE(s);
+  AuditedSession a;
+  const addressspace::NodeStore& store = *a.h.space.current();
+  const Session* s = a.session;
   const audit::Context c{store, "urn:test:server", ""};
   const ua::Variant event_id(ua::ByteString(std::string(16, 'e')));
   const ua::Variant comment(ua::LocalizedText{ua::String("en"), ua::String("checked")});

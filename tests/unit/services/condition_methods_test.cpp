@@ -44,25 +44,6 @@ ua::ExtensionObject alarm_filter() {
   return ua::ExtensionObject::make(ua::EventFilter{std::move(select), {}});
 }
 
-std::vector<ua::EventFieldList> events_of(const ua::PublishResponse& r) {
-  std::vector<ua::EventFieldList> out;
-  for (const auto& eo : r.notification_message.notification_data) {
-    if (const auto* en = eo.get<ua::EventNotificationList>())
-      out.insert(out.end(), en->events.begin(), en->events.end());
-  }
-  return out;
-}
-
-std::vector<ua::EventFieldList> next_events(ServiceHarness& h) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto e = events_of(publish(h));
-    if (!e.empty()) return e;
-  }
-  FAIL("no event within 5 s");
-  return {};
-}
-
 struct Plant {
   Plant()
       : h("", R"({"namespaces": ["urn:app"], "nodes": [

@@ -73,29 +73,6 @@ ua::MonitoredItemCreateResult monitor_on(Side& side, uint32_t sub, const ItemSpe
   return resp.results[0];
 }
 
-// The events of a Publish answer, in order.
-std::vector<ua::EventFieldList> events_of(const ua::PublishResponse& r) {
-  std::vector<ua::EventFieldList> out;
-  for (const auto& eo : r.notification_message.notification_data) {
-    if (const auto* en = eo.get<ua::EventNotificationList>()) {
-      out.insert(out.end(), en->events.begin(), en->events.end());
-    }
-  }
-  return out;
-}
-
-// Publishes until a message with events arrives (at most 5 s).
-template <class Side>
-std::vector<ua::EventFieldList> next_events(Side& side) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto e = events_of(publish(side));
-    if (!e.empty()) return e;
-  }
-  FAIL("no event within 5 s");
-  return {};
-}
-
 // An event of `type` from the Server object with this severity and message.
 std::shared_ptr<const EventRecord> make_event(ServiceHarness& h, uint32_t type, uint16_t severity,
                                               const std::string& message) {

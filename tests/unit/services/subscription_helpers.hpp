@@ -97,6 +97,29 @@ std::vector<ua::MonitoredItemNotification> next_changes(Side& side) {
   return {};
 }
 
+// The events of a Publish answer, in order, across its EventNotificationLists.
+inline std::vector<ua::EventFieldList> events_of(const ua::PublishResponse& r) {
+  std::vector<ua::EventFieldList> out;
+  for (const auto& eo : r.notification_message.notification_data) {
+    if (const auto* en = eo.get<ua::EventNotificationList>()) {
+      out.insert(out.end(), en->events.begin(), en->events.end());
+    }
+  }
+  return out;
+}
+
+// Publishes on `side` until a message with events arrives, at most 5 s.
+template <class Side>
+std::vector<ua::EventFieldList> next_events(Side& side) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto e = events_of(publish(side));
+    if (!e.empty()) return e;
+  }
+  FAIL("no event within 5 s");
+  return {};
+}
+
 // Waits for the answer to `request_id` on the harness's channel while `run` drives the shards involved
 // (another shard may have to act first); REQUIREs it before `deadline`.
 template <class Run>
