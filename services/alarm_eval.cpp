@@ -453,6 +453,20 @@ std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& sto
   return b.build();
 }
 
+// The member variables the state owns, written from it.
+void write_fields(ValueStore& values, addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c,
+                  const ConditionState& s, ua::DateTime now, Outcome& out) {
+  ua::DataValue dv;
+  for (const auto& [key, cell] : c.fields) {
+    if (!dynamic_field(key, c, s, dv.value)) continue;
+    dv.status = ua::StatusCode(0);
+    dv.source_timestamp = now;
+    dv.server_timestamp = now;
+    values.write(*cell, dv, p);
+    if (out.cell_count < Outcome::kMaxCells) out.cells[out.cell_count++] = cell;
+  }
+}
+
 // A change of state: the new event, its EventId and Time kept in the state, and the member variables the
 // state owns written.
 void publish(const addressspace::NodeStore& store, ValueStore& values,
@@ -465,15 +479,7 @@ void publish(const addressspace::NodeStore& store, ValueStore& values,
       if (const ua::ByteString* b = id->get_if<ua::ByteString>()) s.event_id = *b;
     }
   }
-  ua::DataValue dv;
-  for (const auto& [key, cell] : c.fields) {
-    if (!dynamic_field(key, c, s, dv.value)) continue;
-    dv.status = ua::StatusCode(0);
-    dv.source_timestamp = now;
-    dv.server_timestamp = now;
-    values.write(*cell, dv, p);
-    if (out.cell_count < Outcome::kMaxCells) out.cells[out.cell_count++] = cell;
-  }
+  write_fields(values, p, c, s, now, out);
 }
 
 }  // namespace
@@ -596,11 +602,17 @@ Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
   ConditionState& s = *c.state;
   ConditionLock lock(s);
   if (delay_expired) s.timer_armed = false;  // the timer that called is spent
-  if (!s.enabled) return out;
-  if (!force && ValueStore::version(*c.input_cell) == s.input_version &&
-      (!c.reference_cell || ValueStore::version(*c.reference_cell) == s.reference_version))
-    return out;
-  if (judge_locked(c, s, now, delay_expired, out)) publish(store, values, p, c, s, now, out);
+  const bool inputs_unchanged =
+      ValueStore::version(*c.input_cell) == s.input_version &&
+      (!c.reference_cell || ValueStore::version(*c.reference_cell) == s.reference_version);
+  if (s.enabled && (force || !inputs_unchanged) && judge_locked(c, s, now, delay_expired, out)) {
+    publish(store, values, p, c, s, now, out);
+  } else if (force && !delay_expired) {
+    // At start and after a reload the state may be one the variables do not show yet (restored from the
+    // state file, kept across the reload) although judging the inputs changed nothing: no event, but
+    // the variables follow the state.
+    write_fields(values, p, c, s, now, out);
+  }
   return out;
 }
 

@@ -67,6 +67,8 @@ void initialise(const addressspace::ConditionSpec& spec);
 // Judges `spec`'s input (and setpoint or normal value) as they are now. Without `force`, an input whose
 // version did not change since the last judgement is not judged again. `delay_expired`: the call of the
 // timer Outcome::delay_ms asked for (a pending transition is taken, or its timer armed again for the rest).
+// At start and after a reload (`force` without `delay_expired`) a judgement that changes nothing still
+// writes the member variables from the state (the one the state file restored), without an event.
 Outcome evaluate(const addressspace::NodeStore& store, addressspace::ValueStore& values,
                  addressspace::EpochReclaimer::Participant& p, const addressspace::ConditionSpec& spec,
                  ua::DateTime now, bool force, bool delay_expired = false);

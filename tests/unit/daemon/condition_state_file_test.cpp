@@ -393,6 +393,27 @@ TEST_CASE("condition state: what a daemon collects is what the next one restores
   CHECK_FALSE(services::alarm::evaluate(*b.space.current(), b.space.values(), *b.p, b.spec(),
                                         ua::DateTime::now(), true)
                   .event);
+  // ... and the condition's variables, what clients read, show the restored state.
+  auto member = [&](const std::string& name) {
+    const addressspace::NodeStore& store = *b.space.current();
+    const addressspace::NodeIndex n = store.find(ua::NodeId(2, ua::String("Level.High." + name)));
+    REQUIRE(n != addressspace::kNoNode);
+    ua::DataValue v;
+    addressspace::ValueStore::read(*store.variable(n)->cell, v);
+    return v.value;
+  };
+  const ua::Variant active = member("ActiveState.Id");
+  REQUIRE(active.get_if<bool>());
+  CHECK(*active.get_if<bool>());
+  const ua::Variant acked = member("AckedState.Id");
+  REQUIRE(acked.get_if<bool>());
+  CHECK(*acked.get_if<bool>());
+  const ua::Variant comment = member("Comment");
+  REQUIRE(comment.get_if<ua::LocalizedText>());
+  CHECK(comment.get_if<ua::LocalizedText>()->text == ua::String("on it"));
+  const ua::Variant event_id = member("EventId");
+  REQUIRE(event_id.get_if<ua::ByteString>());
+  CHECK(*event_id.get_if<ua::ByteString>() == last_event);
 }
 
 }  // namespace condition_state_test
