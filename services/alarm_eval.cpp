@@ -233,7 +233,9 @@ std::string_view state_text(const ConditionSpec& c, const ConditionState& s) {
 std::string expand_message(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input,
                            size_t crossed) {
   std::string out;
-  const std::string_view t = c.message;
+  // Without a template the Message still says what happened (docs/CONFIGURATION.md, "Alarms").
+  const std::string_view t =
+      c.message.empty() ? std::string_view("{name} is {state}") : std::string_view(c.message);
   for (size_t i = 0; i < t.size() && out.size() < kMaxMessageBytes;) {
     if (t[i] == '{') {
       const size_t end = t.find('}', i);

@@ -335,6 +335,7 @@ TEST_CASE("alarm eval: non-exclusive limits and deviation from a setpoint", "[al
   CHECK(field_of(both, field::kHighHighStateId) == ua::Variant(true));
   CHECK(field_of(both, field::kHighStateId) == ua::Variant(true));
   CHECK(field_of(both, field::kSeverity) == ua::Variant(uint16_t{900}));
+  CHECK(text(field_of(both, field::kMessage)) == "Bands is HighHigh");  // no template: the default
   alarm::Outcome above = plant.judge(dev);
   REQUIRE(above.event);
   CHECK(text(field_of(above, field::kLimitStateCurrentState)) == "High");
