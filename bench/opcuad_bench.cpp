@@ -314,14 +314,14 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
 
 }  // namespace
 
-// A configuration directory for the server under test: one endpoint on a free loopback port (offering
-// `security`'s policy and mode), one shard unless asked otherwise, N writable Double variables
-// ns=2;s=Bench.V1 .. VN, and from a NodeSet2 file a variable ns=3;s=Bench.Record whose DataType is a
-// structure of ten fields that file defines (read it with --read-node "ns=3;s=Bench.Record").
 double alarm_high_limit(uint32_t nodes) {
   return std::max<uint32_t>(nodes, 100);
 }
 
+// A configuration directory for the server under test: one endpoint on a free loopback port (offering
+// `security`'s policy and mode), one shard unless asked otherwise, N writable Double variables
+// ns=2;s=Bench.V1 .. VN, and from a NodeSet2 file a variable ns=3;s=Bench.Record whose DataType is a
+// structure of ten fields that file defines (read it with --read-node "ns=3;s=Bench.Record").
 // `alarms` "none" and "limit" declare the variables one by one (a bulk declaration cannot carry alarms,
 // docs/CONFIGURATION.md "Alarms"), so that the two differ only in the alarms.
 bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
