@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bench/client_security.hpp"
@@ -55,6 +56,11 @@ struct Options {
   std::string security;
   std::string server_certificate;  // --url targets: the server's certificate (DER)
   std::string client_pki;          // where the client certificate is kept (default: a temporary folder)
+  // --alarms: how the generated node file declares Bench.V1 .. VN, several comma-separated to compare
+  // them (one server each): "" (one bulk declaration), "none" (N explicit variables), "limit" (N explicit
+  // variables, each with an exclusive_limit alarm whose limits the written values stay within).
+  std::vector<std::string> alarms;
+  bool alarm_toggle = false;  // --alarm-toggle: writes alternate across the alarms' high limit
   // storm
   uint32_t storm_clients = 4;   // closed loops opening secure channels + sessions during storm windows
   double read_interval_ms = 1;  // the Read sessions send one request per interval (0: closed loop)
@@ -118,8 +124,12 @@ void print_text(const Options& o, const Workload& w, const std::vector<RunResult
 void print_json(const Options& o, const Workload& w, const std::vector<RunResult>& runs);
 
 // The generated configuration of a load run (opcuad_bench.cpp), offering `security`'s policy and mode.
+// `alarms` is one of Options::alarms ("" for the bulk declaration).
 bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
-                  std::filesystem::path& config);
+                  std::filesystem::path& config, std::string_view alarms = {});
+// The high limit of a "limit" alarm on Bench.V<k> of a run with N values per Write: above every value
+// the write scenario writes (0.5 k), below the ones --alarm-toggle writes every other time.
+double alarm_high_limit(uint32_t nodes);
 // `--scenario storm` (storm_scenario.cpp): Read latency on open sessions with and without a connection
 // storm, alternating windows on one server; returns the exit code.
 int run_storm(const Options& o);

@@ -60,6 +60,12 @@ constexpr const char* kUsage =
     "  --duration SECONDS    measured time (default 5)\n"
     "  --warmup SECONDS      load before measuring (default 1)\n"
     "  --threads T           client threads, one io_context each (default 1)\n"
+    "Alarms (generated configuration):\n"
+    "  --alarms LIST         none | limit, comma-separated: one server each, rounds alternate, ratios to\n"
+    "                        the first. none: Bench.V1 .. VN declared one by one; limit: each also carries\n"
+    "                        an exclusive_limit alarm (high and low outside the values written)\n"
+    "  --alarm-toggle        write: every other request on a connection writes above the high limit, so\n"
+    "                        each write changes every alarm's state (one session keeps the order)\n"
     "Subscriptions (--scenario sub):\n"
     "  --nodes N             monitored items, each on its own simulated counter (default 1000)\n"
     "  --sampling-interval MS  sampling interval, also the counters' interval (default 100)\n"
@@ -174,6 +180,18 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       ok = number(o.sub.max_step_seconds) && o.sub.max_step_seconds > 0;
     } else if (a == "--hold") {
       ok = number(o.sub.hold) && o.sub.hold > 0;
+    } else if (a == "--alarms") {
+      auto v = value();
+      ok = v.has_value() && !v->empty();
+      for (std::string_view list = ok ? *v : std::string_view(); ok && !list.empty();) {
+        const auto comma = list.find(',');
+        const auto entry = list.substr(0, comma);
+        ok = entry == "none" || entry == "limit";
+        o.alarms.emplace_back(entry);
+        list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+      }
+    } else if (a == "--alarm-toggle") {
+      o.alarm_toggle = true;
     } else if (a == "--quick") {
       o.quick = true;
     } else if (a == "--sessions") {
@@ -267,6 +285,14 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
     o.server =
         (std::filesystem::path(self_path()).parent_path() / "../daemon/opcuad").lexically_normal().string();
   }
+  if (!o.alarms.empty() && (!o.url.empty() || o.mode != "load")) {
+    error = "--alarms only for read/write/browse/translate on a server the harness starts";
+    return std::nullopt;
+  }
+  if (o.alarm_toggle && (o.mode != "load" || o.scenario != Scenario::Write)) {
+    error = "--alarm-toggle only for --scenario write";
+    return std::nullopt;
+  }
   if (o.mode == "load" && o.threads > o.sessions) o.threads = o.sessions;
   o.sub.server = o.server;
   o.sub.url = o.url;
@@ -288,18 +314,38 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
 
 }  // namespace
 
+double alarm_high_limit(uint32_t nodes) {
+  return std::max<uint32_t>(nodes, 100);
+}
+
 // A configuration directory for the server under test: one endpoint on a free loopback port (offering
 // `security`'s policy and mode), one shard unless asked otherwise, N writable Double variables
 // ns=2;s=Bench.V1 .. VN, and from a NodeSet2 file a variable ns=3;s=Bench.Record whose DataType is a
 // structure of ten fields that file defines (read it with --read-node "ns=3;s=Bench.Record").
+// `alarms` "none" and "limit" declare the variables one by one (a bulk declaration cannot carry alarms,
+// docs/CONFIGURATION.md "Alarms"), so that the two differ only in the alarms.
 bool write_config(const std::filesystem::path& dir, const Options& o, const SecuritySettings& security,
-                  std::filesystem::path& config) {
+                  std::filesystem::path& config, std::string_view alarms) {
   const uint32_t count = std::max<uint32_t>(o.nodes, 100);
   std::ofstream nodes(dir / "nodes.json");
   nodes << R"({"namespaces": ["urn:opcuad:bench"],
- "nodes": [{"kind": "folder", "name": "Bench", "children": [
+ "nodes": [{"kind": "folder", "name": "Bench", "children": [)";
+  if (alarms.empty()) {
+    nodes << R"(
    {"kind": "variable", "name": "V{n}", "count": )"
-        << count << R"(, "data_type": "Double", "value": 0.0, "access": ["read", "write"]},
+          << count << R"(, "data_type": "Double", "value": 0.0, "access": ["read", "write"]},)";
+  } else {
+    const double high = alarm_high_limit(o.nodes);
+    for (uint32_t k = 1; k <= count; ++k) {
+      nodes << "\n   {\"kind\": \"variable\", \"name\": \"V" << k
+            << R"(", "data_type": "Double", "value": 0.0, "access": ["read", "write"])";
+      if (alarms == "limit")
+        nodes << R"(, "alarms": [{"name": "Limits", "type": "exclusive_limit", "limits": {"high": )" << high
+              << R"(, "low": )" << -high << "}}]";
+      nodes << "},";
+    }
+  }
+  nodes << R"(
    {"kind": "variable", "name": "Sine", "data_type": "Double", "value": 0.0,
     "simulation": {"kind": "sine", "period_ms": 10000, "interval_ms": 100, "min": -1, "max": 1}}]}]}
 )";
@@ -562,6 +608,7 @@ int run(const Options& o) {
   raise_fd_limit();
   Workload workload(o.scenario, o.nodes, 2);
   if (o.read_node) workload.set_read_node(*o.read_node);
+  if (o.alarm_toggle) workload.set_alternate_offset(2 * alarm_high_limit(o.nodes));
   if (o.serve_canned) {
     CannedResponse canned = synthesize_canned(workload);
     if (!o.canned_response.empty() && !load_canned(o.canned_response, canned)) {
@@ -588,20 +635,29 @@ int run(const Options& o) {
   std::vector<SecuritySettings> none_only(1);
   const std::vector<SecuritySettings>& variants =
       security_variants().empty() ? none_only : security_variants();
-  std::vector<Target> servers(variants.size());
+  // And one per --alarms entry (main() allows several of only one of the two lists).
+  const std::vector<std::string> alarms = o.alarms.empty() ? std::vector<std::string>{""} : o.alarms;
+  const size_t server_count = std::max(variants.size(), alarms.size());
+  auto security_of = [&](size_t i) -> const SecuritySettings& {
+    return variants[std::min(i, variants.size() - 1)];
+  };
+  auto alarms_of = [&](size_t i) -> const std::string& { return alarms[std::min(i, alarms.size() - 1)]; };
+  std::vector<Target> servers(server_count);
   Target canned;
   canned.name = "canned";
   canned.total.server_cpu = 0;
   bool started = true;
-  for (size_t i = 0; started && i < variants.size(); ++i) {
+  for (size_t i = 0; started && i < server_count; ++i) {
     Target& server = servers[i];
     server.total.server_cpu = 0;
-    const std::string suffix = variants.size() > 1 ? "[" + variants[i].name() + "]" : std::string();
+    const std::string suffix = variants.size() > 1 ? "[" + variants[i].name() + "]"
+                               : alarms.size() > 1 ? "[alarms " + alarms[i] + "]"
+                                                   : std::string();
     std::string error;
     if (!o.url.empty()) {
       server.name = "server" + suffix;
       if (!parse_loopback_url(o.url, server.endpoint, error) ||
-          !attach_security(server.endpoint, {}, error, variants[i])) {
+          !attach_security(server.endpoint, {}, error, security_of(i))) {
         std::fprintf(stderr, "opcuad-bench: %s\n", error.c_str());
         std::filesystem::remove_all(dir);
         return 2;
@@ -609,18 +665,18 @@ int run(const Options& o) {
       server.pid = listener_pid(server.endpoint.port);
     } else {
       server.name = "opcuad" + suffix;
-      const auto server_dir = variants.size() > 1 ? dir / ("server-" + std::to_string(i)) : dir;
+      const auto server_dir = server_count > 1 ? dir / ("server-" + std::to_string(i)) : dir;
       std::filesystem::path config;
       std::error_code ec;
       std::filesystem::create_directories(server_dir, ec);
-      if (!write_config(server_dir, o, variants[i], config)) {
+      if (!write_config(server_dir, o, security_of(i), config, alarms_of(i))) {
         std::fprintf(stderr, "opcuad-bench: cannot write the configuration in %s\n", server_dir.c_str());
         for (auto& t : servers) stop_child(t);
         std::filesystem::remove_all(dir);
         return 2;
       }
       started = start_child(server, {o.server, "--config", config.string()}, o);
-      if (started && !attach_security(server.endpoint, server_dir, error, variants[i])) {
+      if (started && !attach_security(server.endpoint, server_dir, error, security_of(i))) {
         server.total.server_problem = error;
         started = false;
       }
@@ -728,7 +784,7 @@ int run(const Options& o) {
   for (auto& p : peers) stop_child(p);
   std::vector<RunResult> runs;
   for (size_t i = 0; i < servers.size(); ++i) {
-    servers[i].total.security = variants[i].name();
+    servers[i].total.security = security_of(i).name();
     runs.push_back(std::move(servers[i].total));
   }
   if (o.compare_canned) {
@@ -765,7 +821,7 @@ int run(const Options& o) {
       std::fprintf(stderr, "opcuad-bench: %s: server counters %s\n", r.target.c_str(), why);
     }
   }
-  for (size_t i = 0; o.max_allocs_per_op >= 0 && i < variants.size(); ++i) {
+  for (size_t i = 0; o.max_allocs_per_op >= 0 && i < servers.size(); ++i) {
     const double allocs = runs[i].counters.per_request(ServerCounter::HeapAllocations);
     if (allocs < 0 || allocs > o.max_allocs_per_op) {
       failed = true;
@@ -815,6 +871,10 @@ int main(int argc, char** argv) {
       any_secured = any_secured || s->secured();
       variants.push_back(std::move(*s));
       list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+    if (variants.size() > 1 && options->alarms.size() > 1) {
+      std::fprintf(stderr, "opcuad-bench: several --security variants or several --alarms, not both\n");
+      return 2;
     }
     if (variants.size() > 1 && options->mode != "load") {
       std::fprintf(stderr,

@@ -87,6 +87,8 @@ void LoadConnection::start(const SessionInfo& session, uint32_t inflight, Clock:
   pace_ = pace;
   if (pace_.count() != 0) inflight_ = 1;
   handle_offset_ = workload_.encode_request(session.authentication_token, request_);
+  if (workload_.alternates())
+    workload_.encode_request(session.authentication_token, alternate_request_, true);
   if (request_.size() > session.chunk_room()) {
     // One request per chunk keeps the client simple; Read of a few thousand nodes still fits 64 KiB.
     fail("request of " + std::to_string(request_.size()) + " bytes does not fit one chunk");
@@ -102,9 +104,11 @@ void LoadConnection::start(const SessionInfo& session, uint32_t inflight, Clock:
 
 void LoadConnection::send_request(uint32_t slot) {
   const uint32_t request_id = slot + inflight_ * ++generation_[slot];
-  put_u32(request_.data() + handle_offset_, request_id);
+  // Alternating requests go out in turn on the connection, which the server handles in order.
+  ua::ByteBuffer& request = workload_.alternates() && (sends_++ & 1) ? alternate_request_ : request_;
+  put_u32(request.data() + handle_offset_, request_id);
   sent_at_[slot] = Clock::now();
-  if (!append_chunk(outgoing(), MessageType::Message, 'F', session(), request_id, request_.span()))
+  if (!append_chunk(outgoing(), MessageType::Message, 'F', session(), request_id, request.span()))
     return fail("cannot seal a request");
   ++outstanding_;
 }

@@ -121,6 +121,8 @@ class LoadConnection : private WireClient<LoadConnection> {
 
   // The encoded request (type id + request), its handle patched per send.
   ua::ByteBuffer request_;
+  ua::ByteBuffer alternate_request_;  // Workload::alternates(): sent every other time
+  uint64_t sends_ = 0;
   size_t handle_offset_ = 0;
   // Outstanding requests: request id = slot + inflight * generation, so a slot is reused only after its
   // response arrived and the id alone finds the send time.

@@ -124,7 +124,8 @@ uint32_t Workload::response_type_id() const noexcept {
   return 0;
 }
 
-size_t Workload::encode_request(const ua::NodeId& authentication_token, ua::ByteBuffer& out) const {
+size_t Workload::encode_request(const ua::NodeId& authentication_token, ua::ByteBuffer& out,
+                                bool alternate) const {
   ua::RequestHeader header;
   header.authentication_token = authentication_token;
   header.timestamp = ua::DateTime::now();
@@ -163,7 +164,7 @@ size_t Workload::encode_request(const ua::NodeId& authentication_token, ua::Byte
         ua::WriteValue v;
         v.node_id = bench_variable(ns_, k);
         v.attribute_id = kValueAttribute;
-        v.value.value = 0.5 * k;
+        v.value.value = 0.5 * k + (alternate ? alternate_offset_ : 0.0);
         r.nodes_to_write.push_back(std::move(v));
       }
       ua::encode(e, r);

@@ -52,6 +52,10 @@ class Workload {
   // e.g. i=2258, Server.ServerStatus.CurrentTime, computed at read time).
   void set_read_node(ua::NodeId node) { read_node_ = std::move(node); }
   const std::optional<ua::NodeId>& read_node() const noexcept { return read_node_; }
+  // Write: every other request of a connection writes 0.5 k + `offset` instead of 0.5 k to Bench.V<k>
+  // (--alarm-toggle: across the alarms' high limit and back, so every write changes the limit state).
+  void set_alternate_offset(double offset) { alternate_offset_ = offset; }
+  bool alternates() const noexcept { return alternate_offset_ != 0; }
 
   Scenario scenario() const noexcept { return scenario_; }
   uint32_t nodes() const noexcept { return nodes_; }
@@ -62,7 +66,9 @@ class Workload {
 
   // Encodes type id + request into `out` for a session; returns the offset of the RequestHeader's
   // RequestHandle in `out`, which the connection patches per send.
-  size_t encode_request(const ua::NodeId& authentication_token, ua::ByteBuffer& out) const;
+  // `alternate`: the request with the alternate values (set_alternate_offset); the same size and layout.
+  size_t encode_request(const ua::NodeId& authentication_token, ua::ByteBuffer& out,
+                        bool alternate = false) const;
 
   // Decodes a response body after its type id (`type` already read) into objects reused per thread,
   // counting bad codes into `errors`. Never throws, never allocates once warm.
@@ -73,6 +79,7 @@ class Workload {
   uint32_t nodes_;
   uint16_t ns_;
   std::optional<ua::NodeId> read_node_;
+  double alternate_offset_ = 0;
 };
 
 // The NodeId the harness's configuration gives variable k (1-based).

@@ -380,6 +380,93 @@ CreateMonitoredItemsRequest service_create_event_items() {
   return c;
 }
 
+// The alarms the services fuzz target adds to the default configuration (services_fuzz.cpp, kAlarmNodes).
+NodeId alarms(const char* path) {
+  return NodeId(2, String(std::string("Alarms.") + path));
+}
+constexpr uint32_t kConditionType = 2782, kConditionRefresh = 3875, kConditionRefresh2 = 12912,
+                   kEnable = 9027, kDisable = 9028, kAddComment = 9029, kAcknowledge = 9111, kConfirm = 9113;
+
+// Alarms.Level (exclusive limit alarm: high_high 95, high 85, low 10, low_low 5, deadband 1) and
+// Alarms.Mode (off normal alarm, normal value 1).
+WriteRequest service_write_alarms(double level, int32_t mode) {
+  WriteRequest w;
+  DataValue l, m;
+  l.value = Variant(level);
+  m.value = Variant(mode);
+  w.nodes_to_write = {WriteValue{alarms("Level"), 13, String(), l},
+                      WriteValue{alarms("Mode"), 13, String(), m}};
+  return w;
+}
+
+// An event item on the Server object selecting what the condition methods need: EventId (which the fuzz
+// target keeps for Acknowledge and Confirm), the ConditionId, the states and the event's text.
+CreateMonitoredItemsRequest service_create_alarm_items() {
+  auto clause = [](uint32_t type, std::vector<const char*> path, uint32_t attribute = 13) {
+    SimpleAttributeOperand c;
+    c.type_definition_id = NodeId(0, type);
+    for (const char* p : path) c.browse_path.push_back(QualifiedName{0, String(p)});
+    c.attribute_id = attribute;
+    return c;
+  };
+  EventFilter f;
+  f.select_clauses = {clause(2041, {"EventId"}),
+                      clause(2041, {"EventType"}),
+                      clause(kConditionType, {}, 1),
+                      clause(2915, {"ActiveState", "Id"}),
+                      clause(2881, {"AckedState", "Id"}),
+                      clause(2881, {"ConfirmedState", "Id"}),
+                      clause(kConditionType, {"EnabledState", "Id"}),
+                      clause(kConditionType, {"Retain"}),
+                      clause(9341, {"LimitState", "CurrentState"}),
+                      clause(kConditionType, {"Comment"}),
+                      clause(2041, {"Message"}),
+                      clause(2041, {"Severity"})};
+  // Conditions only: OfType ConditionType.
+  f.where_clause.elements = {
+      {FilterOperator::OfType, {ExtensionObject::make(LiteralOperand{Variant(NodeId(0, kConditionType))})}}};
+  MonitoredItemCreateRequest m;
+  m.item_to_monitor = ReadValueId{NodeId(0, kServer), 12, String(), {}};
+  m.monitoring_mode = MonitoringMode::Reporting;
+  m.requested_parameters.client_handle = 20;
+  m.requested_parameters.queue_size = 16;
+  m.requested_parameters.discard_oldest = true;
+  m.requested_parameters.filter = ExtensionObject::make(std::move(f));
+  CreateMonitoredItemsRequest c;
+  c.subscription_id = 1;
+  c.timestamps_to_return = TimestampsToReturn::Both;
+  c.items_to_create = {std::move(m)};
+  return c;
+}
+
+// Acknowledge, Confirm or AddComment on a condition: `event` of one byte n is the n-th newest EventId
+// the input has seen (services_fuzz_input.hpp), anything else goes as it is.
+ByteString seen(uint8_t n) {
+  return ByteString(std::string(1, static_cast<char>(n)));
+}
+CallMethodRequest condition_call(uint32_t method, const char* condition, ByteString event,
+                                 const char* comment) {
+  return CallMethodRequest{
+      alarms(condition),
+      NodeId(0, method),
+      {Variant(std::move(event)), Variant(LocalizedText{String("en"), String(comment)})}};
+}
+CallMethodRequest condition_switch(uint32_t method, const char* condition) {
+  return CallMethodRequest{alarms(condition), NodeId(0, method), {}};
+}
+CallMethodRequest condition_refresh(uint32_t subscription) {
+  return CallMethodRequest{NodeId(0, kConditionType), NodeId(0, kConditionRefresh), {Variant(subscription)}};
+}
+CallMethodRequest condition_refresh2(uint32_t subscription, uint32_t item) {
+  return CallMethodRequest{
+      NodeId(0, kConditionType), NodeId(0, kConditionRefresh2), {Variant(subscription), Variant(item)}};
+}
+CallRequest service_calls(std::vector<CallMethodRequest> methods) {
+  CallRequest c;
+  c.methods_to_call = std::move(methods);
+  return c;
+}
+
 CreateMonitoredItemsRequest service_create_items() {
   auto item = [](NodeId node, uint32_t attribute, uint32_t handle, double interval, uint32_t queue,
                  ExtensionObject filter = {}) {
@@ -588,6 +675,69 @@ void write_service_seeds(const std::filesystem::path& dir) {
       .op(service_transfer(), opcuad::fuzz::kSecondChannel)
       .op(service_publish(), opcuad::fuzz::kSecondChannel)
       .wait(12)
+      .end();
+  // Alarms (Part 9): the inputs written across their limits raise the conditions' events; the client
+  // acknowledges, confirms and comments with the EventIds it received, refreshes, disables (a write while
+  // disabled raises nothing) and enables again.
+  s.op(service_create_subscription())
+      .op(service_create_alarm_items())
+      .op(service_write_alarms(90, 2))
+      .wait(12)
+      .op(service_publish())
+      .wait(12)
+      // Each acknowledgement is a new event with a new EventId (Level's first, then Mode's).
+      .op(service_calls({condition_call(kAcknowledge, "Level.Limits", seen(1), "seen"),
+                         condition_call(kAcknowledge, "Mode.NotAuto", seen(0), "seen")}))
+      .op(service_publish(1))
+      .wait(12)
+      .op(service_calls({condition_call(kConfirm, "Mode.NotAuto", seen(0), "done"),
+                         condition_call(kAddComment, "Level.Limits", seen(1), "a comment")}))
+      .op(service_write_alarms(97, 3))
+      .op(service_calls({condition_refresh(1)}))
+      .op(service_publish(2))
+      .op(service_calls({condition_refresh2(1, 1)}))
+      .op(service_write_alarms(50, 1))
+      .op(service_calls(
+          {condition_switch(kDisable, "Level.Limits"), condition_switch(kDisable, "Mode.NotAuto")}))
+      .op(service_write_alarms(2, 4))
+      .op(service_calls(
+          {condition_switch(kEnable, "Level.Limits"), condition_switch(kEnable, "Mode.NotAuto")}))
+      .wait(12)
+      .op(service_publish(3))
+      .op(service_delete_subscriptions())
+      .end();
+  // The same methods with EventIds the server never sent, arguments of the wrong kind or number, on a
+  // node that is no condition and on the type; refreshes of a subscription that is not the session's.
+  s.op(service_write_alarms(4, 0))
+      .op(service_calls(
+          {condition_call(kAcknowledge, "Level.Limits", ByteString("not-an-event-id-0123"), "x"),
+           condition_call(kConfirm, "Mode.NotAuto", ByteString(), ""),
+           condition_call(kAddComment, "Level.Limits", ByteString(""), ""),
+           condition_call(kAcknowledge, "Level", seen(0), "not a condition"),
+           CallMethodRequest{NodeId(0, kConditionType), NodeId(0, kAcknowledge), {}},
+           CallMethodRequest{alarms("Level.Limits"), NodeId(0, kAddComment), {Variant(int32_t{1})}},
+           condition_switch(kDisable, "Level.Limits"), condition_switch(kDisable, "Level.Limits"),
+           condition_call(kAcknowledge, "Level.Limits", seen(0), "disabled"),
+           condition_switch(kEnable, "Level.Limits"), condition_switch(kEnable, "Level.Limits"),
+           condition_refresh(999), condition_refresh2(1, 77),
+           CallMethodRequest{NodeId(0, kConditionType), NodeId(0, kConditionRefresh), {}}}))
+      .op(service_write_alarms(50, 1))
+      .end();
+  // Writes across the limits on both shards (the second channel), with an event item and a refresh.
+  s.op(service_create_subscription())
+      .op(service_create_alarm_items())
+      .op(service_write_alarms(86, 2))
+      .op(service_write_alarms(96, 1), opcuad::fuzz::kSecondChannel)
+      .op(service_write_alarms(84.5, 2))
+      .op(service_write_alarms(7, 1), opcuad::fuzz::kSecondChannel)
+      .op(service_write_alarms(3, 2))
+      .op(service_write_alarms(50, 1))
+      .op(service_publish())
+      .op(service_calls({condition_refresh(1)}))
+      .wait(12)
+      .op(service_publish(1))
+      .op(service_calls({condition_call(kAcknowledge, "Level.Limits", seen(3), "an older event")}))
+      .op(service_delete_subscriptions())
       .end();
   // Session and discovery services together, then the session checks: a raw body, and a request whose
   // token is not the session's.

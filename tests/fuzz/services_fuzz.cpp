@@ -1,7 +1,8 @@
-// libFuzzer target for the services (Part 4 §5): a real services::Server over the default address space,
-// with two shards run on this thread, driven through an in-memory SecureChannel on each, so every request
-// takes the path a network request takes (MSG chunks, the dispatcher's session checks, the handler, the
-// response encoder, the output writer), and sessions and subscriptions can move between shards.
+// libFuzzer target for the services (Part 4 §5): a real services::Server over the default address space
+// and two alarms (kAlarmNodes), with two shards run on this thread, driven through an in-memory
+// SecureChannel on each, so every request takes the path a network request takes (MSG chunks, the
+// dispatcher's session checks, the handler, the response encoder, the output writer), and sessions and
+// subscriptions can move between shards.
 //
 // Each input is a sequence of requests (tests/fuzz/services_fuzz_input.hpp) sent in an anonymous session
 // created and activated for that input, so an input means nearly the same thing whenever it runs (only
@@ -40,6 +41,7 @@
 #include "transport/secure_channel.hpp"
 #include "transport/uatcp.hpp"
 #include "ua/codec.hpp"
+#include "ua/generated/node_ids.hpp"
 #include "ua/generated/types.hpp"
 
 namespace {
@@ -76,18 +78,39 @@ class Events : public transport::ChannelEvents {
   bool closed = false;
 };
 
-// SERVICES_FUZZ_TRACE=1 prints each answer's service result: to see what an input reaches.
+// SERVICES_FUZZ_TRACE=1 prints each answer's service result (and a Call's method results): to see what
+// an input reaches.
 bool trace() {
   static const bool on = std::getenv("SERVICES_FUZZ_TRACE") != nullptr;
   return on;
 }
 
+// Alarms (docs/CONFIGURATION.md, "Alarms") beside the default configuration's nodes: writes to
+// ns=2;s=Alarms.Level cross the limits of the exclusive limit alarm Alarms.Level.Limits, writes to
+// Alarms.Mode leave and reach the normal value of Alarms.Mode.NotAuto, which clients also confirm.
+constexpr const char* kAlarmNodes = R"json({
+  "namespaces": ["urn:opcuad:demo"],
+  "nodes": [{"kind": "folder", "name": "Alarms", "event_notifier": true, "children": [
+    {"kind": "variable", "name": "Level", "data_type": "Double", "value": 50.0, "access": ["read", "write"],
+     "alarms": [{"name": "Limits", "type": "exclusive_limit",
+                 "limits": {"high_high": 95, "high": 85, "low": 10, "low_low": 5}, "deadband": 1.0,
+                 "message": "level {value} is {state} (limit {limit})"}]},
+    {"kind": "variable", "name": "Mode", "data_type": "Int32", "value": 1, "access": ["read", "write"],
+     "alarms": [{"name": "NotAuto", "type": "off_normal", "normal_value": 1, "severity": 300,
+                 "message": "{name}: mode {value}", "confirm": true}]}]}]
+})json";
+
 const config::ServerConfig& server_config() {
   // Audit on: writes, calls and sessions raise events too.
   static const config::ServerConfig c = [] {
-    config::ServerConfig d = config::default_config();
-    d.audit.enabled = true;
-    return d;
+    config::LoadResult r;
+    r.config = config::default_config();
+    r.config.audit.enabled = true;
+    config::load_node_file_text(kAlarmNodes, "fuzz-alarms.json", r);
+    config::check_references(r);
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.to_string().c_str());
+    if (!r.ok()) fail("the alarm nodes do not load");
+    return std::move(r.config);
   }();
   return c;
 }
@@ -116,11 +139,31 @@ struct SessionRef {
 
 // What the harness learns from a response it checked.
 struct Observed {
-  std::vector<uint32_t>* subscriptions;  // created, in order
-  std::vector<SessionRef>* sessions;     // created, in order
-  uint8_t link;                          // the channel the response came on
+  std::vector<uint32_t>* subscriptions;    // created, in order
+  std::vector<SessionRef>* sessions;       // created, in order
+  std::vector<ua::ByteString>* event_ids;  // seen in event notifications, the newest last
+  uint8_t link;                            // the channel the response came on
   template <class T>
   void operator()(const T&) {}
+  void operator()(const ua::CallResponse& r) {
+    if (!trace()) return;
+    for (const auto& m : r.results) std::fprintf(stderr, "  method: 0x%08x\n", m.status_code.value());
+  }
+  // Every ByteString field of an event: EventIds where the fuzzer's select clauses ask for them.
+  void operator()(const ua::PublishResponse& r) {
+    for (const auto& data : r.notification_message.notification_data) {
+      const auto* list = data.get<ua::EventNotificationList>();
+      if (!list) continue;
+      for (const auto& event : list->events) {
+        for (const auto& field : event.event_fields) {
+          const auto* id = field.get_if<ua::ByteString>();
+          if (!id || id->empty()) continue;
+          if (event_ids->size() == kMappedIds) event_ids->erase(event_ids->begin());
+          event_ids->push_back(*id);
+        }
+      }
+    }
+  }
   void operator()(const ua::CreateSubscriptionResponse& r) {
     if (r.response_header.service_result.is_good()) subscriptions->push_back(r.subscription_id);
   }
@@ -133,6 +176,7 @@ struct Observed {
 // Subscription ids 1..kMappedIds of a request stand for the input's subscriptions (see the input format).
 struct IdMap {
   const std::vector<uint32_t>& subscriptions;
+  const std::vector<ua::ByteString>& event_ids;
   uint32_t map(uint32_t id) const {
     if (subscriptions.empty() || id == 0 || id > kMappedIds) return id;
     return subscriptions[(id - 1) % subscriptions.size()];
@@ -155,6 +199,32 @@ struct IdMap {
   void operator()(ua::DeleteMonitoredItemsRequest& r) const { r.subscription_id = map(r.subscription_id); }
   void operator()(ua::SetMonitoringModeRequest& r) const { r.subscription_id = map(r.subscription_id); }
   void operator()(ua::SetTriggeringRequest& r) const { r.subscription_id = map(r.subscription_id); }
+  // Part 9's condition methods: ConditionRefresh(2)'s SubscriptionId, and an EventId argument of one
+  // byte n of Acknowledge, Confirm or AddComment stands for the n-th newest EventId the input's Publish
+  // responses carried (0: the newest; modulo their number), so that seeds can answer the events the
+  // server raised.
+  void operator()(ua::CallRequest& r) const {
+    for (auto& m : r.methods_to_call) {
+      if (m.method_id.namespace_index() != 0 || m.method_id.type() != ua::IdType::Numeric ||
+          m.input_arguments.empty())
+        continue;
+      auto& first = m.input_arguments[0];
+      switch (m.method_id.numeric()) {
+        case ua::id::ConditionType_ConditionRefresh:
+        case ua::id::ConditionType_ConditionRefresh2:
+          if (auto* id = first.get_if<uint32_t>()) *id = map(*id);
+          break;
+        case ua::id::AcknowledgeableConditionType_Acknowledge:
+        case ua::id::AcknowledgeableConditionType_Confirm:
+        case ua::id::ConditionType_AddComment:
+          if (const auto* id = first.get_if<ua::ByteString>(); id && id->size() == 1 && !event_ids.empty())
+            first = ua::Variant(event_ids[event_ids.size() - 1 - id->bytes()[0] % event_ids.size()]);
+          break;
+        default:
+          break;
+      }
+    }
+  }
 };
 
 // One shard of the server and the client's channel to it, with the client's bookkeeping of that channel.
@@ -210,6 +280,7 @@ class World {
   // One input: a fresh session, the ops, then the input's state taken down again.
   void run(std::span<const uint8_t> in) {
     subscriptions_.clear();
+    event_ids_.clear();
     created_sessions_.clear();
     pending_.clear();
     waited_ms_ = 0;
@@ -265,7 +336,7 @@ class World {
       Req req;
       if (!(selector & kRawBody) && ua::decode_from(body, req, tconfig_.decode_limits).is_good()) {
         if (!keep_token) req.request_header.authentication_token = main_.token;
-        IdMap{subscriptions_}(req);
+        IdMap{subscriptions_, event_ids_}(req);
         request_id = send(link, req, req.request_header.request_handle);
       } else {
         request_id = send_raw(link, op, body, !keep_token);
@@ -561,7 +632,7 @@ class World {
         typename S::Response resp;
         ua::decode(d, resp);
         if (!d.ok() || d.remaining() != 0) fail("a response that does not decode", request_id);
-        Observed{&subscriptions_, &created_sessions_, p.link}(resp);
+        Observed{&subscriptions_, &created_sessions_, &event_ids_, p.link}(resp);
       });
     }
     answer(request_id, header.service_result, header.request_handle);
@@ -593,6 +664,7 @@ class World {
   SessionRef main_;  // the input's main session
   uint32_t waited_ms_ = 0;
   std::vector<uint32_t> subscriptions_;
+  std::vector<ua::ByteString> event_ids_;     // EventIds the input's Publish responses carried
   std::vector<SessionRef> created_sessions_;  // by the input's CreateSession requests, not yet closed
   std::map<uint32_t, Pending> pending_;       // request id -> what its answer must be
 };

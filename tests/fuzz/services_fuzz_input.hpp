@@ -13,7 +13,11 @@
 //               replaced); without it, a body that decodes as the service's request is re-encoded with the
 //               session's token, and its subscription ids 1..kMappedIds name the subscriptions this input
 //               created, in order (the server numbers subscriptions process-wide, so the fuzzer cannot
-//               know them). A body that does not decode goes out raw.
+//               know them). Likewise in a Call: ConditionRefresh(2)'s SubscriptionId, and an EventId
+//               argument of one byte n (Acknowledge, Confirm, AddComment) stands for the n-th newest
+//               EventId the input's Publish responses carried (0: the newest; Part 9 §5.7.3: only a
+//               real one acknowledges).
+//               A body that does not decode goes out raw.
 #include <cstddef>
 #include <cstdint>
 #include <tuple>
