@@ -31,13 +31,19 @@ enum class LimitState : uint8_t { None = 0, HighHigh = 1, High = 2, Low = 3, Low
 
 struct ConditionState {
   void lock() noexcept {
-    while (locked.exchange(true, std::memory_order_acquire)) {
+    // Sequentially consistent: a judgement without the lock (services/alarm_eval.cpp) relies on a taker
+    // reading the input after its exchange.
+    while (locked.exchange(true, std::memory_order_seq_cst)) {
       while (locked.load(std::memory_order_relaxed)) std::this_thread::yield();
     }
   }
   void unlock() noexcept { locked.store(false, std::memory_order_release); }
 
   std::atomic<bool> locked{false};
+  // Written under the lock, read without it: the summary of the fields a judgement compares
+  // (services/alarm_eval.cpp), and whether `initialised` is set.
+  std::atomic<uint64_t> summary{0};
+  std::atomic<bool> initialised_flag{false};
 
   // Under the lock.
   bool initialised = false;  // set from the spec or the state file before the first evaluation

@@ -1,6 +1,7 @@
 #include "addressspace/value_store.hpp"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 
 namespace opcuad::addressspace {
@@ -52,6 +53,44 @@ bool encode_inline(const ua::Variant& v, uint8_t& kind, uint64_t& payload) noexc
         }
       },
       v.storage());
+}
+
+bool inline_number(uint8_t kind, uint64_t payload, double& out) noexcept {
+  using B = ua::BuiltinType;
+  switch (static_cast<B>(kind)) {
+    case B::SByte:
+      out = from_bits<int8_t>(payload);
+      return true;
+    case B::Byte:
+      out = from_bits<uint8_t>(payload);
+      return true;
+    case B::Int16:
+      out = from_bits<int16_t>(payload);
+      return true;
+    case B::UInt16:
+      out = from_bits<uint16_t>(payload);
+      return true;
+    case B::Int32:
+      out = from_bits<int32_t>(payload);
+      return true;
+    case B::UInt32:
+      out = from_bits<uint32_t>(payload);
+      return true;
+    case B::Int64:
+      out = static_cast<double>(from_bits<int64_t>(payload));
+      return true;
+    case B::UInt64:
+      out = static_cast<double>(from_bits<uint64_t>(payload));
+      return true;
+    case B::Float:
+      out = from_bits<float>(payload);
+      return std::isfinite(out);
+    case B::Double:
+      out = from_bits<double>(payload);
+      return std::isfinite(out);
+    default:
+      return false;
+  }
 }
 
 void decode_inline(uint8_t kind, uint64_t payload, ua::Variant& out) {

@@ -186,5 +186,8 @@ class ValueStore {
 // Encodes whether a value can live inline in a cell and, if so, its 8 payload bytes.
 bool encode_inline(const ua::Variant& v, uint8_t& kind, uint64_t& payload) noexcept;
 void decode_inline(uint8_t kind, uint64_t payload, ua::Variant& out);
+// The number an inline payload of a numeric kind (SByte .. Double) holds, without a Variant; false for any
+// other kind and for a Float or Double that is not finite.
+bool inline_number(uint8_t kind, uint64_t payload, double& out) noexcept;
 
 }  // namespace opcuad::addressspace

@@ -165,7 +165,10 @@ int low_level(const ConditionSpec& c, double v, int held) {
   return level;
 }
 
-Verdict judge(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input,
+Verdict judge_number(const ConditionSpec& c, LimitState held_state, uint8_t held_bits, double x);
+
+// `held_state` / `held_bits`: the condition's current limit state, which the deadband holds.
+Verdict judge(const ConditionSpec& c, LimitState held_state, uint8_t held_bits, const ua::Variant& input,
               const ua::Variant* reference) {
   Verdict v;
   if (c.kind == ConditionKind::OffNormal) {
@@ -182,12 +185,18 @@ Verdict judge(const ConditionSpec& c, const ConditionState& s, const ua::Variant
     if (!reference || !to_double(*reference, setpoint)) return v;
     x -= setpoint;
   }
+  return judge_number(c, held_state, held_bits, x);
+}
+
+// The limit kinds on the number `x` (the input, or input - setpoint).
+Verdict judge_number(const ConditionSpec& c, LimitState held_state, uint8_t held_bits, double x) {
+  Verdict v;
   v.valid = true;
   if (c.kind == ConditionKind::NonExclusiveLimit) {
     for (size_t i = 0; i < limit::kCount; ++i) {
       if (!c.has_limit(i)) continue;
       const bool high = i == limit::kHighHigh || i == limit::kHigh;
-      const bool was = (s.limit_bits >> i) & 1;
+      const bool was = (held_bits >> i) & 1;
       const double l = c.limits[i];
       const bool on = high ? (x >= l || (was && c.deadband > 0 && x > l - c.deadband))
                            : (x <= l || (was && c.deadband > 0 && x < l + c.deadband));
@@ -201,8 +210,8 @@ Verdict judge(const ConditionSpec& c, const ConditionState& s, const ua::Variant
     v.active = v.bits != 0;
     return v;
   }
-  const int held_high = s.limit_state == LimitState::HighHigh ? 2 : s.limit_state == LimitState::High ? 1 : 0;
-  const int held_low = s.limit_state == LimitState::LowLow ? 2 : s.limit_state == LimitState::Low ? 1 : 0;
+  const int held_high = held_state == LimitState::HighHigh ? 2 : held_state == LimitState::High ? 1 : 0;
+  const int held_low = held_state == LimitState::LowLow ? 2 : held_state == LimitState::Low ? 1 : 0;
   const int high = high_level(c, x, held_high);
   const int low = high ? 0 : low_level(c, x, held_low);
   if (high) v.crossed = high == 2 ? limit::kHighHigh : limit::kHigh;
@@ -490,10 +499,80 @@ bool retained(const ConditionSpec& c, const ConditionState& s) noexcept {
   return s.enabled && (s.active || !s.acked || (c.confirm && !s.confirmed));
 }
 
+namespace {
+
+// ConditionState::summary: what a judgement compares against, published under the lock at the end of
+// every change so that the common judgement (nothing changes) needs no lock. Bits 0-7 flags, 8-15 the
+// limit state, 16-23 the non-exclusive bits, 32-63 the Quality.
+constexpr uint64_t kSummaryValid = 1, kSummaryEnabled = 2, kSummaryActive = 4, kSummaryPending = 8;
+
+void publish_summary(ConditionState& s) noexcept {
+  const uint64_t v = kSummaryValid | (s.enabled ? kSummaryEnabled : 0) | (s.active ? kSummaryActive : 0) |
+                     (s.pending ? kSummaryPending : 0) |
+                     (uint64_t{static_cast<uint8_t>(s.limit_state)} << 8) | (uint64_t{s.limit_bits} << 16) |
+                     (uint64_t{s.quality.value()} << 32);
+  s.summary.store(v, std::memory_order_release);
+}
+
+// The value of a snapshot, without copying a boxed one.
+const ua::Variant& value_of(const addressspace::ValueSnapshot& snap, ua::Variant& scratch) {
+  if (snap.kind == addressspace::ValueCell::kBoxed && snap.boxed) return *snap.boxed;
+  if (snap.kind == addressspace::ValueCell::kEmpty) {
+    scratch = ua::Variant();
+  } else {
+    addressspace::decode_inline(snap.kind, snap.payload, scratch);
+  }
+  return scratch;
+}
+
+// The judgement of a value that changes nothing, made without the lock: true when the condition's
+// published summary is current (nobody holds the lock, no delay pending) and the input (and reference)
+// as they are now give the same Quality, ActiveState, limit state and bits. A writer stores its value,
+// then (after a full fence, Server::evaluate_alarms) finds the lock free: a judgement that runs later
+// reads its value, so returning here loses nothing. False: judge under the lock.
+bool unchanged_without_lock(const ConditionSpec& c, const ConditionState& s) {
+  if (s.locked.load(std::memory_order_acquire)) return false;
+  const uint64_t sum = s.summary.load(std::memory_order_acquire);
+  if (!(sum & kSummaryValid) || (sum & kSummaryPending)) return false;
+  if (!(sum & kSummaryEnabled)) return true;  // disabled: not judged
+  const addressspace::ValueSnapshot in = ValueStore::snapshot(*c.input_cell);
+  ua::StatusCode quality = in.status;
+  addressspace::ValueSnapshot ref;
+  if (c.reference_cell) {
+    ref = ValueStore::snapshot(*c.reference_cell);
+    if (ref.status.is_bad() && !quality.is_bad()) quality = ref.status;
+  }
+  if (quality.value() != static_cast<uint32_t>(sum >> 32)) return false;
+  if (quality.is_bad()) return true;  // a Bad input changes nothing but Quality
+  const auto held_state = static_cast<LimitState>((sum >> 8) & 0xFF);
+  const auto held_bits = static_cast<uint8_t>((sum >> 16) & 0xFF);
+  Verdict v;
+  double x = 0, setpoint = 0;
+  if (c.kind != ConditionKind::OffNormal && addressspace::inline_number(in.kind, in.payload, x) &&
+      (c.kind != ConditionKind::Deviation || addressspace::inline_number(ref.kind, ref.payload, setpoint))) {
+    // The common case, numbers inline in their cells: no Variant.
+    v = judge_number(c, held_state, held_bits, x - setpoint);
+  } else {
+    ua::Variant in_scratch, ref_scratch;
+    v = judge(c, held_state, held_bits, value_of(in, in_scratch),
+              c.reference_cell ? &value_of(ref, ref_scratch) : nullptr);
+  }
+  if (!v.valid) return true;
+  const bool active = (sum & kSummaryActive) != 0;
+  return v.active == active && (v.active ? v.state : LimitState::None) == held_state &&
+         (v.active ? v.bits : 0) == held_bits;
+}
+
+}  // namespace
+
 void initialise(const ConditionSpec& c) {
   ConditionState& s = *c.state;
+  if (s.initialised_flag.load(std::memory_order_acquire)) return;
   ConditionLock lock(s);
-  if (s.initialised) return;
+  if (s.initialised) {  // restored from the state file
+    s.initialised_flag.store(true, std::memory_order_release);
+    return;
+  }
   s.initialised = true;
   s.enabled = c.enabled;
   s.active = false;
@@ -506,6 +585,8 @@ void initialise(const ConditionSpec& c) {
       if (c.has_limit(i)) severity = std::max(severity, c.limit_severity[i]);
   }
   s.severity = s.last_severity = severity;
+  publish_summary(s);
+  s.initialised_flag.store(true, std::memory_order_release);
 }
 
 namespace {
@@ -530,7 +611,8 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
     changed = true;
   }
   Verdict v;
-  if (!quality.is_bad()) v = judge(c, s, input.value, c.reference_cell ? &reference.value : nullptr);
+  if (!quality.is_bad())
+    v = judge(c, s.limit_state, s.limit_bits, input.value, c.reference_cell ? &reference.value : nullptr);
   if (!v.valid) return changed;
   if (v.active != s.active) {
     const uint32_t delay = v.active ? c.on_delay_ms : c.off_delay_ms;
@@ -602,6 +684,7 @@ Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
   if (!c.state || !c.input_cell) return out;
   initialise(c);
   ConditionState& s = *c.state;
+  if (!force && !delay_expired && unchanged_without_lock(c, s)) return out;
   ConditionLock lock(s);
   if (delay_expired) s.timer_armed = false;  // the timer that called is spent
   const bool inputs_unchanged =
@@ -615,6 +698,7 @@ Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
     // the variables follow the state.
     write_fields(values, p, c, s, now, out);
   }
+  publish_summary(s);
   return out;
 }
 
@@ -674,6 +758,7 @@ ua::StatusCode call(const addressspace::NodeStore& store, ValueStore& values,
   s.client_user_id = ua::String(m.user);
   out.persist = true;
   publish(store, values, p, c, s, now, out);
+  publish_summary(s);
   return status::Good;
 }
 

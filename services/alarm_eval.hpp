@@ -50,7 +50,7 @@ struct Outcome {
   std::shared_ptr<const EventRecord> event;  // the condition event to raise, or null
   // The member variables written (at most one per field of the condition).
   static constexpr size_t kMaxCells = 64;
-  std::array<const addressspace::ValueCell*, kMaxCells> cells{};
+  std::array<const addressspace::ValueCell*, kMaxCells> cells;  // the first cell_count are set
   size_t cell_count = 0;
   uint32_t delay_ms = 0;  // > 0: judge again with `force` after this long (a pending on/off-delay)
   bool persist = false;   // a field the state file keeps changed

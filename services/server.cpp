@@ -284,6 +284,9 @@ void Server::evaluate_alarms(ShardState* origin, const addressspace::NodeStore& 
                              addressspace::EpochReclaimer::Participant& p) {
   const addressspace::ConditionSpecs* specs = store.condition_specs();
   if (!specs) return;
+  // The written values before any look at a condition's lock word (alarm_eval.cpp, judging without the
+  // lock).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   const ua::DateTime now = ua::DateTime::now();
   for (const addressspace::NodeIndex input : inputs) {
     for (const uint32_t i : specs->watching(input)) {
