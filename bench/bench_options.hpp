@@ -21,7 +21,7 @@
 namespace opcuad::bench {
 
 struct Options {
-  std::string mode = "load";  // load (read/write/browse/translate), sub, connect, limits
+  std::string mode = "load";  // load (read/write/browse/translate), sub, connect, limits, storm, events
   SubOptions sub;
   bool quick = false;
   std::string server;
@@ -130,6 +130,12 @@ bool write_config(const std::filesystem::path& dir, const Options& o, const Secu
 // The high limit of a "limit" alarm on Bench.V<k> of a run with N values per Write: above every value
 // the write scenario writes (0.5 k), below the ones --alarm-toggle writes every other time.
 double alarm_high_limit(uint32_t nodes);
+// The queueSize the `events` subscriber asks for, and the generated configuration's max_event_queue_size
+// for it (the default maximum, 1000, holds less than one publishing interval's events at the target rate).
+inline constexpr uint32_t kEventsQueueSize = 10000;
+// `--scenario events` (events_scenario.cpp): alarm events delivered to one subscription per second, and
+// the server's CPU and heap allocations per event; returns the exit code.
+int run_events(const Options& o);
 // `--scenario storm` (storm_scenario.cpp): Read latency on open sessions with and without a connection
 // storm, alternating windows on one server; returns the exit code.
 int run_storm(const Options& o);

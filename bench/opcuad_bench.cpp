@@ -50,8 +50,8 @@ constexpr const char* kUsage =
     "  --url URL             an already running server on loopback (opc.tcp://127.0.0.1:PORT); for sub it\n"
     "                        must serve the counters ns=2;i=1..N that change every sampling interval\n"
     "Load:\n"
-    "  --scenario S          read | write | browse | translate | sub | connect | limits | storm (default "
-    "read)\n"
+    "  --scenario S          read | write | browse | translate | sub | connect | limits | storm | events\n"
+    "                        (default read)\n"
     "  --sessions S          sessions, each on its own connection (default 10)\n"
     "  --inflight K          outstanding requests per session (default 10)\n"
     "  --nodes N             values per Read/Write, paths per Translate (default 1; browse: i=2253)\n"
@@ -76,6 +76,14 @@ constexpr const char* kUsage =
     "  --find-capacity       double --nodes until the criterion fails, then bisect\n"
     "  --max-items N         stop doubling here (default 1048576)\n"
     "  --max-step-seconds S  stop doubling after a step that took longer (default 60)\n"
+    "Events (--scenario events): Bench.V1 .. VN, each with an exclusive_limit alarm (--nodes, default 100);\n"
+    "                        one writer session keeps --inflight Writes of the N values outstanding, every\n"
+    "                        other one above the High limit (N events per Write; --sessions is not used);\n"
+    "                        one subscriber: an event item on the Server object, 8 select clauses, where\n"
+    "                        OfType AlarmConditionType, queue 10000, --publishing-interval MS (default 50),\n"
+    "                        --publish-outstanding K. Reports events/s, writes/s, server CPU us and heap\n"
+    "                        allocations per event, and overflow events (lost events, counted as errors);\n"
+    "                        --rounds consecutive --duration windows on the same sessions\n"
     "Sessions (--scenario connect):\n"
     "  --threads T           closed loops opening and closing sessions\n"
     "  --hold N              instead: open N sessions, each with a subscription, hold them --duration\n"
@@ -155,7 +163,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
       if (ok) o.url = *v;
     } else if (a == "--scenario") {
       auto v = value();
-      if (v && (*v == "sub" || *v == "connect" || *v == "limits" || *v == "storm")) {
+      if (v && (*v == "sub" || *v == "connect" || *v == "limits" || *v == "storm" || *v == "events")) {
         o.mode = *v;
         continue;
       }
@@ -293,6 +301,10 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error) 
     error = "--alarm-toggle only for --scenario write";
     return std::nullopt;
   }
+  if (o.mode == "events" && !o.url.empty()) {
+    error = "--scenario events starts its own server (its alarms come from the generated configuration)";
+    return std::nullopt;
+  }
   if (o.mode == "load" && o.threads > o.sessions) o.threads = o.sessions;
   o.sub.server = o.server;
   o.sub.url = o.url;
@@ -395,7 +407,10 @@ bool write_config(const std::filesystem::path& dir, const Options& o, const Secu
  "limits": {"max_sessions": )"
          << std::max<uint32_t>((o.sessions + 1) * o.rounds + 10, 100) << R"(, "max_nodes_per_read": )"
          << limit << R"(, "max_nodes_per_write": )" << limit
-         << R"(, "max_nodes_per_translate_browse_paths": )" << limit << R"(},
+         << R"(, "max_nodes_per_translate_browse_paths": )" << limit
+         << (o.mode == "events" ? R"(, "max_event_queue_size": )" + std::to_string(kEventsQueueSize)
+                                : std::string())
+         << R"(},
  "connections": {"max_connections_per_address": 0},
  "logging": {"level": "info"},
  "shutdown": {"grace_period_s": 0},
@@ -605,6 +620,7 @@ int run(const Options& o) {
   if (o.mode == "connect") return run_connect_scenario(o.sub);
   if (o.mode == "limits") return run_limits(o);
   if (o.mode == "storm") return run_storm(o);
+  if (o.mode == "events") return run_events(o);
   raise_fd_limit();
   Workload workload(o.scenario, o.nodes, 2);
   if (o.read_node) workload.set_read_node(*o.read_node);
