@@ -87,6 +87,7 @@ struct EventWindow {
   uint64_t events = 0;     // EventFieldLists, the overflow events not included
   uint64_t overflows = 0;  // EventQueueOverflowEventType events
   uint64_t responses = 0;  // PublishResponses that carried an EventNotificationList
+  uint64_t bytes = 0;      // their message bodies
 };
 
 // The subscriber: blocking setup, then an asynchronous Publish loop (wire_client.hpp), as SubConnection
@@ -240,7 +241,7 @@ class EventConnection : private WireClient<EventConnection> {
       }
       ua::Decoder inner(inner_bytes);
       if (body_type.is_ns0(ua::EventNotificationList::binary_encoding_id)) {
-        count_events(inner, window);
+        count_events(inner, window, body.size());
       } else if (body_type.is_ns0(ua::StatusChangeNotification::binary_encoding_id)) {
         const ua::StatusCode status(inner.read_u32());
         ++errors_["StatusChangeNotification " + std::string(status.name())];
@@ -265,7 +266,7 @@ class EventConnection : private WireClient<EventConnection> {
   }
 
   // EventNotificationList: Int32 n, then n x (UInt32 clientHandle, Int32 m, m Variants).
-  void count_events(ua::Decoder& d, EventWindow* window) {
+  void count_events(ua::Decoder& d, EventWindow* window, size_t response_bytes) {
     const int32_t n = d.read_i32();
     uint64_t events = 0, overflows = 0;
     for (int32_t i = 0; i < n && d.ok(); ++i) {
@@ -294,7 +295,9 @@ class EventConnection : private WireClient<EventConnection> {
     total_.events += events;
     total_.overflows += overflows;
     ++total_.responses;
+    total_.bytes += response_bytes;
     if (window) {
+      window->bytes += response_bytes;
       window->events += events;
       window->overflows += overflows;
       ++window->responses;
@@ -339,6 +342,9 @@ struct EventRound {
   double events_per_response() const {
     return received.responses ? static_cast<double>(received.events) / static_cast<double>(received.responses)
                               : -1;
+  }
+  double bytes_per_event() const {
+    return received.events ? static_cast<double>(received.bytes) / static_cast<double>(received.events) : -1;
   }
   double server_cores() const { return server_cpu >= 0 && seconds > 0 ? server_cpu / seconds : -1; }
   double server_us_per_event() const {
@@ -454,7 +460,10 @@ int run_events(const Options& in) {
   const auto deadline = Clock::now() + std::chrono::seconds(3);
   while (!writer.finished() && Clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const bool drained = writer.finished();
   asio::post(*contexts.back(), [&writer] { writer.force_close(); });
+  // The events of the last Writes still travel: two publishing intervals and a margin, as `sub` waits.
+  pause_seconds(std::min(2 * subscriber.revised_publishing_interval() / 1000, 5.0) + 0.5);
   asio::post(*contexts.front(), [&subscriber] { subscriber.stop(); });
   guards.clear();
   for (auto& t : threads) t.join();
@@ -462,6 +471,13 @@ int run_events(const Options& in) {
     rounds[w].received = subscriber.windows()[w];
     rounds[w].writes = stats.windows[w].requests;
   }
+
+  // Every Write but the first (inside the limits, as the initial values are) moves every alarm: N events
+  // each. Known only when every Write sent was answered. A figure, not a check: it relies on the wait above.
+  const uint64_t writes_answered = stats.completed.load(std::memory_order_relaxed);
+  const int64_t expected =
+      drained && writes_answered > 0 ? static_cast<int64_t>((writes_answered - 1) * uint64_t{o.nodes}) : -1;
+  const auto received = static_cast<int64_t>(subscriber.total().events);
 
   std::string problem;
   if (child.exited_early()) problem = child.stop() + "\n" + child.log_tail();
@@ -533,7 +549,11 @@ int run_events(const Options& in) {
            ", \"server_cpu_cores\": " + json_number(median_or_unknown(cores), true) +
            ", \"server_cpu_us_per_event\": " + json_number(median_or_unknown(us_event), true) +
            ", \"server_allocs_per_event\": " + json_number(median_or_unknown(allocs_event), true) +
-           "}, \"overflow_events\": " + std::to_string(overflows) +
+           "}, \"writes_answered\": " + std::to_string(writes_answered) +
+           ", \"events_expected\": " + (expected >= 0 ? std::to_string(expected) : std::string("null")) +
+           ", \"events_received\": " + std::to_string(received) + ", \"events_missing\": " +
+           (expected >= 0 ? std::to_string(expected - received) : std::string("null")) +
+           ", \"overflow_events\": " + std::to_string(overflows) +
            ", \"errors\": " + std::to_string(error_total) + ", \"error_kinds\": " + json_counts(errors) +
            ", \"server_problem\": " + json_string(problem) + ", \"pass\": " + (pass ? "true" : "false") +
            "}\n";
@@ -552,13 +572,15 @@ int run_events(const Options& in) {
       const EventRound& r = rounds[w];
       const double client_cores = r.seconds > 0 ? r.client_cpu / r.seconds : 0;
       std::printf(
-          "  round %zu: %.0f events/s (%s per write, %s per Publish response), %.0f writes/s | server %s "
-          "cores, "
-          "%s us per event, %s allocations per event | client %.2f cores%s | overflow events %llu | steal "
+          "  round %zu: %.0f events/s (%s per write, %s per Publish response, %s bytes each), %.0f writes/s "
+          "| "
+          "server %s cores, %s us per event, %s allocations per event | client %.2f cores%s | overflow "
+          "events %llu | steal "
           "%s %%%s, other processes %s\n",
           w + 1, r.events_per_s(), number_or_na(r.events_per_write(), 1).c_str(),
-          number_or_na(r.events_per_response(), 0).c_str(), r.writes_per_s(),
-          number_or_na(r.server_cores(), 2).c_str(), number_or_na(r.server_us_per_event(), 3).c_str(),
+          number_or_na(r.events_per_response(), 0).c_str(), number_or_na(r.bytes_per_event(), 0).c_str(),
+          r.writes_per_s(), number_or_na(r.server_cores(), 2).c_str(),
+          number_or_na(r.server_us_per_event(), 3).c_str(),
           number_or_na(r.per_event(ServerCounter::HeapAllocations), 2).c_str(), client_cores,
           client_cores > 0.9 * static_cast<double>(contexts.size()) ? " (client-bound)" : "",
           static_cast<unsigned long long>(r.received.overflows), number_or_na(r.cpu.steal_percent, 1).c_str(),
@@ -573,6 +595,15 @@ int run_events(const Options& in) {
         number_or_na(median_or_unknown(allocs_event), 2).c_str());
     std::printf("overflow events (EventQueueOverflowEventType: events the server lost): %llu\n",
                 static_cast<unsigned long long>(overflows));
+    if (expected >= 0)
+      std::printf(
+          "whole run: %llu Writes answered, %lld events expected (%u per Write after the first), %lld "
+          "received, %lld missing\n",
+          static_cast<unsigned long long>(writes_answered), static_cast<long long>(expected), o.nodes,
+          static_cast<long long>(received), static_cast<long long>(expected - received));
+    else
+      std::printf("whole run: %lld events received (Writes were left unanswered: none expected)\n",
+                  static_cast<long long>(received));
     std::printf("errors: %llu\n", static_cast<unsigned long long>(error_total));
     for (const auto& [what, n] : errors)
       std::printf("  error: %s x %llu\n", what.c_str(), static_cast<unsigned long long>(n));
