@@ -534,6 +534,7 @@ int run_events(const Options& in) {
           ", \"events_per_write\": " + json_number(r.events_per_write(), true) +
           ", \"publish_responses_with_events\": " + std::to_string(r.received.responses) +
           ", \"events_per_response\": " + json_number(r.events_per_response(), true) +
+          ", \"response_bytes_per_event\": " + json_number(r.bytes_per_event(), true) +
           ", \"server_cpu_cores\": " + json_number(r.server_cores(), true) +
           ", \"server_cpu_us_per_event\": " + json_number(r.server_us_per_event(), true) +
           ", \"client_cpu_cores\": " + json_number(r.seconds > 0 ? r.client_cpu / r.seconds : 0) +
