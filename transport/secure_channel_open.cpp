@@ -245,8 +245,10 @@ bool SecureChannel::handle_open(const FrameHeader& h, std::span<const uint8_t> c
       }
       for (auto& o : opened) security::wipe(o);  // the client nonce, which the keys come from
     }
-    asio::post(self->ctx_,
-               [self, p, st, reason = std::move(reason), plaintext = std::move(plaintext),
+    // As in seal_open_response: the reference moves to the completion, off this worker thread.
+    asio::io_context& ctx = self->ctx_;
+    asio::post(ctx,
+               [self = std::move(self), p, st, reason = std::move(reason), plaintext = std::move(plaintext),
                 later = std::move(later), verdict = std::move(verdict), chain = std::move(chain)]() mutable {
                  self->opened(*p, st, std::move(reason), std::move(plaintext), std::move(later),
                               std::move(verdict), std::move(chain));
@@ -273,6 +275,7 @@ void SecureChannel::opened(const security::Policy& p, StatusCode st, std::string
       TransportStats::add(stats_.certificate_rejections);
       report_certificate_refused(config_.events, peer_address_, verdict.thumbprint_hex, verdict.subject,
                                  verdict.status);
+      handler_.on_certificate_refused(*this, chain, verdict.status);
     }
     // The client learns only that the checks failed; the log gets the certificate status and why
     // (Part 4 §6.1.3 leaves the detail to the Server; telling an unknown client more helps it probe).
@@ -484,8 +487,12 @@ bool SecureChannel::seal_open_response(const security::Policy& p, ua::ByteBuffer
       if (ok) wire.insert(wire.end(), c.begin(), c.end());
       if (!ok) security::wipe(c);  // not sealed: still the plaintext with the server nonce
     }
-    asio::post(self->ctx_,
-               [self, ok, wire = std::move(wire)]() mutable { self->sealed(ok, std::move(wire)); });
+    // The job gives its reference up to the completion: the channel is never destroyed on this worker
+    // thread (its timers belong to its io_context, which may be gone by the time the worker drops the job).
+    asio::io_context& ctx = self->ctx_;
+    asio::post(ctx, [self = std::move(self), ok, wire = std::move(wire)]() mutable {
+      self->sealed(ok, std::move(wire));
+    });
   });
   return state_ < State::Closing;
 }
