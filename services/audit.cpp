@@ -261,6 +261,46 @@ std::shared_ptr<const EventRecord> create_session(const Context& c, const Sessio
   return b.build();
 }
 
+std::shared_ptr<const EventRecord> certificate_rejected(const Context& c,
+                                                        std::span<const uint8_t> certificate,
+                                                        ua::StatusCode status, std::string_view action) {
+  uint32_t type = ua::id::AuditCertificateInvalidEventType;
+  switch (status.value() & 0xFFFF0000u) {
+    case status::BadCertificateTimeInvalid.value():
+    case status::BadCertificateIssuerTimeInvalid.value():
+      type = ua::id::AuditCertificateExpiredEventType;
+      break;
+    case status::BadCertificateRevoked.value():
+    case status::BadCertificateIssuerRevoked.value():
+    case status::BadCertificateRevocationUnknown.value():
+    case status::BadCertificateIssuerRevocationUnknown.value():
+      type = ua::id::AuditCertificateRevokedEventType;
+      break;
+    case status::BadCertificateUseNotAllowed.value():
+    case status::BadCertificateIssuerUseNotAllowed.value():
+      type = ua::id::AuditCertificateMismatchEventType;
+      break;
+    case status::BadCertificateHostNameInvalid.value():
+    case status::BadCertificateUriInvalid.value():
+      type = ua::id::AuditCertificateDataMismatchEventType;
+      break;
+    case status::BadCertificateUntrusted.value():
+    case status::BadSecurityChecksFailed.value():
+      type = ua::id::AuditCertificateUntrustedEventType;
+      break;
+    default:
+      break;
+  }
+  bool left_out = false;
+  EventBuilder b = begin(c, type, server_object(c.store), {}, action, false, left_out);
+  if (!b.valid()) return nullptr;
+  const std::string_view der(reinterpret_cast<const char*>(certificate.data()), certificate.size());
+  b.set("Certificate", bounded_bytes<ua::ByteString>(der, kMaxCertificateBytes, left_out));
+  b.set("StatusCodeId", ua::Variant(status));
+  b.message(message_with_note(std::string("Certificate refused: ") + std::string(status.name()), left_out));
+  return b.build();
+}
+
 std::shared_ptr<const EventRecord> activate_session(const Context& c, const Session& session,
                                                     std::string_view user, const ua::ExtensionObject& token,
                                                     uint32_t channel_id, ua::StatusCode status) {

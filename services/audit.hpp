@@ -97,6 +97,17 @@ std::shared_ptr<const EventRecord> method_call(const Context& c, const Session& 
                                                addressspace::NodeIndex object, const ua::NodeId& method,
                                                std::span<const ua::Variant> inputs, ua::StatusCode status);
 
+// A certificate the server refused (Part 4 §6.5.5, Part 5 §6.4.17-§6.4.23): an application instance
+// certificate at OpenSecureChannel (`action` "SecureChannel/OpenSecureChannel") or a user's at
+// ActivateSession ("Session/ActivateSession"). The type follows the validator's status: Expired (a time
+// outside the validity period), Revoked (revoked or revocation unknown), Mismatch (a use the certificate
+// does not allow), DataMismatch (its host name or ApplicationUri does not match), Untrusted (no trusted
+// issuer, or not trusted itself), Invalid (any other status). Certificate is the DER of the leaf (null
+// when over kMaxCertificateBytes), StatusCodeId the status. No session exists yet: ClientUserId is "".
+std::shared_ptr<const EventRecord> certificate_rejected(const Context& c,
+                                                        std::span<const uint8_t> certificate,
+                                                        ua::StatusCode status, std::string_view action);
+
 // The identity token with its secret removed (a UserName token's password, an Issued token's data): what an
 // audit record may show.
 ua::ExtensionObject without_secret(const ua::ExtensionObject& token);

@@ -12,6 +12,7 @@
 #include "services/publish_queue.hpp"
 #include "services/session_events.hpp"
 #include "services/subscription.hpp"
+#include "transport/security/asymmetric.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace opcuad::services {
@@ -160,6 +161,27 @@ void Server::raise_event(std::shared_ptr<const EventRecord> record) {
       asio::post(*shard->context, [this, shard] { drain_events(*shard); });
     }
   }
+}
+
+void Server::audit_certificate(std::span<const uint8_t> chain, ua::StatusCode status,
+                               std::string_view action) {
+  if (!auditing() || shards_.empty()) return;
+  std::span<const uint8_t> leaf = security::leaf_certificate(chain);
+  if (leaf.empty()) leaf = chain;  // not DER: what the client sent
+  // One byte past the bound is enough for the record to leave it out (audit::kMaxCertificateBytes).
+  leaf = leaf.first(std::min(leaf.size(), audit::kMaxCertificateBytes + 1));
+  ShardState* first = shards_.front().get();
+  asio::post(*first->context, [this, first, der = std::vector<uint8_t>(leaf.begin(), leaf.end()), status,
+                               action = std::string(action)] {
+    if (first->detached) return;
+    raise_event(
+        audit::certificate_rejected({*space_.current(), config_.application_uri, {}}, der, status, action));
+  });
+}
+
+void Server::on_certificate_refused(transport::SecureChannel& /*channel*/, std::span<const uint8_t> chain,
+                                    ua::StatusCode status) {
+  audit_certificate(chain, status, "SecureChannel/OpenSecureChannel");
 }
 
 uint64_t Server::events_dropped() const noexcept {

@@ -120,10 +120,17 @@ class Server final : public transport::ServiceHandler {
   bool on_request(transport::SecureChannel& channel, const transport::RequestContext& ctx,
                   ua::Decoder& body) override;
   void on_channel_closed(transport::SecureChannel& channel) override;
+  // Audited as "SecureChannel/OpenSecureChannel" (audit_certificate).
+  void on_certificate_refused(transport::SecureChannel& channel, std::span<const uint8_t> chain,
+                              ua::StatusCode status) override;
 
   const config::ServerConfig& config() const noexcept { return config_; }
   // Audit events (audit.enabled; services/audit.hpp): raise `record` when auditing is on.
   bool auditing() const noexcept { return config_.audit.enabled; }
+  // A certificate the server refused (audit::certificate_rejected; `chain` leaf first), raised when
+  // auditing is on. Any thread (the channel's certificate is judged on a handshake worker): the record is
+  // built on the first shard, which reads the store.
+  void audit_certificate(std::span<const uint8_t> chain, ua::StatusCode status, std::string_view action);
 
   // Security wiring (the daemon, from its PKI; tests). REQUIRES: called before the first request, and
   // `identity` outlives the Server. Without an identity the server has no certificate: secure endpoints

@@ -3,6 +3,7 @@
 // and whether a session may be re-activated on another channel.
 #include <array>
 #include <string>
+#include <vector>
 
 #include "services/handlers.hpp"
 #include "services/login_verifier.hpp"
@@ -63,6 +64,10 @@ struct X509Check {
   ua::StatusCode status = status::BadIdentityTokenInvalid;
   std::string reason;  // the validator's, for the log
   std::array<uint8_t, 20> leaf_thumbprint{};
+  // The validator refused the certificate: its status and the chain, for the audit record
+  // (Server::audit_certificate).
+  ua::StatusCode refused = status::Good;
+  std::vector<uint8_t> refused_chain;
 };
 
 X509Check verify_x509_user(const security::CertificateValidator& validate, const security::Policy& policy,
@@ -77,6 +82,8 @@ X509Check verify_x509_user(const security::CertificateValidator& validate, const
   if (!verdict.status.is_good()) {
     out.status = status::BadIdentityTokenRejected;
     out.reason = std::string(verdict.status.name()) + ": " + verdict.reason;
+    out.refused = verdict.status;
+    out.refused_chain.assign(chain.begin(), chain.end());
     return out;
   }
   // Part 4 §7.41.5: proof of possession, a signature over serverCertificate + serverNonce.
@@ -252,6 +259,8 @@ void resolve_identity(Server& server, ShardState& shard, transport::SecureChanne
       return verify_x509_user(validate, *policy, server_certificate, chain, signature, nonce);
     };
     auto checked = [&server, then, reason](X509Check c) {
+      if (!c.refused.is_good())
+        server.audit_certificate(c.refused_chain, c.refused, "Session/ActivateSession");
       if (!c.status.is_good()) {
         *reason = std::move(c.reason);
         return then(c.status, {});

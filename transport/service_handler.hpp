@@ -3,8 +3,10 @@
 // encoded responses back through the channel. transport/ never includes services/.
 
 #include <cstdint>
+#include <span>
 
 #include "ua/decoder.hpp"
+#include "ua/status_code.hpp"
 
 namespace opcuad::transport {
 
@@ -24,6 +26,11 @@ class ServiceHandler {
   virtual bool on_request(SecureChannel& channel, const RequestContext& ctx, ua::Decoder& body) = 0;
   // The channel closed (CLO, error or peer gone). Sessions outlive channels (Part 4 §5.6).
   virtual void on_channel_closed(SecureChannel& /*channel*/) {}
+  // OpenSecureChannel refused the client's certificate (`chain`, leaf first) with `status`, the
+  // validator's (untrusted, expired, revoked, ...); the channel is closed right after. The channel's shard
+  // thread.
+  virtual void on_certificate_refused(SecureChannel& /*channel*/, std::span<const uint8_t> /*chain*/,
+                                      ua::StatusCode /*status*/) {}
 };
 
 }  // namespace opcuad::transport

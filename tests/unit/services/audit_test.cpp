@@ -381,4 +381,73 @@ TEST_CASE("audit: the condition methods get Part 9's audit types with the EventI
         ua::Variant(ua::NodeId(0, id::AuditConditionEnableEventType)));
 }
 
+TEST_CASE("audit: a refused certificate gets the AuditCertificate type of its status, with the certificate",
+          "[services][audit]") {
+  AuditedSession a;
+  const addressspace::NodeStore& store = *a.h.space.current();
+  const audit::Context c{store, "urn:test:server", {}};
+  const std::string der = "certificate bytes";
+  const std::span<const uint8_t> cert(reinterpret_cast<const uint8_t*>(der.data()), der.size());
+  const std::pair<ua::StatusCode, uint32_t> cases[] = {
+      {ua::status::BadCertificateUntrusted, id::AuditCertificateUntrustedEventType},
+      {ua::status::BadCertificateTimeInvalid, id::AuditCertificateExpiredEventType},
+      {ua::status::BadCertificateIssuerTimeInvalid, id::AuditCertificateExpiredEventType},
+      {ua::status::BadCertificateRevoked, id::AuditCertificateRevokedEventType},
+      {ua::status::BadCertificateRevocationUnknown, id::AuditCertificateRevokedEventType},
+      {ua::status::BadCertificateUseNotAllowed, id::AuditCertificateMismatchEventType},
+      {ua::status::BadCertificateUriInvalid, id::AuditCertificateDataMismatchEventType},
+      {ua::status::BadCertificateHostNameInvalid, id::AuditCertificateDataMismatchEventType},
+      {ua::status::BadCertificateInvalid, id::AuditCertificateInvalidEventType},
+      {ua::status::BadSecurityPolicyRejected, id::AuditCertificateInvalidEventType},
+  };
+  for (const auto& [status, type] : cases) {
+    INFO(status.name());
+    auto r = audit::certificate_rejected(c, cert, status, "SecureChannel/OpenSecureChannel");
+    REQUIRE(r);
+    CHECK(r->readers() == config::role::kAdministrators);
+    CHECK(*r->field(addressspace::event_field::kEventType) == ua::Variant(ua::NodeId(0, type)));
+    CHECK(*r->field(addressspace::event_field::kStatus) == ua::Variant(false));
+    CHECK(*r->field(addressspace::event_field::kSourceName) ==
+          ua::Variant(ua::String("SecureChannel/OpenSecureChannel")));
+    const ua::Variant* certificate = field_of(store, *r, id::AuditCertificateEventType, "Certificate");
+    REQUIRE(certificate);
+    CHECK(*certificate == ua::Variant(ua::ByteString(der)));
+    const ua::Variant* code = field_of(store, *r, id::AuditSecurityEventType, "StatusCodeId");
+    REQUIRE(code);
+    CHECK(*code == ua::Variant(status));
+  }
+  // A certificate over the bound: left out, and said so.
+  const std::vector<uint8_t> big(audit::kMaxCertificateBytes + 1, 0x30);
+  auto r =
+      audit::certificate_rejected(c, big, ua::status::BadCertificateUntrusted, "Session/ActivateSession");
+  REQUIRE(r);
+  const ua::Variant* certificate = field_of(store, *r, id::AuditCertificateEventType, "Certificate");
+  REQUIRE(certificate);
+  CHECK(certificate->is_empty());
+  CHECK(message_of(*r).find("not recorded") != std::string::npos);
+}
+
+TEST_CASE("audit: a certificate the channel refused reaches an administrator's event item",
+          "[services][audit]") {
+  AuditedSession a;
+  ServiceHarness& h = a.h;
+  const uint32_t sub = subscribe(h).subscription_id;
+  std::vector<ua::SimpleAttributeOperand> select = {clause(id::BaseEventType, "EventType"),
+                                                    clause(id::BaseEventType, "SourceName"),
+                                                    clause(id::AuditCertificateEventType, "Certificate")};
+  ItemSpec spec{
+      ua::NodeId(0, id::Server), 9, 0, 100, true, ua::ExtensionObject::make(ua::EventFilter{select, {}})};
+  spec.attribute = 12;
+  REQUIRE(monitor(h, sub, spec).status_code.is_good());
+  const std::string der = "untrusted leaf";
+  h.server->audit_certificate(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(der.data()), der.size()),
+      ua::status::BadCertificateUntrusted, "SecureChannel/OpenSecureChannel");
+  const auto events = events_within(h, std::chrono::milliseconds(400));
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].event_fields.at(0) == ua::Variant(ua::NodeId(0, id::AuditCertificateUntrustedEventType)));
+  CHECK(events[0].event_fields.at(1) == ua::Variant(ua::String("SecureChannel/OpenSecureChannel")));
+  CHECK(events[0].event_fields.at(2) == ua::Variant(ua::ByteString(der)));
+}
+
 }  // namespace opcuad::services::audit_test

@@ -89,8 +89,13 @@ class ReadHandler : public ServiceHandler {
     return true;
   }
   void on_channel_closed(SecureChannel&) override { ++closed; }
+  void on_certificate_refused(SecureChannel&, std::span<const uint8_t> chain,
+                              ua::StatusCode status) override {
+    refused.emplace_back(std::vector<uint8_t>(chain.begin(), chain.end()), status);
+  }
   int requests = 0;
   int closed = 0;
+  std::vector<std::pair<std::vector<uint8_t>, ua::StatusCode>> refused;  // on_certificate_refused's calls
   bool defer = false;
   std::vector<std::pair<uint32_t, ua::ReadResponse>> deferred;
 };

@@ -264,6 +264,10 @@ TEST_CASE(
     CHECK(events[0].find("subject=\"") != std::string::npos);
     CHECK(events[0].find("stranger") != std::string::npos);
     CHECK(events[0].find(" status=BadCertificateUntrusted") != std::string::npos);
+    // The services hear of it with the certificate, for the audit record (Server::audit_certificate).
+    REQUIRE(h.handler.refused.size() == 1);
+    CHECK(h.handler.refused[0].first == stranger.certificate_der());
+    CHECK(h.handler.refused[0].second == status::BadCertificateUntrusted);
   }
   SECTION("encrypted for another certificate: BadCertificateInvalid") {
     SecureTestClient c = client(p, ua::MessageSecurityMode::SignAndEncrypt);
