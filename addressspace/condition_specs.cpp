@@ -125,9 +125,13 @@ ConditionSpecs::BuildResult ConditionSpecs::build(const NodeStore& s, const Even
     if (v[i].reference != kNoNode && v[i].reference != v[i].input) watch.emplace_back(v[i].reference, i);
   }
   std::sort(watch.begin(), watch.end());
-  for (const auto& [node, spec] : watch) {
-    specs->watched_.push_back(node);
-    specs->watchers_.push_back(spec);
+  if (!watch.empty()) {
+    specs->watch_begin_.assign(s.size() + 1, 0);
+    for (const auto& [node, spec] : watch) ++specs->watch_begin_[node + 1];
+    for (size_t n = 1; n < specs->watch_begin_.size(); ++n)
+      specs->watch_begin_[n] += specs->watch_begin_[n - 1];
+    specs->watchers_.reserve(watch.size());
+    for (const auto& [node, spec] : watch) specs->watchers_.push_back(spec);
   }
   out.specs = std::move(specs);
   return out;
@@ -137,11 +141,6 @@ const ConditionSpec* ConditionSpecs::find(NodeIndex condition) const noexcept {
   auto it = std::lower_bound(specs_.begin(), specs_.end(), condition,
                              [](const ConditionSpec& c, NodeIndex n) { return c.node < n; });
   return it != specs_.end() && it->node == condition ? &*it : nullptr;
-}
-
-std::span<const uint32_t> ConditionSpecs::watching(NodeIndex variable) const noexcept {
-  const auto [lo, hi] = std::equal_range(watched_.begin(), watched_.end(), variable);
-  return {watchers_.data() + (lo - watched_.begin()), static_cast<size_t>(hi - lo)};
 }
 
 }  // namespace opcuad::addressspace

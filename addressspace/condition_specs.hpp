@@ -12,9 +12,10 @@
 // acknowledge. The live condition state (Enabled, Active, Acked, ...) is not here: it changes while the
 // store does not.
 //
-// Lookups: by condition NodeIndex (find()), and by variable (watching(): the conditions whose input,
-// setpoint or normal-value node it is, several per variable allowed). Those variables carry
-// flag::kHasAlarm in their record (node.hpp).
+// Lookups: by condition NodeIndex (find(), a binary search), and by variable (watching(): the conditions
+// whose input, setpoint or normal-value node it is, several per variable allowed; an index by NodeIndex,
+// 4 bytes per node of the store when it has any condition, so that a Write pays no search per value).
+// Those variables carry flag::kHasAlarm in their record (node.hpp).
 
 #include <array>
 #include <cstdint>
@@ -121,11 +122,17 @@ class ConditionSpecs {
   const ConditionSpec* find(NodeIndex condition) const noexcept;
   // The positions in all() of the conditions whose input, setpoint or normal-value node is `variable`
   // (empty for any other node).
-  std::span<const uint32_t> watching(NodeIndex variable) const noexcept;
+  std::span<const uint32_t> watching(NodeIndex variable) const noexcept {
+    if (static_cast<size_t>(variable) + 1 >= watch_begin_.size()) return {};
+    const uint32_t begin = watch_begin_[variable];
+    return {watchers_.data() + begin, watch_begin_[variable + 1] - begin};
+  }
 
  private:
   std::vector<ConditionSpec> specs_;
-  std::vector<NodeIndex> watched_;  // sorted; watched_[i] is watched by all()[watchers_[i]]
+  // The conditions watching node n are all()[watchers_[i]] for i in [watch_begin_[n], watch_begin_[n + 1]);
+  // empty when there is no condition.
+  std::vector<uint32_t> watch_begin_;
   std::vector<uint32_t> watchers_;
 };
 

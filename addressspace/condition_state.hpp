@@ -15,13 +15,18 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "addressspace/event_types.hpp"
 #include "ua/bytes.hpp"
 #include "ua/scalars.hpp"
 #include "ua/status_code.hpp"
 #include "ua/text.hpp"
+#include "ua/variant.hpp"
 
 namespace opcuad::addressspace {
 
@@ -70,6 +75,14 @@ struct ConditionState {
   ua::String client_user_id;
   ua::ByteString event_id;  // of the last event: what Acknowledge, Confirm and AddComment must name
   std::string message;      // Message of the last event
+  // The event fields of the condition's member variables the state does not own (ConditionName,
+  // ConditionClassId, InputNode, the limits, ...), sorted by key: read from their cells by the first event
+  // of a store generation and shared by the records of every later one (services/alarm_eval.cpp). Those
+  // variables are read-only to clients and only a reload (a new generation) writes them, so the table
+  // holds until the generation changes.
+  std::shared_ptr<const std::vector<std::pair<FieldKey, ua::Variant>>> member_fields;
+  uint64_t member_fields_generation = 0;
+  const void* member_fields_spec = nullptr;  // the ConditionSpec it was read for (stores of generation 0)
   // The input and reference versions last judged (ValueStore::version): an unchanged value is not judged
   // twice.
   uint64_t input_version = 0;

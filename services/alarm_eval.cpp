@@ -430,29 +430,65 @@ bool dynamic_field(FieldKey key, const ConditionSpec& c, const ConditionState& s
   }
 }
 
+// The value of a snapshot, without copying a boxed one.
+const ua::Variant& value_of(const addressspace::ValueSnapshot& snap, ua::Variant& scratch) {
+  if (snap.kind == addressspace::ValueCell::kBoxed && snap.boxed) return *snap.boxed;
+  if (snap.kind == addressspace::ValueCell::kEmpty) {
+    scratch = ua::Variant();
+  } else {
+    addressspace::decode_inline(snap.kind, snap.payload, scratch);
+  }
+  return scratch;
+}
+
+using FieldTable = std::vector<std::pair<FieldKey, ua::Variant>>;
+
+// The fields every event of `c` shares until a reload (ConditionState::member_fields), built when this
+// store generation has none yet: the member variables the state does not own, and the ConditionId,
+// SourceNode and SourceName. Under the lock.
+std::shared_ptr<const FieldTable> member_fields(const addressspace::NodeStore& store, const ConditionSpec& c,
+                                                ConditionState& s) {
+  if (s.member_fields && s.member_fields_generation == store.generation() && s.member_fields_spec == &c)
+    return s.member_fields;
+  auto t = std::make_shared<FieldTable>();
+  t->reserve(c.fields.size() + 3);
+  ua::Variant scratch;
+  ua::DataValue dv;
+  for (const auto& [key, cell] : c.fields) {
+    if (dynamic_field(key, c, s, scratch)) continue;
+    ValueStore::read(*cell, dv);
+    t->emplace_back(key, std::move(dv.value));
+  }
+  // Part 9 §5.5.2: the ConditionId (the empty path with AttributeId NodeId, content_filter.hpp) is the
+  // condition object; SourceNode and SourceName are the input's (the ConditionSource).
+  t->emplace_back(kThisNodeField, ua::Variant(store.node_id(c.node)));
+  t->emplace_back(field::kSourceNode, ua::Variant(store.node_id(c.input)));
+  t->emplace_back(field::kSourceName, ua::Variant(ua::String(store.browse_name_view(c.input).name.text)));
+  std::stable_sort(t->begin(), t->end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The first of a key wins (a member variable named like a well-known field keeps its own value).
+  t->erase(std::unique(t->begin(), t->end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+           t->end());
+  s.member_fields = std::move(t);
+  s.member_fields_generation = store.generation();
+  s.member_fields_spec = &c;
+  return s.member_fields;
+}
+
 // The condition event of state `s` (under its lock); `fresh`: a new event (new EventId, Time now), else the
-// last one again. Writes nothing.
+// last one again. Writes nothing but the state's member_fields table.
 std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& store, const ConditionSpec& c,
-                                              const ConditionState& s, bool fresh) {
+                                              ConditionState& s, bool fresh) {
   const addressspace::EventTypes* events = store.event_types();
   if (!events) return nullptr;
   EventBuilder b(store, events->type_id(c.type), c.input);
   if (!b.valid()) return nullptr;
-  ua::DataValue dv;
+  b.share(member_fields(store, c, s));
+  b.reserve(c.fields.size() + 8);
+  ua::Variant v;
   for (const auto& [key, cell] : c.fields) {
-    ua::Variant v;
     if (fresh && key == field::kEventId) continue;  // the builder makes a new one
-    if (!dynamic_field(key, c, s, v)) {
-      ValueStore::read(*cell, dv);
-      v = std::move(dv.value);
-    }
-    b.set(key, std::move(v));
+    if (dynamic_field(key, c, s, v)) b.set(key, std::move(v));
   }
-  // Part 9 §5.5.2: the ConditionId (the empty path with AttributeId NodeId, content_filter.hpp) is the
-  // condition object; SourceNode and SourceName are the input's (the ConditionSource).
-  b.set(kThisNodeField, ua::Variant(store.node_id(c.node)));
-  b.set(field::kSourceNode, ua::Variant(store.node_id(c.input)));
-  b.set(field::kSourceName, ua::Variant(ua::String(store.browse_name_view(c.input).name.text)));
   b.set(field::kSeverity, ua::Variant(s.severity));
   b.set(field::kMessage, ua::Variant(ua::LocalizedText{ua::String(), ua::String(s.message)}));
   b.set(field::kRetain, ua::Variant(retained(c, s)));
@@ -464,12 +500,16 @@ std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& sto
   return b.build();
 }
 
-// The member variables the state owns, written from it.
+// The member variables the state owns, written from it where they differ (a variable that holds its value
+// with a Good status is left alone: no write, no notification, its timestamps stay those of its change).
 void write_fields(ValueStore& values, addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c,
                   const ConditionState& s, ua::DateTime now, Outcome& out) {
   ua::DataValue dv;
+  ua::Variant scratch;
   for (const auto& [key, cell] : c.fields) {
     if (!dynamic_field(key, c, s, dv.value)) continue;
+    const addressspace::ValueSnapshot held = ValueStore::snapshot(*cell);
+    if (held.status.is_good() && value_of(held, scratch) == dv.value) continue;
     dv.status = ua::StatusCode(0);
     dv.source_timestamp = now;
     dv.server_timestamp = now;
@@ -512,17 +552,6 @@ void publish_summary(ConditionState& s) noexcept {
                      (uint64_t{static_cast<uint8_t>(s.limit_state)} << 8) | (uint64_t{s.limit_bits} << 16) |
                      (uint64_t{s.quality.value()} << 32);
   s.summary.store(v, std::memory_order_release);
-}
-
-// The value of a snapshot, without copying a boxed one.
-const ua::Variant& value_of(const addressspace::ValueSnapshot& snap, ua::Variant& scratch) {
-  if (snap.kind == addressspace::ValueCell::kBoxed && snap.boxed) return *snap.boxed;
-  if (snap.kind == addressspace::ValueCell::kEmpty) {
-    scratch = ua::Variant();
-  } else {
-    addressspace::decode_inline(snap.kind, snap.payload, scratch);
-  }
-  return scratch;
 }
 
 // The judgement of a value that changes nothing, made without the lock: true when the condition's
@@ -676,6 +705,12 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
 }
 
 }  // namespace
+
+bool quiet(const ConditionSpec& c) {
+  if (!c.state || !c.input_cell) return true;
+  const ConditionState& s = *c.state;
+  return s.initialised_flag.load(std::memory_order_acquire) && unchanged_without_lock(c, s);
+}
 
 Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,
                  addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c, ua::DateTime now,

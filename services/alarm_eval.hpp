@@ -84,6 +84,11 @@ struct MethodCall {
   config::RoleSet roles = 0;                   // the caller's roles, against the spec's ack_roles
 };
 
+// True when judging `spec`'s inputs as they are now would change nothing, found without the lock and
+// without building an Outcome (the common case of a Write, Server::evaluate_alarms); false when it may
+// change something (evaluate() then decides). REQUIRES: as evaluate() without `force`.
+bool quiet(const addressspace::ConditionSpec& spec);
+
 // Runs `call` on `spec`. The status codes of Part 9: BadUserAccessDenied (roles), BadConditionDisabled,
 // BadConditionAlreadyEnabled / BadConditionAlreadyDisabled, BadEventIdUnknown (not the EventId of the
 // condition's last event), BadConditionBranchAlreadyAcked / BadConditionBranchAlreadyConfirmed,

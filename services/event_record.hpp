@@ -8,10 +8,12 @@
 // addressspace/event_types.hpp) are NodeIndexes there. A shard that has adapted to another generation
 // cannot evaluate it against its filters, which were compiled for that other index (Server::raise_event).
 //
-// EventBuilder fills what every event carries (Part 5 §6.4.2): EventId (unless set: 16 random bytes from the
-// OpenSSL DRBG, unique per event), EventType, SourceNode, SourceName (the source's BrowseName unless set),
-// Time and ReceiveTime (now unless set), Severity (1, the lowest, unless set) and Message (empty unless set);
-// the producer adds the fields of its type. Fields are kept sorted by FieldKey, found by a binary search.
+// EventBuilder fills what every event carries (Part 5 §6.4.2): EventId (unless set: 16 bytes, a random
+// prefix drawn once per process and a count, unique per event; an EventId is no secret: a client reads it
+// from the event or the condition, and what it allows, Acknowledge, is checked by role), EventType,
+// SourceNode, SourceName (the source's BrowseName unless set), Time and ReceiveTime (now unless set),
+// Severity (1, the lowest, unless set) and Message (empty unless set); the producer adds the fields of its
+// type. Fields are kept sorted by FieldKey, found by a binary search.
 //
 // Cost: building a record allocates (the record, its field table, the notifier list and the values' own
 // storage): about five allocations per event. Events are rare next to data changes (a server start or
@@ -57,6 +59,8 @@ class EventRecord final : public EventView {
   config::RoleSet readers_ = 0;
   std::vector<addressspace::NodeIndex> notifiers_;
   std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key
+  // Fields shared with other records (EventBuilder::share), consulted after fields_; sorted by key.
+  std::shared_ptr<const std::vector<std::pair<FieldKey, ua::Variant>>> shared_;
 };
 
 class EventBuilder {
@@ -67,6 +71,11 @@ class EventBuilder {
   EventBuilder(const addressspace::NodeStore& store, const ua::NodeId& type, addressspace::NodeIndex source);
   bool valid() const noexcept { return record_ != nullptr; }
 
+  // Room for `n` fields, so that setting them does not grow the table again. REQUIRES: valid().
+  EventBuilder& reserve(size_t n);
+  // Fields kept in a table other records share (an immutable one: a condition's member variables that only
+  // a reload changes), below the fields set here: a field set here wins. REQUIRES: valid().
+  EventBuilder& share(std::shared_ptr<const std::vector<std::pair<FieldKey, ua::Variant>>> fields);
   // Sets (or replaces) a field. REQUIRES: valid().
   EventBuilder& set(FieldKey key, ua::Variant value);
   // Sets a field by its namespace-0 browse name, declared by the event's type or a supertype (the

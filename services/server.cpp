@@ -309,10 +309,12 @@ void Server::evaluate_alarms(ShardState* origin, const addressspace::NodeStore& 
   // The written values before any look at a condition's lock word (alarm_eval.cpp, judging without the
   // lock).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  const ua::DateTime now = ua::DateTime::now();
+  ua::DateTime now;  // read from the clock when a condition needs judging under its lock
   for (const addressspace::NodeIndex input : inputs) {
     for (const uint32_t i : specs->watching(input)) {
       const addressspace::ConditionSpec& spec = specs->all()[i];
+      if (alarm::quiet(spec)) continue;
+      if (now.is_null()) now = ua::DateTime::now();
       alarm::Outcome out = alarm::evaluate(store, space_.values(), p, spec, now, false);
       deliver_alarm(origin, spec, out);
     }

@@ -3,6 +3,7 @@
 // codes, delays, quality, and the member variables that follow the state.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
 
 #include "addressspace/condition_specs.hpp"
@@ -225,6 +226,27 @@ TEST_CASE("alarm eval: Disable, Enable, AddComment and their status codes", "[al
           status::Good);
   CHECK(text(field_of(commented, field::kComment)) == "pump checked");
   CHECK(field_of(commented, field::kAckedStateId) == ua::Variant(false));  // a comment acknowledges nothing
+  // Only the member variables the comment changed are written (and their items woken): the comment,
+  // who made it and when, and the event's own EventId, Time and ReceiveTime; never the unchanged states.
+  auto wrote = [&](const alarm::Outcome& o, FieldKey key) {
+    const addressspace::ValueCell* cell = c.field_cell(key);
+    REQUIRE(cell);
+    return std::find(o.written().begin(), o.written().end(), cell) != o.written().end();
+  };
+  CHECK(wrote(commented, field::kComment));
+  CHECK(wrote(commented, field::kEventId));
+  CHECK_FALSE(wrote(commented, field::kActiveStateId));
+  CHECK_FALSE(wrote(commented, field::kActiveState));
+  CHECK_FALSE(wrote(commented, field::kAckedStateId));
+  CHECK_FALSE(wrote(commented, field::kEnabledState));
+  CHECK_FALSE(wrote(commented, field::kSeverity));
+  CHECK(wrote(lowlow, field::kActiveStateId));
+  // EventIds: 16 bytes, one process prefix, never the same twice.
+  const ua::ByteString id_c = event_id(commented);
+  REQUIRE(id_c.size() == 16);
+  REQUIRE(id1.size() == 16);
+  CHECK(id_c.view().substr(0, 8) == id1.view().substr(0, 8));
+  CHECK(id_c != id1);
 
   alarm::Outcome disabled;
   REQUIRE(plant.call(c, alarm::Method::Disable, nullptr, nullptr, config::role::kEveryone, &disabled) ==
