@@ -8,9 +8,9 @@ OPCUAD_BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config python3
 # Tests also need clang with its sanitizer and libFuzzer runtimes, and Node.js for the interoperability
 # tests (node-opcua comes from the npm registry, pinned in tests/interop/package-lock.json).
 # The package test (tests/packaging) needs dpkg-dev (CPack's dependency scan), systemd (systemd-analyze) and
-# lintian. The bench-smoke test of tools/plot_bench.py needs matplotlib (python3-matplotlib); the format
-# check (tools/check_format.py) clang-format; the .clang-tidy stage clang-tidy.
-OPCUAD_TEST_PACKAGES=(clang libclang-rt-14-dev clang-format clang-tidy dpkg-dev systemd lintian python3-matplotlib)
+# lintian. The sanitizer builds link with lld. The bench-smoke test of tools/plot_bench.py needs matplotlib
+# (python3-matplotlib); the format check (tools/check_format.py) clang-format; the .clang-tidy stage clang-tidy.
+OPCUAD_TEST_PACKAGES=(clang libclang-rt-14-dev lld clang-format clang-tidy dpkg-dev systemd lintian python3-matplotlib)
 command -v node >/dev/null 2>&1 || OPCUAD_TEST_PACKAGES+=(nodejs)
 command -v npm >/dev/null 2>&1 || OPCUAD_TEST_PACKAGES+=(npm)
 
