@@ -1,6 +1,7 @@
 #include "addressspace/condition_specs.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "addressspace/node_store.hpp"
 #include "ua/generated/node_ids.hpp"
@@ -88,6 +89,7 @@ ConditionSpecs::BuildResult ConditionSpecs::build(const NodeStore& s, const Even
     c.limit_severity = d.limit_severity;
     c.limits = d.limits;
     c.deadband = d.deadband;
+    c.steady_bands();
     c.on_delay_ms = d.on_delay_ms;
     c.off_delay_ms = d.off_delay_ms;
     c.name = std::move(d.name);
@@ -135,6 +137,28 @@ ConditionSpecs::BuildResult ConditionSpecs::build(const NodeStore& s, const Even
   }
   out.specs = std::move(specs);
   return out;
+}
+
+void ConditionSpec::steady_bands() noexcept {
+  // services/alarm_eval.cpp (high_level, low_level): High when x >= High, HighHigh when x >= HighHigh,
+  // Low when x <= Low, LowLow when x <= LowLow, the high side first; a held state is kept while x is
+  // back by less than the deadband. The intervals are open, so a value exactly on a bound is judged in
+  // full.
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  namespace l = alarm_limit;
+  steady.fill({kInf, -kInf});
+  if (kind != ConditionKind::ExclusiveLimit && kind != ConditionKind::Deviation) return;
+  auto at = [this](size_t i, double none) { return has_limit(i) ? limits[i] : none; };
+  const double hh = at(l::kHighHigh, kInf), h = at(l::kHigh, kInf);
+  const double lo = at(l::kLow, -kInf), ll = at(l::kLowLow, -kInf);
+  const double below_high = std::min(h, hh), above_low = std::max(lo, ll);
+  const double db = deadband > 0 ? deadband : 0;
+  steady[static_cast<size_t>(LimitState::None)] = {above_low, below_high};
+  if (has_limit(l::kHigh)) steady[static_cast<size_t>(LimitState::High)] = {h - db, hh};
+  if (has_limit(l::kHighHigh)) steady[static_cast<size_t>(LimitState::HighHigh)] = {hh - db, kInf};
+  if (has_limit(l::kLow)) steady[static_cast<size_t>(LimitState::Low)] = {ll, std::min(lo + db, below_high)};
+  if (has_limit(l::kLowLow))
+    steady[static_cast<size_t>(LimitState::LowLow)] = {-kInf, std::min(ll + db, below_high)};
 }
 
 const ConditionSpec* ConditionSpecs::find(NodeIndex condition) const noexcept {

@@ -64,6 +64,12 @@ struct ConditionDecl {
   std::array<uint16_t, alarm_limit::kCount> limit_severity{};
   uint16_t severity = 0;  // OffNormal (the limit kinds use limit_severity)
   double deadband = 0;
+  // Exclusive kinds (limits, deviation): for each LimitState, the open interval (first, second) of the
+  // judged number (the input, or input - setpoint) within which the state stays as it is, by the rules of
+  // services/alarm_eval.cpp with the deadband (steady_bands()). Empty (first >= second) for a state the
+  // limits do not have and for the other kinds. Only a shortcut for the common judgement: a value outside
+  // is judged in full.
+  std::array<std::pair<double, double>, 5> steady{};
   uint32_t on_delay_ms = 0, off_delay_ms = 0;
   std::string name;          // ConditionName
   std::string message;       // template (docs/CONFIGURATION.md, "Alarms")
@@ -88,6 +94,12 @@ struct ConditionSpec {
   std::array<uint16_t, alarm_limit::kCount> limit_severity{};
   std::array<double, alarm_limit::kCount> limits{};
   double deadband = 0;
+  // Exclusive kinds (limits, deviation): for each LimitState, the open interval (first, second) of the
+  // judged number (the input, or input - setpoint) within which the state stays as it is, by the rules of
+  // services/alarm_eval.cpp with the deadband (steady_bands()). Empty (first >= second) for a state the
+  // limits do not have and for the other kinds. Only a shortcut for the common judgement: a value outside
+  // is judged in full.
+  std::array<std::pair<double, double>, 5> steady{};
   uint32_t on_delay_ms = 0, off_delay_ms = 0;
   std::string name;
   std::string message;
@@ -97,6 +109,8 @@ struct ConditionSpec {
   // what a condition event reads its fields from and what a change of state writes.
   std::vector<std::pair<FieldKey, ValueCell*>> fields;  // sorted by key
 
+  // Fills `steady` from the kind, limits and deadband.
+  void steady_bands() noexcept;
   // The cell of the member variable at field `key`, or nullptr.
   ValueCell* field_cell(FieldKey key) const noexcept;
   bool has_limit(size_t which) const noexcept { return ((limit_mask >> which) & 1) != 0; }

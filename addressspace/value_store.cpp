@@ -1,8 +1,10 @@
 #include "addressspace/value_store.hpp"
 
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace opcuad::addressspace {
 
@@ -26,6 +28,97 @@ inline void cpu_relax() noexcept {
   __builtin_ia32_pause();
 #endif
 }
+// Boxes (the Variants of values that do not fit a cell) that the reclaimer freed on this thread, kept for
+// its next boxed writes, by the type they held: a box given a value of the type it held keeps that value's
+// storage (a string's capacity), so a steady stream of boxed writes on one thread (a condition's texts,
+// ids and EventId; a client writing strings) allocates nothing once warm. Writes are reclaimed by the
+// thread that made them (EpochReclaimer frees a participant's retired objects in its own quiescent()), so
+// the boxes come back where they are needed. Only small scalars of the string-like types are kept (at most
+// kKeptBytes of text), at most kKeptBoxes per type and thread: a box that held a large value is freed.
+constexpr size_t kKeptBoxes = 2048;
+constexpr size_t kKeptBytes = 256;
+
+// The kept types: String, ByteString, XmlElement, NodeId, QualifiedName, LocalizedText, Guid.
+constexpr size_t kKeptTypes = 7;
+constexpr size_t kNotKept = kKeptTypes;
+size_t kept_slot(const ua::Variant& v) noexcept {
+  if (!v.is_scalar()) return kNotKept;
+  switch (v.type()) {
+    case ua::BuiltinType::String:
+      return v.get_if<ua::String>()->size() <= kKeptBytes ? 0 : kNotKept;
+    case ua::BuiltinType::ByteString:
+      return v.get_if<ua::ByteString>()->size() <= kKeptBytes ? 1 : kNotKept;
+    case ua::BuiltinType::XmlElement:
+      return v.get_if<ua::XmlElement>()->size() <= kKeptBytes ? 2 : kNotKept;
+    case ua::BuiltinType::NodeId:
+      return v.get_if<ua::NodeId>()->string().size() <= kKeptBytes ? 3 : kNotKept;
+    case ua::BuiltinType::QualifiedName:
+      return v.get_if<ua::QualifiedName>()->name.size() <= kKeptBytes ? 4 : kNotKept;
+    case ua::BuiltinType::LocalizedText: {
+      const auto* t = v.get_if<ua::LocalizedText>();
+      return t->locale.size() + t->text.size() <= kKeptBytes ? 5 : kNotKept;
+    }
+    case ua::BuiltinType::Guid:
+      return 6;
+    default:
+      return kNotKept;
+  }
+}
+
+struct BoxCache {
+  std::array<std::vector<ua::Variant*>, kKeptTypes> boxes;
+  ~BoxCache();
+};
+thread_local BoxCache t_boxes;
+// Set once this thread's cache is destroyed (thread exit): boxes freed after that are deleted.
+thread_local bool t_boxes_gone = false;
+
+BoxCache::~BoxCache() {
+  t_boxes_gone = true;
+  for (auto& list : boxes) {
+    for (ua::Variant* b : list) delete b;
+  }
+}
+
+void recycle_box(void* object) noexcept {
+  auto* box = static_cast<ua::Variant*>(object);
+  const size_t slot = t_boxes_gone ? kNotKept : kept_slot(*box);
+  if (slot == kNotKept) {
+    delete box;
+    return;
+  }
+  std::vector<ua::Variant*>& kept = t_boxes.boxes[slot];
+  if (kept.capacity() == 0) {
+    try {
+      kept.reserve(kKeptBoxes);
+    } catch (...) {
+      delete box;
+      return;
+    }
+  }
+  if (kept.size() >= kKeptBoxes) {
+    delete box;
+    return;
+  }
+  kept.push_back(box);  // within the reserved capacity: no allocation, no throw
+}
+
+// A box holding a copy of `v`: a kept one of its type when this thread has one.
+ua::Variant* boxed_copy(const ua::Variant& v) {
+  const size_t slot = t_boxes_gone ? kNotKept : kept_slot(v);
+  if (slot == kNotKept || t_boxes.boxes[slot].empty()) return new ua::Variant(v);
+  std::vector<ua::Variant*>& kept = t_boxes.boxes[slot];
+  ua::Variant* box = kept.back();
+  kept.pop_back();
+  try {
+    *box = v;
+  } catch (...) {
+    delete box;
+    throw;
+  }
+  return box;
+}
+
 }  // namespace
 
 bool encode_inline(const ua::Variant& v, uint8_t& kind, uint64_t& payload) noexcept {
@@ -220,10 +313,10 @@ void ValueStore::write(ValueCell& cell, const ua::Variant& v, const ValueStamp& 
   if (is_computed) {
     kind = ValueCell::kComputed;
     payload = cell.payload_.load(std::memory_order_acquire);
-    fresh = new ua::Variant(v);
+    fresh = boxed_copy(v);
   } else if (!encode_inline(v, kind, payload)) {
     kind = ValueCell::kBoxed;
-    fresh = new ua::Variant(v);  // built before the critical section: it may allocate
+    fresh = boxed_copy(v);  // built before the critical section: it may allocate
   }
 
   // Enter: even -> odd. A CAS lets several writers of one cell take turns.
@@ -255,7 +348,7 @@ void ValueStore::write(ValueCell& cell, const ua::Variant& v, const ValueStamp& 
   cell.version_.store(cell.version_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 
   cell.sequence_.store(seq + 2, std::memory_order_release);  // leave: odd -> even
-  if (old) reclaimer_.retire(p, old);
+  if (old) reclaimer_.retire(p, const_cast<ua::Variant*>(old), &recycle_box);
 }
 
 void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochReclaimer::Participant& p) {
@@ -283,7 +376,7 @@ void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochRec
   cell.version_.store((cell.version_.load(std::memory_order_relaxed) + 1) | kComputedVersion,
                       std::memory_order_release);
   cell.sequence_.store(seq + 2, std::memory_order_release);
-  if (old) reclaimer_.retire(p, old);
+  if (old) reclaimer_.retire(p, const_cast<ua::Variant*>(old), &recycle_box);
 }
 
 // Inlined into its callers here (every read of a value takes it): no other file calls it.
@@ -307,6 +400,23 @@ void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochRec
       s.source_picoseconds = static_cast<uint16_t>(ps >> 16);
       s.server_picoseconds = static_cast<uint16_t>(ps & 0xFFFF);
       return s;
+    }
+  }
+}
+
+bool ValueStore::number(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept {
+  for (;;) {
+    const uint32_t before = cell.sequence_.load(std::memory_order_acquire);
+    if (before & 1u) {
+      cpu_relax();
+      continue;
+    }
+    const uint8_t kind = cell.kind_.load(std::memory_order_acquire);
+    const uint64_t payload = cell.payload_.load(std::memory_order_acquire);
+    const uint32_t st = cell.status_.load(std::memory_order_acquire);
+    if (cell.sequence_.load(std::memory_order_relaxed) == before) {
+      status = ua::StatusCode(st);
+      return inline_number(kind, payload, out);
     }
   }
 }

@@ -151,6 +151,10 @@ class ValueStore {
       return computed_version();
     return v;
   }
+  // The cell's value as a number, with its status, when it holds an inline number (SByte .. Double, finite;
+  // inline_number()): what an alarm's quick judgement reads, without the rest of a snapshot. False for any
+  // other value, a computed cell included.
+  static bool number(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept;
   // Copies the value only when the version differs from `last_version`, which it then updates.
   static bool read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out);
 

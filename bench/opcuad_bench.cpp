@@ -80,7 +80,7 @@ constexpr const char* kUsage =
     "                        one writer session keeps --inflight Writes of the N values outstanding, every\n"
     "                        other one above the High limit (N events per Write; --sessions is not used);\n"
     "                        one subscriber: an event item on the Server object, 8 select clauses, where\n"
-    "                        OfType AlarmConditionType, queue 10000, --publishing-interval MS (default 50),\n"
+    "                        OfType AlarmConditionType, queue 10000, --publishing-interval MS (default 20),\n"
     "                        --publish-outstanding K. Reports events/s, writes/s, server CPU us and heap\n"
     "                        allocations per event, and overflow events (lost events, counted as errors);\n"
     "                        --rounds consecutive --duration windows on the same sessions\n"

@@ -239,9 +239,10 @@ std::string_view state_text(const ConditionSpec& c, const ConditionState& s) {
   return "Active";
 }
 
-std::string expand_message(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input,
-                           size_t crossed) {
-  std::string out;
+// Into `out`, whose storage it reuses (the state's own message: no allocation once it held one as long).
+void expand_message(const ConditionSpec& c, const ConditionState& s, const ua::Variant& input, size_t crossed,
+                    std::string& out) {
+  out.clear();
   // Without a template the Message still says what happened (docs/CONFIGURATION.md, "Alarms").
   const std::string_view t =
       c.message.empty() ? std::string_view("{name} is {state}") : std::string_view(c.message);
@@ -268,7 +269,6 @@ std::string expand_message(const ConditionSpec& c, const ConditionState& s, cons
     out += t[i++];
   }
   if (out.size() > kMaxMessageBytes) out.resize(kMaxMessageBytes);
-  return out;
 }
 
 void set_state_text(bool on, const char* yes, const char* no, ua::Variant& out) {
@@ -504,16 +504,27 @@ std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& sto
 // with a Good status is left alone: no write, no notification, its timestamps stay those of its change).
 void write_fields(ValueStore& values, addressspace::EpochReclaimer::Participant& p, const ConditionSpec& c,
                   const ConditionState& s, ua::DateTime now, Outcome& out) {
-  ua::DataValue dv;
-  ua::Variant scratch;
+  ua::Variant value, scratch;
+  // The EventId, 16 bytes, past a string's own storage: copied into a ByteString this thread keeps, so
+  // writing it allocates nothing once warm (the cell's box is a kept one too, value_store.cpp).
+  thread_local ua::Variant event_id{ua::ByteString()};
+  // The same for the Message, which is often longer than that storage too.
+  thread_local ua::Variant message{ua::LocalizedText{}};
+  const ValueStore::ValueStamp stamp{ua::StatusCode(0), now, now, 0, 0};
   for (const auto& [key, cell] : c.fields) {
-    if (!dynamic_field(key, c, s, dv.value)) continue;
+    const ua::Variant* v = &value;
+    if (key == field::kEventId) {
+      *event_id.get_if<ua::ByteString>() = s.event_id;
+      v = &event_id;
+    } else if (key == field::kMessage) {
+      message.get_if<ua::LocalizedText>()->text.assign(s.message.data(), s.message.size());
+      v = &message;
+    } else if (!dynamic_field(key, c, s, value)) {
+      continue;
+    }
     const addressspace::ValueSnapshot held = ValueStore::snapshot(*cell);
-    if (held.status.is_good() && value_of(held, scratch) == dv.value) continue;
-    dv.status = ua::StatusCode(0);
-    dv.source_timestamp = now;
-    dv.server_timestamp = now;
-    values.write(*cell, dv, p);
+    if (held.status.is_good() && value_of(held, scratch) == *v) continue;
+    values.write(*cell, *v, stamp, p);
     if (out.cell_count < Outcome::kMaxCells) out.cells[out.cell_count++] = cell;
   }
 }
@@ -700,7 +711,7 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
     out.persist = true;
     changed = true;
   }
-  if (changed) s.message = expand_message(c, s, input.value, v.active ? v.crossed : limit::kCount);
+  if (changed) expand_message(c, s, input.value, v.active ? v.crossed : limit::kCount, s.message);
   return changed;
 }
 
@@ -709,7 +720,27 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
 bool quiet(const ConditionSpec& c) {
   if (!c.state || !c.input_cell) return true;
   const ConditionState& s = *c.state;
-  return s.initialised_flag.load(std::memory_order_acquire) && unchanged_without_lock(c, s);
+  if (!s.initialised_flag.load(std::memory_order_acquire)) return false;
+  if (c.kind == ConditionKind::ExclusiveLimit || c.kind == ConditionKind::Deviation) {
+    // The common case in a few loads and compares: the number (input, or input - setpoint) inside the
+    // interval its held state keeps (ConditionSpec::steady), with the Quality unchanged; the same
+    // reasoning as unchanged_without_lock() (the lock word first, then the summary, then the values).
+    if (s.locked.load(std::memory_order_acquire)) return false;
+    const uint64_t sum = s.summary.load(std::memory_order_acquire);
+    if ((sum & (kSummaryValid | kSummaryPending)) != kSummaryValid) return false;
+    if (!(sum & kSummaryEnabled)) return true;  // disabled: not judged
+    double x = 0, setpoint = 0;
+    ua::StatusCode quality, reference;
+    const size_t state = (sum >> 8) & 0xFF;
+    if (state < c.steady.size() && ValueStore::number(*c.input_cell, x, quality) &&
+        (!c.reference_cell || ValueStore::number(*c.reference_cell, setpoint, reference))) {
+      if (reference.is_bad() && !quality.is_bad()) quality = reference;
+      if (!quality.is_bad() && quality.value() == static_cast<uint32_t>(sum >> 32) &&
+          c.steady[state].first < x - setpoint && x - setpoint < c.steady[state].second)
+        return true;
+    }
+  }
+  return unchanged_without_lock(c, s);
 }
 
 Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,

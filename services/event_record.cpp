@@ -6,6 +6,8 @@
 #include <atomic>
 #include <cstring>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "ua/generated/node_ids.hpp"
 
@@ -23,7 +25,7 @@ namespace {
 constexpr uint64_t kIdBlock = 4096;
 std::atomic<uint64_t> g_next_id_block{0};
 
-bool next_event_id(std::string& out) {
+bool next_event_id(char (&out)[16]) {
   struct Prefix {
     unsigned char bytes[8] = {};
     bool ok = RAND_bytes(bytes, sizeof bytes) == 1;
@@ -36,10 +38,95 @@ bool next_event_id(std::string& out) {
     end = next + kIdBlock;
   }
   const uint64_t n = next++;
-  out.resize(16);
-  std::memcpy(out.data(), prefix.bytes, 8);
+  std::memcpy(out, prefix.bytes, 8);
   for (size_t i = 0; i < 8; ++i) out[8 + i] = static_cast<char>(n >> (56 - 8 * i));
   return true;
+}
+
+// The per-thread pools of records and of their shared_ptr control blocks (event_record.hpp, Cost). A
+// pool is freed at its thread's exit; what is released on that thread after that is freed at once.
+template <class T>
+struct Kept {
+  std::vector<T*> items;
+  bool gone = false;
+  ~Kept() {
+    gone = true;
+    for (T* x : items) {
+      if constexpr (std::is_void_v<T>) {
+        ::operator delete(x);
+      } else {
+        delete x;
+      }
+    }
+  }
+  // Keeps `x` when there is room (reserved once, so keeping never allocates); false: free it instead.
+  bool keep(T* x) noexcept {
+    if (gone || items.size() >= EventRecord::kKeptRecords) return false;
+    if (items.capacity() == 0) {
+      try {
+        items.reserve(EventRecord::kKeptRecords);
+      } catch (...) {
+        return false;
+      }
+    }
+    items.push_back(x);
+    return true;
+  }
+  T* take() noexcept {
+    if (gone || items.empty()) return nullptr;
+    T* x = items.back();
+    items.pop_back();
+    return x;
+  }
+};
+
+thread_local Kept<EventRecord> t_records;
+
+// The allocator of the records' control blocks: single blocks from a per-thread pool of blocks of T's size.
+template <class T>
+struct BlockAllocator {
+  using value_type = T;
+  BlockAllocator() = default;
+  template <class U>
+  BlockAllocator(const BlockAllocator<U>&) noexcept {}  // NOLINT: rebinding is implicit
+  static Kept<void>& blocks() noexcept {
+    thread_local Kept<void> kept;
+    return kept;
+  }
+  T* allocate(size_t n) {
+    if (n == 1) {
+      if (void* b = blocks().take()) return static_cast<T*>(b);
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) noexcept {
+    if (n != 1 || !blocks().keep(p)) ::operator delete(p);
+  }
+  friend bool operator==(const BlockAllocator&, const BlockAllocator&) noexcept { return true; }
+};
+
+}  // namespace
+
+// The deleter of every record (event_record.hpp, Cost): the record back to this thread's pool, cleared.
+struct RecordRecycler {
+  void operator()(EventRecord* r) const noexcept;
+};
+
+void RecordRecycler::operator()(EventRecord* r) const noexcept {
+  r->fields_.clear();
+  r->notifiers_.clear();
+  r->shared_.reset();
+  r->readers_ = 0;
+  r->has_event_id_ = false;
+  if (!t_records.keep(r)) delete r;
+}
+
+namespace {
+
+std::shared_ptr<EventRecord> new_record() {
+  EventRecord* r = t_records.take();
+  if (!r) r = new EventRecord();
+  return std::shared_ptr<EventRecord>(r, RecordRecycler{}, BlockAllocator<EventRecord>{});
 }
 
 }  // namespace
@@ -55,6 +142,7 @@ const ua::Variant* find_field(const std::vector<std::pair<FieldKey, ua::Variant>
 }  // namespace
 
 const ua::Variant* EventRecord::field(FieldKey key) const {
+  if (key == field::kEventId) return has_event_id_ ? &event_id_ : nullptr;
   if (const ua::Variant* v = find_field(fields_, key)) return v;
   return shared_ ? find_field(*shared_, key) : nullptr;
 }
@@ -66,13 +154,12 @@ EventBuilder::EventBuilder(const addressspace::NodeStore& store, const ua::NodeI
   if (!types || source == addressspace::kNoNode) return;
   const std::optional<EventTypeIdx> t = types->event_type(type);
   if (!t) return;
-  record_ = std::make_shared<EventRecord>();
+  record_ = new_record();
   record_->type_ = *t;
   record_->source_ = source;
   record_->generation_ = store.generation();
   const auto notifiers = types->notifiers_of(source);
   record_->notifiers_.assign(notifiers.begin(), notifiers.end());
-  record_->fields_.reserve(12);
   set(field::kEventType, ua::Variant(type));
   set(field::kSourceNode, ua::Variant(store.node_id(source)));
 }
@@ -93,6 +180,11 @@ EventBuilder& EventBuilder::reserve(size_t n) {
 }
 
 EventBuilder& EventBuilder::set(FieldKey key, ua::Variant value) {
+  if (key == field::kEventId) {
+    record_->event_id_ = std::move(value);
+    record_->has_event_id_ = true;
+    return *this;
+  }
   auto& fields = record_->fields_;
   auto it = std::lower_bound(fields.begin(), fields.end(), key,
                              [](const auto& f, FieldKey k) { return f.first < k; });
@@ -129,10 +221,14 @@ std::shared_ptr<const EventRecord> EventBuilder::build() {
   // EventId (Part 5 §6.4.2): "generated by the Server to uniquely identify a particular Event
   // Notification" (next_event_id above). A producer that re-sends an event it raised before
   // (ConditionRefresh, Part 9 §5.5.7) sets its EventId.
-  if (!has(field::kEventId)) {
-    std::string id;
+  if (!record_->has_event_id_) {
+    char id[16];
     if (!next_event_id(id)) return nullptr;
-    set(field::kEventId, ua::Variant(ua::ByteString(std::move(id))));
+    // Into the recycled record's own ByteString, whose storage it keeps.
+    ua::ByteString* b = record_->event_id_.get_if<ua::ByteString>();
+    if (!b) b = &record_->event_id_.storage().emplace<ua::ByteString>();
+    b->assign(id, sizeof id);
+    record_->has_event_id_ = true;
   }
   const ua::DateTime now = ua::DateTime::now();
   if (!has(field::kTime)) set(field::kTime, ua::Variant(now));

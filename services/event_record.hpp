@@ -15,10 +15,14 @@
 // Severity (1, the lowest, unless set) and Message (empty unless set); the producer adds the fields of its
 // type. Fields are kept sorted by FieldKey, found by a binary search.
 //
-// Cost: building a record allocates (the record, its field table, the notifier list and the values' own
-// storage): about five allocations per event. Events are rare next to data changes (a server start or
-// shutdown, an overflow); a pool of fixed-size records is the way to remove them when producers on the
-// data path arrive (alarms). The consumer side, filter and encoding, allocates nothing (event_item.hpp).
+// Cost: records are recycled. The last owner to drop a record hands it to a per-thread pool (at most
+// kKeptRecords per thread) with its field table, notifier list and EventId storage kept, and its
+// shared_ptr control block goes to a per-thread list of blocks; the next record built on that thread
+// takes both. When an event is raised and delivered on one shard (alarms judged on the writer's shard,
+// items on that shard), building it allocates nothing once warm but what its values need beyond the
+// strings' small-string storage. A record released on another thread than the one that builds the next
+// one is freed there instead when that pool is full. The consumer side, filter and encoding, allocates
+// nothing (event_item.hpp).
 //
 // Thread-safe once built: any thread reads it.
 
@@ -39,8 +43,13 @@
 
 namespace opcuad::services {
 
+struct RecordRecycler;
+
 class EventRecord final : public EventView {
  public:
+  // Records a thread keeps for reuse (see Cost above).
+  static constexpr size_t kKeptRecords = 1024;
+
   EventTypeIdx type() const override { return type_; }
   const ua::Variant* field(FieldKey key) const override;
 
@@ -53,14 +62,18 @@ class EventRecord final : public EventView {
 
  private:
   friend class EventBuilder;
+  friend struct RecordRecycler;
   EventTypeIdx type_ = 0;
   addressspace::NodeIndex source_ = addressspace::kNoNode;
   uint64_t generation_ = 0;
   config::RoleSet readers_ = 0;
   std::vector<addressspace::NodeIndex> notifiers_;
-  std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key
+  std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key; never kEventId
   // Fields shared with other records (EventBuilder::share), consulted after fields_; sorted by key.
   std::shared_ptr<const std::vector<std::pair<FieldKey, ua::Variant>>> shared_;
+  // The EventId, apart so that a recycled record keeps its storage.
+  ua::Variant event_id_;
+  bool has_event_id_ = false;
 };
 
 class EventBuilder {

@@ -6,6 +6,7 @@
 #include "addressspace/address_space.hpp"
 #include "addressspace/node_store_builder.hpp"
 #include "addressspace/value_store.hpp"
+#include "tests/unit/services/allocation_counter.hpp"
 
 using namespace opcuad;
 using namespace opcuad::addressspace;
@@ -317,3 +318,40 @@ TEST_CASE("value store: a spare cell is kept per NodeId and taken once", "[addre
   CHECK(values.adopt(x) == nullptr);
   CHECK(values.orphan_count() == 0);
 }
+
+#ifndef OPCUAD_ALLOCATION_COUNTER_OFF
+TEST_CASE("addressspace: boxed writes reuse the boxes the reclaimer freed: a steady stream allocates nothing",
+          "[addressspace][values]") {
+  ValueStore store(1);
+  auto* p = store.reclaimer().register_participant();
+  ValueCell* text = store.allocate(ua::NodeId(1, 1));
+  ValueCell* id = store.allocate(ua::NodeId(1, 2));
+  const ua::Variant texts[2] = {ua::Variant(ua::LocalizedText{"en", "Unacknowledged"}),
+                                ua::Variant(ua::LocalizedText{"en", "Acknowledged"})};
+  const ua::Variant ids[2] = {ua::Variant(ua::ByteString(std::string(16, 'a'))),
+                              ua::Variant(ua::ByteString(std::string(16, 'b')))};
+  const ValueStore::ValueStamp stamp{ua::StatusCode(0), ua::DateTime{1}, ua::DateTime{1}, 0, 0};
+  auto round = [&](int i) {
+    store.write(*text, texts[i % 2], stamp, *p);
+    store.write(*id, ids[i % 2], stamp, *p);
+    store.reclaimer().quiescent(*p);
+  };
+  for (int i = 0; i < 16; ++i) round(i);  // warm: the reclaimer's list and the kept boxes reach their size
+  opcuad::test::g_allocations = 0;
+  opcuad::test::g_counting = true;
+  for (int i = 0; i < 100; ++i) round(i);
+  opcuad::test::g_counting = false;
+  CHECK(opcuad::test::g_allocations == 0);
+  ua::DataValue out;
+  ValueStore::read(*text, out);
+  CHECK(out.value == texts[1]);
+  ValueStore::read(*id, out);
+  CHECK(out.value == ids[1]);
+  // A large value in between (its box is freed rather than kept, value_store.cpp) changes nothing read.
+  store.write(*text, ua::Variant(ua::String(std::string(100000, 'x'))), stamp, *p);
+  store.write(*text, texts[0], stamp, *p);
+  for (int i = 0; i < 4; ++i) store.reclaimer().quiescent(*p);
+  ValueStore::read(*text, out);
+  CHECK(out.value == texts[0]);
+}
+#endif

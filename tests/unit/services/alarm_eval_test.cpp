@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "addressspace/condition_specs.hpp"
@@ -11,6 +12,7 @@
 #include "config/config.hpp"
 #include "config/roles.hpp"
 #include "services/alarm_eval.hpp"
+#include "tests/unit/services/allocation_counter.hpp"
 #include "ua/generated/node_ids.hpp"
 
 namespace alarm_eval_test {
@@ -372,5 +374,70 @@ TEST_CASE("alarm eval: non-exclusive limits and deviation from a setpoint", "[al
   CHECK(field_of(one, field::kHighHighStateId) == ua::Variant(false));
   CHECK(field_of(one, field::kHighStateId) == ua::Variant(true));
 }
+
+TEST_CASE("alarm eval: the quick judgement of a Write agrees with the full one, deadband and bounds included",
+          "[alarms][services]") {
+  Plant plant(kLimits);
+  const ConditionSpec& c = plant.spec("Tank1.Level.LevelLimits");
+  using addressspace::LimitState;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  auto band = [&](LimitState s) { return c.steady[static_cast<size_t>(s)]; };
+  // HighHigh 95, High 85, Low 10, LowLow 5, deadband 1.5.
+  CHECK(band(LimitState::None) == std::pair<double, double>(10, 85));
+  CHECK(band(LimitState::High) == std::pair<double, double>(83.5, 95));
+  CHECK(band(LimitState::HighHigh) == std::pair<double, double>(93.5, kInf));
+  CHECK(band(LimitState::Low) == std::pair<double, double>(5, 11.5));
+  CHECK(band(LimitState::LowLow) == std::pair<double, double>(-kInf, 6.5));
+
+  // Up and down through every limit in quarter steps, bounds and deadbands included: whenever the quick
+  // judgement says nothing changes, the full judgement raises nothing.
+  plant.judge(c, ua::DateTime::now(), true);
+  size_t quiet = 0, events = 0;
+  auto step = [&](double v) {
+    INFO("value " << v);
+    plant.write("Tank1.Level", v);
+    const bool q = alarm::quiet(c);
+    const bool changed = plant.judge(c).event != nullptr;
+    if (q) CHECK_FALSE(changed);
+    quiet += q ? 1 : 0;
+    events += changed ? 1 : 0;
+  };
+  for (double v = 50; v <= 100; v += 0.25) step(v);
+  for (double v = 100; v >= 0; v -= 0.25) step(v);
+  for (double v = 0; v <= 50; v += 0.25) step(v);
+  // High, HighHigh; High (below 93.5), inactive (below 83.5), Low, LowLow; Low (6.5), inactive (11.5).
+  CHECK(events == 8);
+  CHECK(quiet > 700);
+  // A Bad input is never quick: it changes Quality.
+  plant.write("Tank1.Level", 50.0, ua::status::BadSensorFailure);
+  CHECK_FALSE(alarm::quiet(c));
+}
+
+#ifndef OPCUAD_ALLOCATION_COUNTER_OFF
+TEST_CASE("alarm eval: a condition moving in and out of its limit allocates nothing once warm",
+          "[alarms][services]") {
+  // A short name, so that the default Message ("L is High") fits a string's own storage.
+  Plant plant(R"json({"name": "L", "type": "exclusive_limit", "limits": {"high": 85, "low": 10}})json");
+  const ConditionSpec& c = plant.spec("Tank1.Level.L");
+  size_t events = 0;
+  auto round = [&](int i) {
+    plant.write("Tank1.Level", i % 2 ? 90.0 : 50.0);
+    alarm::Outcome out = plant.judge(c);
+    events += out.event ? 1 : 0;
+    out = alarm::Outcome();  // the record goes back to this thread's pool
+    plant.space.reclaimer().quiescent(*plant.p);
+  };
+  for (int i = 0; i < 32; ++i) round(i);  // warm: pools, kept boxes, the shared member fields
+  const ua::Variant high = plant.read("Tank1.Level.L.ActiveState");
+  events = 0;
+  opcuad::test::g_allocations = 0;
+  opcuad::test::g_counting = true;
+  for (int i = 0; i < 64; ++i) round(i);
+  opcuad::test::g_counting = false;
+  CHECK(events == 64);  // every round moved the alarm
+  CHECK(opcuad::test::g_allocations == 0);
+  CHECK(plant.read("Tank1.Level.L.ActiveState") == high);  // the member variables still follow the state
+}
+#endif
 
 }  // namespace alarm_eval_test
