@@ -15,12 +15,13 @@ EpochReclaimer::~EpochReclaimer() {
   }
 }
 
-EpochReclaimer::Participant* EpochReclaimer::register_participant() {
+EpochReclaimer::Participant* EpochReclaimer::register_participant(bool hurried) {
   // Slots exist from construction and start offline, so a slot claimed here but not yet online never
   // holds the epoch back.
   const size_t i = registered_.fetch_add(1, std::memory_order_seq_cst);
   if (i >= participants_.size()) return nullptr;
   Participant* p = participants_[i].get();
+  p->hurried_ = hurried;
   p->local_epoch_.store(global_.load(std::memory_order_seq_cst), std::memory_order_seq_cst);
   return p;
 }
@@ -36,6 +37,7 @@ void EpochReclaimer::try_advance() noexcept {
 }
 
 void EpochReclaimer::collect(Participant& p) noexcept {
+  if (p.retired_.empty()) return;
   const uint64_t g = global_.load(std::memory_order_seq_cst);
   size_t kept = 0;
   for (size_t i = 0; i < p.retired_.size(); ++i) {
@@ -47,6 +49,7 @@ void EpochReclaimer::collect(Participant& p) noexcept {
     }
   }
   p.retired_.resize(kept);
+  if (kept == 0 && p.hurried_) waiting_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void EpochReclaimer::quiescent(Participant& p) noexcept {
@@ -66,6 +69,7 @@ void EpochReclaimer::go_online(Participant& p) noexcept {
 }
 
 void EpochReclaimer::retire(Participant& p, void* object, void (*deleter)(void*) noexcept) {
+  if (p.retired_.empty() && p.hurried_) waiting_.fetch_add(1, std::memory_order_relaxed);
   p.retired_.push_back({object, deleter, global_.load(std::memory_order_seq_cst)});
 }
 

@@ -134,6 +134,9 @@ bool Daemon::start() {
   }
   watch_certificate_expiry();
   start_supervision();
+  // Offline between the control thread's turns: each handler that reads values is online for its own
+  // run (OnlineScope), so the thread never holds the epoch back for a second.
+  space_.reclaimer().go_offline(*control_participant_);
   return true;
 }
 
@@ -246,6 +249,7 @@ void Daemon::await_hangup() {
 }
 
 bool Daemon::reload_configuration() {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (reload_source_.server_file.empty()) {
     log::info("event=reload.skipped reason=\"built-in configuration, no server file to read again\"");
     return false;
@@ -319,6 +323,7 @@ void Daemon::restore_conditions() {
 }
 
 void Daemon::save_conditions(bool even_unchanged) {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (!services_) return;
   const uint64_t changes = services_->condition_changes();
   if (!even_unchanged && changes == condition_changes_saved_) return;
@@ -337,6 +342,7 @@ void Daemon::save_conditions(bool even_unchanged) {
 }
 
 void Daemon::tick_server_status() {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (phase_ == Phase::Stopped) return;
   // ServerStatus.CurrentTime needs no tick: it is a computed cell (addressspace/server_object.hpp).
   // ServerDiagnosticsSummary (Part 5 §12.9): the sums of the per-shard counters, as /metrics shows them.
@@ -348,7 +354,6 @@ void Daemon::tick_server_status() {
   }
   if (diagnostic_arrays_) diagnostic_arrays_->tick(*control_participant_);
   save_conditions(false);
-  space_.reclaimer().quiescent(*control_participant_);
   events_.flush();  // "suppressed" lines of the rate-limit windows that ended
   status_timer_.expires_after(std::chrono::seconds(1));
   status_timer_.async_wait([this](std::error_code ec) {
@@ -359,6 +364,7 @@ void Daemon::tick_server_status() {
 // The counters of config diagnostics.counters, all written with one timestamp so that one Read of them is
 // one snapshot. Heap allocations come from the operator new hook, the rest from the shards' statistics.
 void Daemon::tick_counters() {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (phase_ == Phase::Stopped) return;
   using addressspace::DiagnosticCounter;
   addressspace::CounterValues v{};
@@ -422,6 +428,7 @@ void Daemon::begin_shutdown(int sig) {
 }
 
 void Daemon::raise_system_status(ua::ServerState state, uint16_t severity, const std::string& message) {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   // Null (ignored) for a store without namespace 0's event types.
   services_->raise_event(services::system_status_event(*space_.current(), state, severity, message));
 }
@@ -429,6 +436,7 @@ void Daemon::raise_system_status(ua::ServerState state, uint16_t severity, const
 // Part 5 §12.10: SecondsTillShutdown is "approximate"; it is rewritten once a second, so a client that
 // reads or monitors it sees it fall to 0. The ServerStatus structure follows (set_server_state).
 void Daemon::count_down() {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (phase_ != Phase::Draining) return;
   addressspace::set_server_state(*space_.current(), space_.values(), *control_participant_,
                                  ua::ServerState::Shutdown, seconds_left_,

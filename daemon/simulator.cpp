@@ -63,6 +63,9 @@ void Simulator::start() {
   asio::post(ctx_, [this] {
     if (stopped_) return;
     participant_ = space_.reclaimer().register_participant();
+    // Offline between ticks (each tick is online for its own run), so a slow group does not hold every
+    // other thread's retired values until its next tick.
+    if (participant_) space_.reclaimer().go_offline(*participant_);
     origin_ = std::chrono::steady_clock::now();
     started_ = true;
     run(std::move(pending_));
@@ -101,6 +104,7 @@ void Simulator::run(Plan next) {
 }
 
 void Simulator::tick(const std::shared_ptr<Group>& g) {
+  const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *participant_);
   const auto now = std::chrono::steady_clock::now();
   const int64_t t_ms = std::chrono::duration_cast<std::chrono::milliseconds>(now - origin_).count();
   ua::DataValue dv;
@@ -124,7 +128,6 @@ void Simulator::tick(const std::shared_ptr<Group>& g) {
     if (store->generation() == g->generation)
       services_.evaluate_alarms(nullptr, *store, g->alarm_inputs, *participant_);
   }
-  space_.reclaimer().quiescent(*participant_);
   // Absolute deadlines: skip whole intervals that were missed rather than drifting.
   do {
     g->next += g->interval;

@@ -487,10 +487,11 @@ std::shared_ptr<const EventRecord> make_event(const addressspace::NodeStore& sto
   ua::Variant v;
   for (const auto& [key, cell] : c.fields) {
     if (fresh && key == field::kEventId) continue;  // the builder makes a new one
+    if (key == field::kSeverity || key == field::kMessage || key == field::kRetain) continue;  // below
     if (dynamic_field(key, c, s, v)) b.set(key, std::move(v));
   }
   b.set(field::kSeverity, ua::Variant(s.severity));
-  b.set(field::kMessage, ua::Variant(ua::LocalizedText{ua::String(), ua::String(s.message)}));
+  b.message(s.message);
   b.set(field::kRetain, ua::Variant(retained(c, s)));
   if (!fresh) {
     b.set(field::kEventId, ua::Variant(s.event_id));

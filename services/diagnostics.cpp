@@ -239,6 +239,7 @@ void DiagnosticsRefresher::tick(addressspace::EpochReclaimer::Participant& p) {
     const addressspace::NodeStore* now = space_.current();
     // Switched off meanwhile: what was collected is not shown.
     if (stopped_ || !now || !addressspace::diagnostics_enabled(*now)) return;
+    const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *participant_);
     addressspace::update_diagnostic_arrays(*now, space_.values(), *participant_, std::move(all.sessions),
                                            std::move(all.security), std::move(all.subscriptions));
     filled_ = true;

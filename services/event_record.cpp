@@ -118,6 +118,7 @@ void RecordRecycler::operator()(EventRecord* r) const noexcept {
   r->shared_.reset();
   r->readers_ = 0;
   r->has_event_id_ = false;
+  r->has_message_ = false;
   if (!t_records.keep(r)) delete r;
 }
 
@@ -143,6 +144,7 @@ const ua::Variant* find_field(const std::vector<std::pair<FieldKey, ua::Variant>
 
 const ua::Variant* EventRecord::field(FieldKey key) const {
   if (key == field::kEventId) return has_event_id_ ? &event_id_ : nullptr;
+  if (key == field::kMessage && has_message_) return &message_;
   if (const ua::Variant* v = find_field(fields_, key)) return v;
   return shared_ ? find_field(*shared_, key) : nullptr;
 }
@@ -185,6 +187,11 @@ EventBuilder& EventBuilder::set(FieldKey key, ua::Variant value) {
     record_->has_event_id_ = true;
     return *this;
   }
+  if (key == field::kMessage) {
+    record_->message_ = std::move(value);
+    record_->has_message_ = true;
+    return *this;
+  }
   auto& fields = record_->fields_;
   auto it = std::lower_bound(fields.begin(), fields.end(), key,
                              [](const auto& f, FieldKey k) { return f.first < k; });
@@ -209,7 +216,15 @@ EventBuilder& EventBuilder::readers(config::RoleSet roles) {
 }
 
 EventBuilder& EventBuilder::message(std::string_view text) {
-  return set(field::kMessage, ua::Variant(ua::LocalizedText{ua::String(), ua::String(text)}));
+  ua::LocalizedText* t = record_->message_.get_if<ua::LocalizedText>();
+  if (!t) {
+    record_->message_ = ua::Variant(ua::LocalizedText{});
+    t = record_->message_.get_if<ua::LocalizedText>();
+  }
+  t->locale.set_null();
+  t->text.assign(text.data(), text.size());
+  record_->has_message_ = true;
+  return *this;
 }
 
 EventBuilder& EventBuilder::severity(uint16_t severity) {

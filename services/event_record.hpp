@@ -68,12 +68,14 @@ class EventRecord final : public EventView {
   uint64_t generation_ = 0;
   config::RoleSet readers_ = 0;
   std::vector<addressspace::NodeIndex> notifiers_;
-  std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key; never kEventId
+  std::vector<std::pair<FieldKey, ua::Variant>> fields_;  // sorted by key; never kEventId or kMessage
   // Fields shared with other records (EventBuilder::share), consulted after fields_; sorted by key.
   std::shared_ptr<const std::vector<std::pair<FieldKey, ua::Variant>>> shared_;
-  // The EventId, apart so that a recycled record keeps its storage.
+  // The EventId and the Message, apart so that a recycled record keeps their storage.
   ua::Variant event_id_;
+  ua::Variant message_;
   bool has_event_id_ = false;
+  bool has_message_ = false;
 };
 
 class EventBuilder {
@@ -96,6 +98,8 @@ class EventBuilder {
   EventBuilder& set(std::string_view name, ua::Variant value);
   // Only sessions with one of `roles` receive the event (EventRecord::readers).
   EventBuilder& readers(config::RoleSet roles);
+  // The Message (a LocalizedText without locale), written into the record's own storage: a recycled
+  // record's text keeps its capacity, so a message of about the same length allocates nothing.
   EventBuilder& message(std::string_view text);
   EventBuilder& severity(uint16_t severity);
 

@@ -58,8 +58,9 @@ void Server::attach_shard(asio::io_context& ctx) {
   auto state = std::make_unique<ShardState>();
   state->context = &ctx;
   state->index = static_cast<unsigned>(shards_.size());
-  state->participant = space_.reclaimer().register_participant();
+  state->participant = space_.reclaimer().register_participant(/*hurried=*/true);
   state->sweep = std::make_unique<asio::steady_timer>(ctx);
+  state->reclaim = std::make_unique<asio::steady_timer>(ctx);
   state->sampler = std::make_unique<Sampler>(ctx, space_, watch_, state->index);
   state->notifier_watch = &notifier_watch_;
   state->event_batch.reserve(EventInbox::kCapacity);
@@ -95,6 +96,7 @@ void Server::detach_shards() {
       // The flag makes that completion a no-op instead of a re-arm that would keep the shard alive.
       state->detached = true;
       state->sweep->cancel();
+      state->reclaim->cancel();
       for (auto& timer : state->alarm_timers) timer->cancel();  // pending alarm delays end with the shard
       // Sessions the server ends while they are open (SessionAbortCount, Part 5 §12.9).
       stat_add(state->stats.sessions_aborted, state->sessions.size());
@@ -390,9 +392,23 @@ void Server::sweep(ShardState& shard) {
   if (!shard.waiting_sessions.empty()) expire_waiting_sessions(*this, shard, now);
   see_store(shard, space_);  // before the quiescent point: nothing of the old store survives it
   if (shard.participant) space_.reclaimer().quiescent(*shard.participant);
+  reclaim_soon(shard);
   shard.sweep->expires_after(std::chrono::milliseconds(250));
   shard.sweep->async_wait([this, &shard](std::error_code ec) {
     if (!ec) sweep(shard);
+  });
+}
+
+void Server::reclaim_soon(ShardState& shard) {
+  if (shard.reclaiming || shard.detached || !shard.participant || space_.reclaimer().waiting() == 0) return;
+  shard.reclaiming = true;
+  shard.reclaim->expires_after(kReclaimPeriod);
+  shard.reclaim->async_wait([this, &shard](std::error_code ec) {
+    shard.reclaiming = false;
+    if (ec || shard.detached) return;
+    see_store(shard, space_);  // as in sweep(): nothing of an old store survives the quiescent point
+    space_.reclaimer().quiescent(*shard.participant);
+    reclaim_soon(shard);
   });
 }
 
@@ -419,7 +435,15 @@ bool Server::on_request(transport::SecureChannel& channel, const transport::Requ
                         ua::Decoder& body) {
   const ServiceEntry* entry = Dispatcher::find(ctx.type_id);
   if (!entry) return false;
-  dispatcher_.dispatch(*entry, shard_of(channel), channel, ctx, body);
+  ShardState& shard = shard_of(channel);
+  dispatcher_.dispatch(*entry, shard, channel, ctx, body);
+  if (space_.reclaimer().waiting() != 0 && shard.participant) [[unlikely]] {
+    // The request is over and holds nothing: a quiescent point, so that the boxes a stream of Writes
+    // replaces come back to this thread after a request or two instead of after a period.
+    see_store(shard, space_);
+    space_.reclaimer().quiescent(*shard.participant);
+    reclaim_soon(shard);
+  }
   return true;
 }
 

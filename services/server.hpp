@@ -18,6 +18,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -214,6 +215,12 @@ class Server final : public transport::ServiceHandler {
  private:
   ShardState& shard_of(transport::SecureChannel& channel);
   void sweep(ShardState& shard);
+  // While any participant has retired objects waiting (EpochReclaimer::waiting), the shard passes a
+  // quiescent point every kReclaimPeriod instead of only at its 250 ms sweep: the grace period is as long
+  // as the slowest participant's period, and the boxes a Write replaced come back to the writer's
+  // thread (ValueStore's kept boxes) only when it ends. Idle otherwise.
+  void reclaim_soon(ShardState& shard);
+  static constexpr std::chrono::milliseconds kReclaimPeriod{2};
   void drain_events(ShardState& shard);
   void arm_alarm_delay(ShardState& shard, ua::NodeId condition, uint32_t delay_ms);
   // The EventQueueOverflowEventType event of `store` (Part 4 §5.12.1.5), built on first use per call site.

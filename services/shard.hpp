@@ -69,7 +69,9 @@ struct ShardState {
   // first; the sweep answers those whose wait is over (BadTooManySessions).
   std::vector<WaitingSession> waiting_sessions;
   uint64_t last_waiting_key = 0;
-  std::unique_ptr<asio::steady_timer> sweep;  // session expiry and the epoch's quiescent point
+  std::unique_ptr<asio::steady_timer> sweep;    // session expiry and the epoch's quiescent point
+  std::unique_ptr<asio::steady_timer> reclaim;  // the quick quiescent points (Server::reclaim_soon)
+  bool reclaiming = false;                      // shard-local: `reclaim` is armed
   // shard-local: set by Server::detach_shards(); from then on the sweep runs no more and never re-arms,
   // so the shard can run out of work and be joined (docs/ARCHITECTURE.md, Threads: Shutdown).
   bool detached = false;
@@ -103,10 +105,10 @@ void unindex_event_item(ShardState& shard, MonitoredItem& item) noexcept;
 
 // A reload publishes a new NodeStore; each shard adapts to it the first time it sees it, before a
 // request or at its sweep (at most 250 ms later; the old store is freed only after the shard's next
-// quiescent point, which follows its sweep): monitored items move to the new store's cells
-// (Subscription::resolve_items) and browse continuation points into the old store are dropped
-// (a BrowseNext for one then gets BadContinuationPointInvalid). In steady state this costs one acquire
-// load and a compare; no lock.
+// quiescent point, which always follows a see_store: Server::sweep, Server::reclaim_soon, on_request):
+// monitored items move to the new store's cells (Subscription::resolve_items) and browse continuation points
+// into the old store are dropped (a BrowseNext for one then gets BadContinuationPointInvalid). In steady
+// state this costs one acquire load and a compare; no lock.
 void adapt_to_store(ShardState& shard, const addressspace::NodeStore& store);
 inline void see_store(ShardState& shard, const addressspace::AddressSpace& space) {
   const addressspace::NodeStore* store = space.current();

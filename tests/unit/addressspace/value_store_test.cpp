@@ -111,6 +111,60 @@ TEST_CASE("addressspace: epoch reclaimer frees only after every participant pass
   CHECK(writer->retired_count() == 0);
 }
 
+TEST_CASE("addressspace: an OnlineScope holds the epoch only for its lifetime, and nests",
+          "[addressspace][epoch]") {
+  EpochReclaimer r(4);
+  auto* writer = r.register_participant();
+  auto* control = r.register_participant();
+  r.go_offline(*control);  // as the daemon's control thread between its turns
+  static int freed = 0;
+  freed = 0;
+  auto retire_one = [&] {
+    r.retire(*writer, new int(1), [](void* o) noexcept {
+      delete static_cast<int*>(o);
+      ++freed;
+    });
+  };
+  retire_one();
+  for (int i = 0; i < 3; ++i) r.quiescent(*writer);
+  CHECK(freed == 1);  // the offline control thread held nothing back
+  {
+    const EpochReclaimer::OnlineScope outer(r, *control);
+    CHECK(r.online(*control));
+    { const EpochReclaimer::OnlineScope inner(r, *control); }
+    CHECK(r.online(*control));  // the inner scope found it online and left it so
+    retire_one();
+    for (int i = 0; i < 5; ++i) r.quiescent(*writer);
+    CHECK(freed == 1);  // online: it may hold the pointer
+  }
+  CHECK_FALSE(r.online(*control));
+  for (int i = 0; i < 3; ++i) r.quiescent(*writer);
+  CHECK(freed == 2);
+}
+
+TEST_CASE("addressspace: waiting() counts the hurried participants with retired objects",
+          "[addressspace][epoch]") {
+  EpochReclaimer r(4);
+  auto* shard = r.register_participant(/*hurried=*/true);
+  auto* control = r.register_participant();
+  auto noop = [](void* o) noexcept { delete static_cast<int*>(o); };
+  CHECK(r.waiting() == 0);
+  r.retire(*control, new int(0), noop);
+  CHECK(r.waiting() == 0);  // not hurried: the shards need not hurry for it
+  r.retire(*shard, new int(1), noop);
+  r.retire(*shard, new int(2), noop);
+  CHECK(r.waiting() == 1);  // one participant, however many objects
+  r.quiescent(*shard);
+  CHECK(r.waiting() == 1);  // the control thread has not passed a quiescent point yet
+  r.go_offline(*control);
+  r.quiescent(*shard);
+  r.quiescent(*shard);
+  CHECK(shard->retired_count() == 0);
+  CHECK(r.waiting() == 0);
+  r.go_online(*control);
+  r.quiescent(*control);
+}
+
 TEST_CASE("addressspace: publishing a new store retires the old one safely", "[addressspace][epoch]") {
   AddressSpace space;
   auto* control = space.reclaimer().register_participant();

@@ -112,3 +112,33 @@ TEST_CASE("simulator: a reload's plan stops removed sources, starts new ones, ke
     CHECK(g.value("B") > 0);
   }
 }
+
+// The simulator is an epoch participant of its own (on shard 0's thread). Between its ticks it is
+// offline: a simulator with nothing to simulate, or only slow groups, must not hold every other thread's
+// retired values (a client's string writes, an alarm's texts) until a tick that never comes.
+TEST_CASE("simulator: between its ticks it holds no retired object back", "[daemon][simulator][epoch]") {
+  for (const bool simulating : {false, true}) {
+    INFO("simulating " << simulating);
+    Fixture f(nodes(simulating, false, false));
+    f.space.reclaimer().go_offline(*f.p);  // the building thread is done
+    f.simulator = std::make_unique<Simulator>(f.ctx, f.space, f.loaded.config, *f.server);
+    f.simulator->start();
+    f.run(20);
+    auto* writer = f.space.reclaimer().register_participant(/*hurried=*/true);
+    REQUIRE(writer);
+    static int freed = 0;
+    freed = 0;
+    f.space.reclaimer().retire(*writer, new int(1), [](void* o) noexcept {
+      delete static_cast<int*>(o);
+      ++freed;
+    });
+    // The shard passes its quick quiescent points while a hurried participant waits (Server::reclaim_soon,
+    // armed by its sweep); the simulator is offline except inside a tick.
+    for (int i = 0; i < 100 && freed == 0; ++i) {
+      f.run(5);
+      f.space.reclaimer().quiescent(*writer);
+    }
+    CHECK(freed == 1);
+    f.space.reclaimer().go_offline(*writer);
+  }
+}

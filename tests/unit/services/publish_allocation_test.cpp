@@ -1,6 +1,7 @@
 // Publish encodes notifications straight from the item queues into the response buffer: a message with
 // more notifications costs no more heap allocations than one with fewer (no allocation per request,
-// docs/ARCHITECTURE.md). Counted by allocation_counter.hpp.
+// docs/ARCHITECTURE.md). A Write of a string costs no more than a Write of a number: the boxes the
+// earlier Writes replaced come back to the shard after their request. Counted by allocation_counter.hpp.
 #include "tests/unit/services/allocation_counter.hpp"
 #ifndef OPCUAD_ALLOCATION_COUNTER_OFF
 #include <catch2/catch.hpp>
@@ -75,6 +76,59 @@ TEST_CASE("subscription: a Publish allocates nothing per notification", "[servic
   }
   INFO("allocations per Publish round trip (transport included): one " << one << ", two " << two);
   CHECK(two == one);
+}
+
+namespace {
+
+// The allocations of one Write round trip of `v` to `node`, transport included.
+size_t write_round(ServiceHarness& h, const ua::NodeId& node, const ua::Variant& v) {
+  ua::WriteRequest r = write_request(node, v, "", 13);
+  r.request_header.authentication_token = h.token;
+  r.request_header.request_handle = ++h.handle;
+  const std::string bytes =
+      symmetric_chunk("MSG", 'F', h.channel_id, h.token_id, h.sequence++, h.handle, encode_request(r));
+  g_allocations = 0;
+  g_counting = true;
+  h.feed(bytes);
+  g_counting = false;
+  const size_t n = g_allocations;
+  ServerMessage m;
+  REQUIRE(h.take_response(h.handle, m));
+  ua::WriteResponse resp;
+  REQUIRE(decode_body(m, resp));
+  REQUIRE(resp.results.size() == 1);
+  CHECK(resp.results[0].is_good());
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("write: a stream of string Writes allocates no more than numbers once warm",
+          "[services][write][epoch]") {
+  ServiceHarness h;
+  REQUIRE(h.login().is_good());
+  h.sink.out.reserve(1 << 20);
+  // Longer than a string's own storage: each value is a box with a heap buffer of its own.
+  auto text = [](int i) {
+    return ua::Variant(ua::String("pump " + std::to_string(10 + i % 50) + " of the north station"));
+  };
+  for (int i = 0; i < 50; ++i) {
+    write_round(h, plant(".Name"), text(i));
+    write_round(h, plant(".Speed"), ua::Variant(1.0 + i));
+    h.collect();
+  }
+  size_t strings = ~size_t{0}, numbers = ~size_t{0};
+  for (int i = 0; i < 5; ++i) {
+    strings = std::min(strings, write_round(h, plant(".Name"), text(i)));
+    numbers = std::min(numbers, write_round(h, plant(".Speed"), ua::Variant(2.0 + i)));
+    h.collect();
+  }
+  INFO("allocations per Write round trip (transport included): string " << strings << ", number " << numbers);
+  CHECK(strings == numbers);
+  write_round(h, plant(".Name"), text(7));
+  CHECK(h.space.reclaimer().waiting() != 0);  // the last Write's box, until the shard's quick points
+  h.run_for(std::chrono::milliseconds(30));
+  CHECK(h.space.reclaimer().waiting() == 0);
 }
 
 #endif  // OPCUAD_ALLOCATION_COUNTER_OFF
