@@ -78,33 +78,35 @@ struct ConditionDecl {
   uint8_t ack_roles = 0xFF;  // role bits (config/roles.hpp) that may Acknowledge / Confirm
 };
 
-struct ConditionSpec {
-  NodeIndex node = kNoNode;  // the condition object
-  EventTypeIdx type = 0;     // its type in the store's EventTypes
-  NodeIndex input = kNoNode;
+struct alignas(64) ConditionSpec {
+  // First, on the spec's first two cache lines: what alarm::quiet() reads for every alarm a Write
+  // reaches (the cells, the kind, the state and the steady bands).
   ValueCell* input_cell = nullptr;
-  NodeIndex reference = kNoNode;  // setpoint or normal-value node, kNoNode when the kind has none
   ValueCell* reference_cell = nullptr;
+  // The live state, shared with the previous generation's spec of the same condition NodeId.
+  std::shared_ptr<ConditionState> state;
   ConditionKind kind = ConditionKind::ExclusiveLimit;
   uint8_t limit_mask = 0;
   uint8_t ack_roles = 0xFF;
   bool enabled = true;
   bool confirm = false;
   uint16_t severity = 0;
-  std::array<uint16_t, alarm_limit::kCount> limit_severity{};
-  std::array<double, alarm_limit::kCount> limits{};
-  double deadband = 0;
   // Exclusive kinds (limits, deviation): for each LimitState, the open interval (first, second) of the
   // judged number (the input, or input - setpoint) within which the state stays as it is, by the rules of
   // services/alarm_eval.cpp with the deadband (steady_bands()). Empty (first >= second) for a state the
   // limits do not have and for the other kinds. Only a shortcut for the common judgement: a value outside
   // is judged in full.
   std::array<std::pair<double, double>, 5> steady{};
+  NodeIndex node = kNoNode;  // the condition object
+  EventTypeIdx type = 0;     // its type in the store's EventTypes
+  NodeIndex input = kNoNode;
+  NodeIndex reference = kNoNode;  // setpoint or normal-value node, kNoNode when the kind has none
+  std::array<uint16_t, alarm_limit::kCount> limit_severity{};
+  std::array<double, alarm_limit::kCount> limits{};
+  double deadband = 0;
   uint32_t on_delay_ms = 0, off_delay_ms = 0;
   std::string name;
   std::string message;
-  // The live state, shared with the previous generation's spec of the same condition NodeId.
-  std::shared_ptr<ConditionState> state;
   // The condition's member variables that are event fields of its type (EventTypes::field()), by FieldKey:
   // what a condition event reads its fields from and what a change of state writes.
   std::vector<std::pair<FieldKey, ValueCell*>> fields;  // sorted by key

@@ -404,7 +404,7 @@ void ValueStore::set_source(ValueCell& cell, const ValueSource& source, EpochRec
   }
 }
 
-bool ValueStore::number(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept {
+bool ValueStore::number_slow(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept {
   for (;;) {
     const uint32_t before = cell.sequence_.load(std::memory_order_acquire);
     if (before & 1u) {

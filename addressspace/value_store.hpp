@@ -37,6 +37,8 @@
 
 #include <array>
 #include <atomic>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
@@ -94,6 +96,8 @@ class ValueSource {
   virtual ~ValueSource() = default;
   virtual void compute(const ua::Variant* stored, ua::DateTime now, ua::Variant& out) const = 0;
 };
+
+bool inline_number(uint8_t kind, uint64_t payload, double& out) noexcept;  // below
 
 class ValueStore {
  public:
@@ -154,7 +158,21 @@ class ValueStore {
   // The cell's value as a number, with its status, when it holds an inline number (SByte .. Double, finite;
   // inline_number()): what an alarm's quick judgement reads, without the rest of a snapshot. False for any
   // other value, a computed cell included.
-  static bool number(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept;
+  // Inline for that judgement's sake: a Double read without a torn copy in a few loads.
+  static bool number(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept {
+    const uint32_t before = cell.sequence_.load(std::memory_order_acquire);
+    const uint8_t kind = cell.kind_.load(std::memory_order_acquire);
+    const uint64_t payload = cell.payload_.load(std::memory_order_acquire);
+    const uint32_t st = cell.status_.load(std::memory_order_acquire);
+    if ((before & 1u) || cell.sequence_.load(std::memory_order_relaxed) != before) [[unlikely]]
+      return number_slow(cell, out, status);  // a writer was inside: wait for it
+    status = ua::StatusCode(st);
+    if (kind == static_cast<uint8_t>(ua::BuiltinType::Double)) {
+      out = std::bit_cast<double>(payload);
+      return std::isfinite(out);
+    }
+    return inline_number(kind, payload, out);
+  }
   // Copies the value only when the version differs from `last_version`, which it then updates.
   static bool read_if_changed(const ValueCell& cell, uint64_t& last_version, ua::DataValue& out);
 
@@ -166,6 +184,7 @@ class ValueStore {
 
  private:
   static ValueSnapshot load(const ValueCell& cell) noexcept;  // the seqlock copy, computed or not
+  static bool number_slow(const ValueCell& cell, double& out, ua::StatusCode& status) noexcept;
   static uint64_t computed_version() noexcept;
   // Returns the version read. `now` is the read time of a computed cell; null: the clock's.
   static uint64_t read_versioned(const ValueCell& cell, ua::DataValue& out, ua::DateTime now);

@@ -556,7 +556,10 @@ namespace {
 // ConditionState::summary: what a judgement compares against, published under the lock at the end of
 // every change so that the common judgement (nothing changes) needs no lock. Bits 0-7 flags, 8-15 the
 // limit state, 16-23 the non-exclusive bits, 32-63 the Quality.
-constexpr uint64_t kSummaryValid = 1, kSummaryEnabled = 2, kSummaryActive = 4, kSummaryPending = 8;
+using detail::kSummaryActive;
+using detail::kSummaryEnabled;
+using detail::kSummaryPending;
+using detail::kSummaryValid;
 
 void publish_summary(ConditionState& s) noexcept {
   const uint64_t v = kSummaryValid | (s.enabled ? kSummaryEnabled : 0) | (s.active ? kSummaryActive : 0) |
@@ -718,30 +721,8 @@ bool judge_locked(const ConditionSpec& c, ConditionState& s, ua::DateTime now, b
 
 }  // namespace
 
-bool quiet(const ConditionSpec& c) {
-  if (!c.state || !c.input_cell) return true;
-  const ConditionState& s = *c.state;
-  if (!s.initialised_flag.load(std::memory_order_acquire)) return false;
-  if (c.kind == ConditionKind::ExclusiveLimit || c.kind == ConditionKind::Deviation) {
-    // The common case in a few loads and compares: the number (input, or input - setpoint) inside the
-    // interval its held state keeps (ConditionSpec::steady), with the Quality unchanged; the same
-    // reasoning as unchanged_without_lock() (the lock word first, then the summary, then the values).
-    if (s.locked.load(std::memory_order_acquire)) return false;
-    const uint64_t sum = s.summary.load(std::memory_order_acquire);
-    if ((sum & (kSummaryValid | kSummaryPending)) != kSummaryValid) return false;
-    if (!(sum & kSummaryEnabled)) return true;  // disabled: not judged
-    double x = 0, setpoint = 0;
-    ua::StatusCode quality, reference;
-    const size_t state = (sum >> 8) & 0xFF;
-    if (state < c.steady.size() && ValueStore::number(*c.input_cell, x, quality) &&
-        (!c.reference_cell || ValueStore::number(*c.reference_cell, setpoint, reference))) {
-      if (reference.is_bad() && !quality.is_bad()) quality = reference;
-      if (!quality.is_bad() && quality.value() == static_cast<uint32_t>(sum >> 32) &&
-          c.steady[state].first < x - setpoint && x - setpoint < c.steady[state].second)
-        return true;
-    }
-  }
-  return unchanged_without_lock(c, s);
+bool detail::quiet_slow(const ConditionSpec& c) {
+  return unchanged_without_lock(c, *c.state);
 }
 
 Outcome evaluate(const addressspace::NodeStore& store, ValueStore& values,

@@ -84,10 +84,46 @@ struct MethodCall {
   config::RoleSet roles = 0;                   // the caller's roles, against the spec's ack_roles
 };
 
+namespace detail {
+// ConditionState::summary: what a judgement compares against, published under the lock at the end of
+// every change so that the common judgement (nothing changes) needs no lock. Bits 0-7 flags, 8-15 the
+// limit state, 16-23 the non-exclusive bits, 32-63 the Quality.
+inline constexpr uint64_t kSummaryValid = 1, kSummaryEnabled = 2, kSummaryActive = 4, kSummaryPending = 8;
+// quiet() for the cases its inline part does not decide: the whole judgement without the lock.
+bool quiet_slow(const addressspace::ConditionSpec& c);
+}  // namespace detail
+
 // True when judging `spec`'s inputs as they are now would change nothing, found without the lock and
 // without building an Outcome (the common case of a Write, Server::evaluate_alarms); false when it may
-// change something (evaluate() then decides). REQUIRES: as evaluate() without `force`.
-bool quiet(const addressspace::ConditionSpec& spec);
+// change something (evaluate() then decides). REQUIRES: as evaluate() without `force`. Inline: it runs
+// for every alarm a Write reaches.
+inline bool quiet(const addressspace::ConditionSpec& c) {
+  if (!c.state || !c.input_cell) return true;
+  const addressspace::ConditionState& s = *c.state;
+  if (!s.initialised_flag.load(std::memory_order_acquire)) return false;
+  if (c.kind == addressspace::ConditionKind::ExclusiveLimit ||
+      c.kind == addressspace::ConditionKind::Deviation) {
+    // The common case in a few loads and compares: the number (input, or input - setpoint) inside the
+    // interval its held state keeps (ConditionSpec::steady), with the Quality unchanged; the same
+    // reasoning as the judgement without the lock in alarm_eval.cpp (the lock word first, then the
+    // summary, then the values).
+    if (s.locked.load(std::memory_order_acquire)) return false;
+    const uint64_t sum = s.summary.load(std::memory_order_acquire);
+    if ((sum & (detail::kSummaryValid | detail::kSummaryPending)) != detail::kSummaryValid) return false;
+    if (!(sum & detail::kSummaryEnabled)) return true;  // disabled: not judged
+    double x = 0, setpoint = 0;
+    ua::StatusCode quality, reference;
+    const size_t state = (sum >> 8) & 0xFF;
+    if (state < c.steady.size() && addressspace::ValueStore::number(*c.input_cell, x, quality) &&
+        (!c.reference_cell || addressspace::ValueStore::number(*c.reference_cell, setpoint, reference))) {
+      if (reference.is_bad() && !quality.is_bad()) quality = reference;
+      if (!quality.is_bad() && quality.value() == static_cast<uint32_t>(sum >> 32) &&
+          c.steady[state].first < x - setpoint && x - setpoint < c.steady[state].second)
+        return true;
+    }
+  }
+  return detail::quiet_slow(c);
+}
 
 // Runs `call` on `spec`. The status codes of Part 9: BadUserAccessDenied (roles), BadConditionDisabled,
 // BadConditionAlreadyEnabled / BadConditionAlreadyDisabled, BadEventIdUnknown (not the EventId of the
