@@ -35,6 +35,7 @@
 #include "bench/bench_options.hpp"
 #include "bench/blocking_client.hpp"
 #include "bench/machine.hpp"
+#include "bench/publish_reader.hpp"
 #include "bench/server_counters.hpp"
 #include "bench/server_process.hpp"
 #include "bench/sub_connection.hpp"
@@ -203,66 +204,24 @@ class EventConnection : private WireClient<EventConnection> {
   // event's fields are decoded into the same eight Variants, of which the EventType and the ConditionId
   // are looked at.
   void handle_response(std::span<const uint8_t> body) {
-    ua::Decoder d(body);
-    ua::NodeId type;
-    ua::decode(d, type);
-    if (type.is_ns0(ua::ServiceFault::binary_encoding_id)) {
-      ua::ServiceFault fault;
-      ua::decode(d, fault);
-      ++errors_["Publish ServiceFault " + std::string(fault.response_header.service_result.name())];
-      return send_publish();
-    }
-    if (!type.is_ns0(ua::PublishResponse::binary_encoding_id)) {
-      ++errors_["unexpected response type"];
-      return;
-    }
-    ua::decode(d, header_);
-    if (!header_.service_result.is_good()) {
-      ++errors_["Publish " + std::string(header_.service_result.name())];
-      return send_publish();
-    }
-    const uint32_t subscription_id = d.read_u32();
-    for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) d.read_u32();  // available sequence numbers
-    d.read_u8();                                                               // more notifications
-    const uint32_t sequence = d.read_u32();
-    d.read_u64();  // publish time
-    const int32_t data_count = d.read_i32();
     const int phase = phase_.load(std::memory_order_relaxed);
     EventWindow* window = phase >= kFirstWindow && static_cast<size_t>(phase - kFirstWindow) < windows_.size()
                               ? &windows_[static_cast<size_t>(phase - kFirstWindow)]
                               : nullptr;
-    for (int32_t i = 0; i < data_count && d.ok(); ++i) {
-      ua::NodeId body_type;
-      ua::decode(d, body_type);
-      const uint8_t encoding = d.read_u8();
-      const int32_t len = d.read_i32();
-      auto inner_bytes = d.take(len > 0 ? static_cast<size_t>(len) : 0);
-      if (encoding != 1) {
-        ++errors_["notification not in a binary ExtensionObject"];
-        continue;
-      }
-      ua::Decoder inner(inner_bytes);
-      if (body_type.is_ns0(ua::EventNotificationList::binary_encoding_id)) {
-        count_events(inner, window, body.size());
-      } else if (body_type.is_ns0(ua::StatusChangeNotification::binary_encoding_id)) {
-        const ua::StatusCode status(inner.read_u32());
-        ++errors_["StatusChangeNotification " + std::string(status.name())];
-      } else {
-        ++errors_["unexpected notification type"];
-      }
-      if (!inner.ok()) ++errors_["malformed notification"];
-    }
-    if (!d.ok()) ++errors_["malformed PublishResponse"];
-    if (data_count > 0) {
+    PublishHead head;
+    const PublishRead r = read_publish_response(
+        body, errors_, head, [&](const PublishHead&, const ua::NodeId& body_type, ua::Decoder& inner) {
+          if (!body_type.is_ns0(ua::EventNotificationList::binary_encoding_id)) return false;
+          count_events(inner, window, body.size());
+          return true;
+        });
+    if (r == PublishRead::Unexpected) return;
+    if (r == PublishRead::Read && head.data_count > 0) {
       // Part 4 §5.13.1.1: a NotificationMessage's sequence number is one more than the previous one's.
-      if (last_sequence_ != 0 && sequence != last_sequence_ + 1)
+      if (last_sequence_ != 0 && head.sequence != last_sequence_ + 1)
         ++errors_["notification message sequence gap"];
-      last_sequence_ = sequence;
-      acks_.emplace_back(subscription_id, sequence);
-    }
-    for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) {
-      const ua::StatusCode ack(d.read_u32());
-      if (!ack.is_good()) ++errors_["acknowledgement " + std::string(ack.name())];
+      last_sequence_ = head.sequence;
+      acks_.emplace_back(head.subscription_id, head.sequence);
     }
     send_publish();
   }
@@ -316,7 +275,6 @@ class EventConnection : private WireClient<EventConnection> {
   uint32_t next_request_id_ = 100;
   double revised_publishing_ = 0;
   uint32_t revised_queue_ = 0;
-  ua::ResponseHeader header_;
   std::array<ua::Variant, kSelectClauses> fields_;
   std::vector<EventWindow> windows_;
   EventWindow total_;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "bench/blocking_client.hpp"
+#include "bench/publish_reader.hpp"
 #include "transport/uatcp.hpp"
 
 namespace opcuad::bench {
@@ -95,85 +96,44 @@ void SubConnection::on_message(const MessageChunk& m) {
 
 // PublishResponse (Part 4 §5.13.5), decoded in place: only what the count needs.
 void SubConnection::handle_response(std::span<const uint8_t> body) {
-  ua::Decoder d(body);
-  ua::NodeId type;
-  ua::decode(d, type);
-  if (type.is_ns0(ua::ServiceFault::binary_encoding_id)) {
-    ua::ServiceFault fault;
-    ua::decode(d, fault);
-    ++errors_["Publish ServiceFault " + std::string(fault.response_header.service_result.name())];
-    send_publish();
-    return;
-  }
-  if (!type.is_ns0(ua::PublishResponse::binary_encoding_id)) {
-    ++errors_["unexpected response type"];
-    return;
-  }
-  ua::ResponseHeader header;
-  ua::decode(d, header);
-  if (!header.service_result.is_good()) {
-    ++errors_["Publish " + std::string(header.service_result.name())];
-    send_publish();
-    return;
-  }
-  const uint32_t subscription_id = d.read_u32();
-  for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) d.read_u32();  // available sequence numbers
-  d.read_u8();                                                               // more notifications
-  const uint32_t sequence = d.read_u32();
-  const int64_t publish_time = static_cast<int64_t>(d.read_u64());
-  const int32_t data_count = d.read_i32();
   const int64_t begin = counters_.window_begin.load(std::memory_order_relaxed);
   const int64_t end = counters_.window_end.load(std::memory_order_relaxed);
-  const bool in_window = publish_time >= begin && publish_time < end;
   ua::DataValue dv;
-  for (int32_t i = 0; i < data_count && d.ok(); ++i) {
-    ua::NodeId body_type;
-    ua::decode(d, body_type);
-    d.read_u8();
-    const int32_t len = d.read_i32();
-    auto inner_bytes = d.take(len > 0 ? static_cast<size_t>(len) : 0);
-    ua::Decoder inner(inner_bytes);
-    if (body_type.is_ns0(ua::DataChangeNotification::binary_encoding_id)) {
-      const int32_t m = inner.read_i32();
-      if (in_window && m > 0) {
-        ++window_messages_;
-        window_message_notifications_ += static_cast<uint64_t>(m);
-      }
-      for (int32_t k = 0; k < m && inner.ok(); ++k) {
-        const uint32_t handle = inner.read_u32();
-        ua::decode(inner, dv);
-        if (handle >= counters_.count.size()) {
-          counters_.unknown_handles.fetch_add(1, std::memory_order_relaxed);
-          continue;
+  PublishHead head;
+  const PublishRead r = read_publish_response(
+      body, errors_, head, [&](const PublishHead& h, const ua::NodeId& body_type, ua::Decoder& inner) {
+        if (!body_type.is_ns0(ua::DataChangeNotification::binary_encoding_id)) return false;
+        const bool in_window = h.publish_time >= begin && h.publish_time < end;
+        const int32_t m = inner.read_i32();
+        if (in_window && m > 0) {
+          ++window_messages_;
+          window_message_notifications_ += static_cast<uint64_t>(m);
         }
-        const int64_t ts = dv.source_timestamp.ticks;
-        if (ts == counters_.last[handle]) {
-          ++duplicates_;
-          continue;
+        for (int32_t k = 0; k < m && inner.ok(); ++k) {
+          const uint32_t handle = inner.read_u32();
+          ua::decode(inner, dv);
+          if (handle >= counters_.count.size()) {
+            counters_.unknown_handles.fetch_add(1, std::memory_order_relaxed);
+            continue;
+          }
+          const int64_t ts = dv.source_timestamp.ticks;
+          if (ts == counters_.last[handle]) {
+            ++duplicates_;
+            continue;
+          }
+          counters_.last[handle] = ts;
+          if (ts >= begin && ts < end) ++counters_.count[handle];
         }
-        counters_.last[handle] = ts;
-        if (ts >= begin && ts < end) ++counters_.count[handle];
-      }
-    } else if (body_type.is_ns0(ua::StatusChangeNotification::binary_encoding_id)) {
-      const ua::StatusCode status(inner.read_u32());
-      ++errors_["StatusChangeNotification " + std::string(status.name())];
-    } else {
-      ++errors_["unexpected notification type"];
-    }
-    if (!inner.ok()) ++errors_["malformed notification"];
-  }
-  if (!d.ok()) ++errors_["malformed PublishResponse"];
-  if (data_count > 0) {
-    auto [it, fresh] = last_sequence_.emplace(subscription_id, sequence);
+        return true;
+      });
+  if (r == PublishRead::Unexpected) return;
+  if (r == PublishRead::Read && head.data_count > 0) {
+    auto [it, fresh] = last_sequence_.emplace(head.subscription_id, head.sequence);
     if (!fresh) {
-      if (sequence != it->second + 1) ++errors_["notification message sequence gap"];
-      it->second = sequence;
+      if (head.sequence != it->second + 1) ++errors_["notification message sequence gap"];
+      it->second = head.sequence;
     }
-    acks_.emplace_back(subscription_id, sequence);
-  }
-  for (int32_t i = 0, n = d.read_i32(); i < n && d.ok(); ++i) {
-    const ua::StatusCode ack(d.read_u32());
-    if (!ack.is_good()) ++errors_["acknowledgement " + std::string(ack.name())];
+    acks_.emplace_back(head.subscription_id, head.sequence);
   }
   send_publish();
 }

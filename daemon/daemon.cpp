@@ -322,22 +322,21 @@ void Daemon::restore_conditions() {
   }
 }
 
-void Daemon::save_conditions(bool even_unchanged) {
+void Daemon::save_conditions(bool spaced) {
   const addressspace::EpochReclaimer::OnlineScope online(space_.reclaimer(), *control_participant_);
   if (!services_) return;
   const uint64_t changes = services_->condition_changes();
-  if (!even_unchanged && changes == condition_changes_saved_) return;
+  if (changes == condition_changes_saved_) return;
+  const auto start = std::chrono::steady_clock::now();
+  if (spaced && start < next_condition_save_) return;  // written at a later tick
   const addressspace::NodeStore* store = space_.current();
   if (!store || !store->condition_specs()) return;
   const auto records = condition_state::collect(*store);
   const std::string failed =
       condition_state::write(config_.condition_state_file, config_.application_uri, records);
-  if (!failed.empty()) {
-    // Tried again at the next change; the live state is unaffected.
-    log::error("event=state.write_failed {}", failed);
-    condition_changes_saved_ = changes;
-    return;
-  }
+  next_condition_save_ = start + condition_state::write_spacing(std::chrono::steady_clock::now() - start);
+  // On failure too: tried again at the next change, the live state is unaffected.
+  if (!failed.empty()) log::error("event=state.write_failed {}", failed);
   condition_changes_saved_ = changes;
 }
 
@@ -353,7 +352,7 @@ void Daemon::tick_server_status() {
     last_summary_ = summary;
   }
   if (diagnostic_arrays_) diagnostic_arrays_->tick(*control_participant_);
-  save_conditions(false);
+  save_conditions(true);
   events_.flush();  // "suppressed" lines of the rate-limit windows that ended
   status_timer_.expires_after(std::chrono::seconds(1));
   status_timer_.async_wait([this](std::error_code ec) {

@@ -97,9 +97,10 @@ class Daemon {
   void stop_now();
   void tick_server_status();
   // The alarm condition state file (condition_state_file.hpp): read and applied at start, written when a
-  // condition changed (checked once a second, after a reload, at shutdown).
+  // condition changed: checked once a second (`spaced`: no sooner than write_spacing() after the last
+  // write), after a reload and at shutdown.
   void restore_conditions();
-  void save_conditions(bool even_unchanged);
+  void save_conditions(bool spaced);
   void tick_counters();
   void watch_certificate_expiry();
   void await_hangup();
@@ -138,6 +139,7 @@ class Daemon {
   addressspace::EpochReclaimer::Participant* control_participant_ = nullptr;
   ua::ServerDiagnosticsSummaryDataType last_summary_;  // what the Server object last showed
   uint64_t condition_changes_saved_ = 0;  // Server::condition_changes() when the state file was last written
+  std::chrono::steady_clock::time_point next_condition_save_{};  // the earliest spaced write
   // The session and subscription diagnostics arrays, refreshed by tick_server_status() while
   // EnabledFlag is TRUE (services/diagnostics.hpp). Made with services_.
   std::unique_ptr<services::DiagnosticsRefresher> diagnostic_arrays_;
