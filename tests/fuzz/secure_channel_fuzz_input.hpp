@@ -1,5 +1,5 @@
 #pragma once
-// The input format of secure_channel_fuzz, shared with the seed generator (make_seed_corpus.cpp).
+// The input format of secure_channel_fuzz, shared with the seed generator (seeds_secure_channel.cpp).
 //
 //   byte 0      selector: policy = b % 3 (Basic256Sha256, Aes128_Sha256_RsaOaep, Aes256_Sha256_RsaPss),
 //               mode = b / 3 % 2 (Sign, SignAndEncrypt), kind = b / 6 % 2:

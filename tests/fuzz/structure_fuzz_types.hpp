@@ -4,7 +4,7 @@
 // TransferResultDataDataType and ParameterResultDataType, Machinery Result's ResultMetaDataType,
 // ProcessingTimesDataType and ResultDataType), plus a union, a matrix field and a structure that nests
 // itself, so that every kind of field of structure_codec.hpp is reached. kFuzzStructures lists the
-// structures in the order the input's selector byte picks them (make_seed_corpus.cpp writes seeds in it).
+// structures in the order the input's selector byte picks them (seeds_structure.cpp writes seeds in it).
 #include <cstdint>
 
 namespace opcuad::fuzz {
