@@ -133,6 +133,24 @@ async function conditionEvents(events, condition, from, count, what) {
   return mine();
 }
 
+// Connects a client to `daemon` and runs `body(session, ns, client)` (`ns`: the node file's namespace
+// index), then closes the session and stops the daemon, which must exit cleanly.
+async function withSession(daemon, body) {
+  const client = plainClient();
+  try {
+    await client.connect(daemon.url);
+    const session = await client.createSession();
+    const ns = (await session.readNamespaceArray()).indexOf(NS);
+    assert.ok(ns > 0, "the node file's namespace is in the NamespaceArray");
+    await body(session, ns, client);
+    await session.close();
+  } finally {
+    await client.disconnect().catch(() => {});
+    const { code } = await daemon.stop();
+    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
+  }
+}
+
 test("alarms: limit events, Acknowledge, ConditionRefresh and ack_roles", async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "opcuad-alarms-"));
   const nodes = path.join(dir, "alarms.json");
@@ -146,57 +164,53 @@ test("alarms: limit events, Acknowledge, ConditionRefresh and ack_roles", async 
       ],
     },
   });
-  const client = plainClient();
   try {
-    await client.connect(daemon.url);
-    const session = await client.createSession();
-    const ns = (await session.readNamespaceArray()).indexOf(NS);
-    assert.ok(ns > 0, "the node file's namespace is in the NamespaceArray");
-    const LEVEL = `ns=${ns};s=Plant.Tank1.Level`;
-    const CONDITION = `${LEVEL}.LevelLimits`;
-    const { subscription, events } = await subscribeEvents(session);
+    await withSession(daemon, async (session, ns, client) => {
+      const LEVEL = `ns=${ns};s=Plant.Tank1.Level`;
+      const CONDITION = `${LEVEL}.LevelLimits`;
+      const { subscription, events } = await subscribeEvents(session);
 
-    await t.test("a HighHigh event, Acknowledge with its EventId, back to normal", async () => {
-      assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), false, "inactive at start");
-      assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true, "acknowledged at start");
+      await t.test("a HighHigh event, Acknowledge with its EventId, back to normal", async () => {
+        assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), false, "inactive at start");
+        assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true, "acknowledged at start");
 
-      let from = events.length;
-      assert.equal(await writeDouble(session, LEVEL, 97.5), StatusCodes.Good);
-      const [raised] = await conditionEvents(events, CONDITION, from, 1, "the HighHigh event");
-      assert.equal(raised.eventType, `ns=0;${EXCLUSIVE_LIMIT}`);
-      assert.equal(raised.active, true);
-      assert.equal(raised.acked, false);
-      assert.equal(raised.retain, true);
-      assert.equal(raised.limitState.text, "HighHigh");
-      assert.equal(raised.severity, SEVERITY.high_high);
-      assert.equal(raised.message.text, "LevelLimits: level 97.5 is HighHigh");
-      assert.ok(Buffer.isBuffer(raised.eventId) && raised.eventId.length > 0, "an EventId");
-      // The condition's own variables say the same.
-      assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true);
-      assert.deepEqual(await read(session, `${CONDITION}.EventId`), raised.eventId);
+        let from = events.length;
+        assert.equal(await writeDouble(session, LEVEL, 97.5), StatusCodes.Good);
+        const [raised] = await conditionEvents(events, CONDITION, from, 1, "the HighHigh event");
+        assert.equal(raised.eventType, `ns=0;${EXCLUSIVE_LIMIT}`);
+        assert.equal(raised.active, true);
+        assert.equal(raised.acked, false);
+        assert.equal(raised.retain, true);
+        assert.equal(raised.limitState.text, "HighHigh");
+        assert.equal(raised.severity, SEVERITY.high_high);
+        assert.equal(raised.message.text, "LevelLimits: level 97.5 is HighHigh");
+        assert.ok(Buffer.isBuffer(raised.eventId) && raised.eventId.length > 0, "an EventId");
+        // The condition's own variables say the same.
+        assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true);
+        assert.deepEqual(await read(session, `${CONDITION}.EventId`), raised.eventId);
 
-      from = events.length;
-      assert.equal(await acknowledge(session, CONDITION, raised.eventId, "seen"), StatusCodes.Good);
-      const [acked] = await conditionEvents(events, CONDITION, from, 1, "the acknowledgement's event");
-      assert.equal(acked.acked, true);
-      assert.equal(acked.active, true);
-      assert.equal(acked.retain, true, "still active, so still retained");
-      assert.equal(acked.comment.text, "seen");
-      assert.notDeepEqual(acked.eventId, raised.eventId, "a new event has a new EventId");
-      assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true);
+        from = events.length;
+        assert.equal(await acknowledge(session, CONDITION, raised.eventId, "seen"), StatusCodes.Good);
+        const [acked] = await conditionEvents(events, CONDITION, from, 1, "the acknowledgement's event");
+        assert.equal(acked.acked, true);
+        assert.equal(acked.active, true);
+        assert.equal(acked.retain, true, "still active, so still retained");
+        assert.equal(acked.comment.text, "seen");
+        assert.notDeepEqual(acked.eventId, raised.eventId, "a new event has a new EventId");
+        assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true);
 
-      // The newest event's EventId names a state already acknowledged.
-      assert.equal(await acknowledge(session, CONDITION, acked.eventId), StatusCodes.BadConditionBranchAlreadyAcked);
-      // An EventId the server never issued.
-      assert.equal(await acknowledge(session, CONDITION, Buffer.alloc(16, 0xa5)), StatusCodes.BadEventIdUnknown);
+        // The newest event's EventId names a state already acknowledged.
+        assert.equal(await acknowledge(session, CONDITION, acked.eventId), StatusCodes.BadConditionBranchAlreadyAcked);
+        // An EventId the server never issued.
+        assert.equal(await acknowledge(session, CONDITION, Buffer.alloc(16, 0xa5)), StatusCodes.BadEventIdUnknown);
 
-      from = events.length;
-      assert.equal(await writeDouble(session, LEVEL, 50), StatusCodes.Good);
-      const [normal] = await conditionEvents(events, CONDITION, from, 1, "the return to normal");
-      assert.equal(normal.active, false);
-      assert.equal(normal.acked, true);
-      assert.equal(normal.retain, false, "inactive and acknowledged: no longer retained");
-      assert.equal(normal.message.text, "LevelLimits: level 50 is Inactive");
+        from = events.length;
+        assert.equal(await writeDouble(session, LEVEL, 50), StatusCodes.Good);
+        const [normal] = await conditionEvents(events, CONDITION, from, 1, "the return to normal");
+        assert.equal(normal.active, false);
+        assert.equal(normal.acked, true);
+        assert.equal(normal.retain, false, "inactive and acknowledged: no longer retained");
+        assert.equal(normal.message.text, "LevelLimits: level 50 is Inactive");
     });
 
     await t.test("ConditionRefresh: RefreshStart, the retained condition with its last EventId, RefreshEnd", async () => {
@@ -262,11 +276,8 @@ test("alarms: limit events, Acknowledge, ConditionRefresh and ack_roles", async 
     });
 
     await subscription.terminate();
-    await session.close();
+    });
   } finally {
-    await client.disconnect().catch(() => {});
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
@@ -280,52 +291,37 @@ test("alarms: an acknowledgement and its comment survive a restart (STATE_DIRECT
   fs.writeFileSync(nodes, nodeFile(97));  // above high_high: active from the start, and again after the restart
   const start = () => startDaemon({ config: { node_files: [nodes] }, env: { STATE_DIRECTORY: stateDir } });
 
-  let daemon = await start();
-  let client = plainClient();
   let lastEventId;
   try {
+    let daemon = await start();
     assert.match(daemon.output(), /event=state\.none /, "no state file yet");
-    await client.connect(daemon.url);
-    const session = await client.createSession();
-    const ns = (await session.readNamespaceArray()).indexOf(NS);
-    const CONDITION = `ns=${ns};s=Plant.Tank1.Level.LevelLimits`;
-    assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true, "judged from the start value");
-    assert.equal(await read(session, `${CONDITION}.AckedState.Id`), false);
-    const eventId = await read(session, `${CONDITION}.EventId`);
-    assert.equal(await acknowledge(session, CONDITION, eventId, "valve checked"), StatusCodes.Good);
-    lastEventId = await read(session, `${CONDITION}.EventId`);
-    assert.notDeepEqual(lastEventId, eventId);
-    // Written within about a second of the change, not only at shutdown.
-    await until(() => fs.existsSync(stateFile) && fs.readFileSync(stateFile).includes("valve checked"),
-      "the acknowledgement in the state file", 3000);
-    await session.close();
-  } finally {
-    await client.disconnect().catch(() => {});
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
-  }
-  assert.equal(fs.statSync(stateFile).mode & 0o777, 0o600, "the state file is the daemon's only");
+    await withSession(daemon, async (session, ns) => {
+      const CONDITION = `ns=${ns};s=Plant.Tank1.Level.LevelLimits`;
+      assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true, "judged from the start value");
+      assert.equal(await read(session, `${CONDITION}.AckedState.Id`), false);
+      const eventId = await read(session, `${CONDITION}.EventId`);
+      assert.equal(await acknowledge(session, CONDITION, eventId, "valve checked"), StatusCodes.Good);
+      lastEventId = await read(session, `${CONDITION}.EventId`);
+      assert.notDeepEqual(lastEventId, eventId);
+      // Written within about a second of the change, not only at shutdown.
+      await until(() => fs.existsSync(stateFile) && fs.readFileSync(stateFile).includes("valve checked"),
+        "the acknowledgement in the state file", 3000);
+    });
+    assert.equal(fs.statSync(stateFile).mode & 0o777, 0o600, "the state file is the daemon's only");
 
-  daemon = await start();
-  client = plainClient();
-  try {
+    daemon = await start();
     assert.match(daemon.output(), /event=state\.loaded file=\S*conditions\.state conditions=2 records=2/);
-    await client.connect(daemon.url);
-    const session = await client.createSession();
-    const ns = (await session.readNamespaceArray()).indexOf(NS);
-    const CONDITION = `ns=${ns};s=Plant.Tank1.Level.LevelLimits`;
-    assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true);
-    assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true, "the acknowledgement was restored");
-    assert.equal((await read(session, `${CONDITION}.Comment`)).text, "valve checked");
-    assert.equal((await read(session, `${CONDITION}.LimitState.CurrentState`)).text, "HighHigh");
-    assert.deepEqual(await read(session, `${CONDITION}.EventId`), lastEventId, "the last EventId was restored");
-    // The EventId a client saw before the restart still names the condition's state: acknowledged already.
-    assert.equal(await acknowledge(session, CONDITION, lastEventId), StatusCodes.BadConditionBranchAlreadyAcked);
-    await session.close();
+    await withSession(daemon, async (session, ns) => {
+      const CONDITION = `ns=${ns};s=Plant.Tank1.Level.LevelLimits`;
+      assert.equal(await read(session, `${CONDITION}.ActiveState.Id`), true);
+      assert.equal(await read(session, `${CONDITION}.AckedState.Id`), true, "the acknowledgement was restored");
+      assert.equal((await read(session, `${CONDITION}.Comment`)).text, "valve checked");
+      assert.equal((await read(session, `${CONDITION}.LimitState.CurrentState`)).text, "HighHigh");
+      assert.deepEqual(await read(session, `${CONDITION}.EventId`), lastEventId, "the last EventId was restored");
+      // The EventId a client saw before the restart still names the condition's state: acknowledged already.
+      assert.equal(await acknowledge(session, CONDITION, lastEventId), StatusCodes.BadConditionBranchAlreadyAcked);
+    });
   } finally {
-    await client.disconnect().catch(() => {});
-    const { code } = await daemon.stop();
-    assert.equal(code, 0, "opcuad exits cleanly on SIGTERM:\n" + daemon.output());
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
