@@ -16,6 +16,7 @@
 #include "services/shard.hpp"
 #include "services/subscription.hpp"
 #include "tests/unit/services/allocation_counter.hpp"
+#include "tests/unit/services/counted_send.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
 #include "ua/codec.hpp"
@@ -521,22 +522,12 @@ TEST_CASE("events: delivering an event to a warm item allocates nothing", "[serv
 // Publish (acknowledging the previous message) and answering it with the n events.
 size_t publish_events_round(ServiceHarness& h, std::span<const std::shared_ptr<const EventRecord>> records,
                             uint32_t sub, uint32_t& ack) {
-  using opcuad::test::g_allocations;
-  using opcuad::test::g_counting;
   for (const auto& r : records) h.server->raise_event(r);
   h.run_for(std::chrono::milliseconds(60));
   h.collect();
   ua::PublishRequest r;
   if (ack) r.subscription_acknowledgements.push_back({sub, ack});
-  r.request_header.authentication_token = h.token;
-  r.request_header.request_handle = ++h.handle;
-  const std::string bytes =
-      symmetric_chunk("MSG", 'F', h.channel_id, h.token_id, h.sequence++, h.handle, encode_request(r));
-  g_allocations = 0;
-  g_counting = true;
-  h.feed(bytes);
-  g_counting = false;
-  const size_t n = g_allocations;
+  const size_t n = send_counted(h, r);
   ServerMessage m;
   REQUIRE(h.take_response(h.handle, m));
   ua::PublishResponse resp;

@@ -6,11 +6,9 @@
 #ifndef OPCUAD_ALLOCATION_COUNTER_OFF
 #include <catch2/catch.hpp>
 
+#include "tests/unit/services/counted_send.hpp"
 #include "tests/unit/services/service_harness.hpp"
 #include "tests/unit/services/subscription_helpers.hpp"
-
-using opcuad::test::g_allocations;
-using opcuad::test::g_counting;
 
 using namespace opcuad;
 using namespace opcuad::services::test;
@@ -32,15 +30,7 @@ size_t publish_round(ServiceHarness& h, int changed, double value, uint32_t sub,
   h.collect();
   ua::PublishRequest r;
   if (ack) r.subscription_acknowledgements.push_back({sub, ack});
-  r.request_header.authentication_token = h.token;
-  r.request_header.request_handle = ++h.handle;
-  const std::string bytes =
-      symmetric_chunk("MSG", 'F', h.channel_id, h.token_id, h.sequence++, h.handle, encode_request(r));
-  g_allocations = 0;
-  g_counting = true;
-  h.feed(bytes);
-  g_counting = false;
-  const size_t n = g_allocations;
+  const size_t n = send_counted(h, r);
   ServerMessage m;
   REQUIRE(h.take_response(h.handle, m));
   ua::PublishResponse resp;
@@ -82,16 +72,7 @@ namespace {
 
 // The allocations of one Write round trip of `v` to `node`, transport included.
 size_t write_round(ServiceHarness& h, const ua::NodeId& node, const ua::Variant& v) {
-  ua::WriteRequest r = write_request(node, v, "", 13);
-  r.request_header.authentication_token = h.token;
-  r.request_header.request_handle = ++h.handle;
-  const std::string bytes =
-      symmetric_chunk("MSG", 'F', h.channel_id, h.token_id, h.sequence++, h.handle, encode_request(r));
-  g_allocations = 0;
-  g_counting = true;
-  h.feed(bytes);
-  g_counting = false;
-  const size_t n = g_allocations;
+  const size_t n = send_counted(h, write_request(node, v, "", 13));
   ServerMessage m;
   REQUIRE(h.take_response(h.handle, m));
   ua::WriteResponse resp;
