@@ -416,16 +416,16 @@ TEST_CASE("condition state: what a daemon collects is what the next one restores
   CHECK(*event_id.get_if<ua::ByteString>() == last_event);
 }
 
-}  // namespace condition_state_test
-
 TEST_CASE("condition state: writes are spaced by their own cost", "[daemon][condition_state]") {
   using std::chrono::milliseconds;
   using std::chrono::seconds;
   // A small file: at most once a second, as before.
-  CHECK(condition_state::write_spacing(milliseconds(0)) == seconds(1));
-  CHECK(condition_state::write_spacing(milliseconds(3)) == seconds(1));
-  CHECK(condition_state::write_spacing(milliseconds(50)) == seconds(1));
+  CHECK(cs::write_spacing(milliseconds(0)) == seconds(1));
+  CHECK(cs::write_spacing(milliseconds(3)) == seconds(1));
+  CHECK(cs::write_spacing(milliseconds(50)) == seconds(1));
   // A large one (100,000 conditions, about 10 MB): at most 5 % of the control thread.
-  CHECK(condition_state::write_spacing(milliseconds(150)) == seconds(3));
-  CHECK(condition_state::write_spacing(seconds(2)) == seconds(40));
+  CHECK(cs::write_spacing(milliseconds(150)) == seconds(3));
+  CHECK(cs::write_spacing(seconds(2)) == seconds(40));
 }
+
+}  // namespace condition_state_test
