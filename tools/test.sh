@@ -4,7 +4,7 @@
 # generated_code_is_current, layers, format); the .clang-tidy checks; the fuzz-corpus replay; the Debian package; the multi-threaded tests under TSan; and each
 # libFuzzer target for a bounded time. Prints each stage's duration at the end.
 # CI runs exactly this (.ci/run).
-#   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 45)
+#   FUZZ_SECONDS=N tools/test.sh   # fuzzing time per target (default 30)
 #
 # Builds, each configured for what its stage runs (all unity builds, CMakeLists.txt):
 #   build/asan     clang, Debug, ASan+UBSan: everything, the libFuzzer targets included (coverage
@@ -43,7 +43,7 @@ trap 'status=$?; [ $status -ne 0 ] && { echo "FAILED in stage: ${stage_name}"; r
 stage "packages"
 opcuad_install "${OPCUAD_BUILD_PACKAGES[@]}" "${OPCUAD_TEST_PACKAGES[@]}"
 jobs=$(nproc)
-fuzz_seconds=${FUZZ_SECONDS:-45}
+fuzz_seconds=${FUZZ_SECONDS:-30}
 
 stage "node-opcua for the interoperability tests"
 (cd tests/interop && npm ci --no-audit --no-fund --loglevel=error)
